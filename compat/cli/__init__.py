@@ -1,0 +1,59 @@
+"""`compat`: the command line. Each subcommand lives in its own module of this package."""
+
+from __future__ import annotations
+
+import argparse
+import difflib
+import importlib
+import sys
+from collections.abc import Sequence
+from typing import NoReturn
+
+# Subcommand name -> module in this package that defines `register(subparsers)`.
+COMMANDS: dict[str, str] = {
+    "docs": "docs",
+}
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse with a did-you-mean for mistyped choices; errors exit 2 without a traceback."""
+
+    def error(self, message: str) -> NoReturn:
+        hint = _did_you_mean(message)
+        self.print_usage(sys.stderr)
+        self.exit(2, f"{self.prog}: error: {message}{hint}\n")
+
+
+def _did_you_mean(message: str) -> str:
+    # argparse says: "invalid choice: 'chek' (choose from 'check', 'docs')"
+    if "invalid choice:" not in message or "(choose from" not in message:
+        return ""
+    bad = message.split("invalid choice:", 1)[1].split("(choose from", 1)[0].strip(" '\"")
+    choices = [c.strip(" '\",)") for c in message.split("(choose from", 1)[1].split(",")]
+    close = difflib.get_close_matches(bad, choices, n=1)
+    return f"; did you mean {close[0]!r}?" if close else ""
+
+
+def build_parser() -> Parser:
+    parser = Parser(
+        prog="compat",
+        description="SGLang attention-backend compatibility: render the docs page from the "
+        "capability matrix, or check launch flags against it.",
+    )
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
+    subparsers.required = True
+    for module_name in COMMANDS.values():
+        module = importlib.import_module(f"compat.cli.{module_name}")
+        module.register(subparsers)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    code: int = args.run(args)
+    return code
+
+
+def entry() -> NoReturn:
+    sys.exit(main())

@@ -1,0 +1,252 @@
+"""The words every other module speaks: architectures, phases, platforms, dtypes, cells.
+
+Only value types live here. They know nothing about any particular backend.
+"""
+
+from __future__ import annotations
+
+import enum
+import re
+from dataclasses import dataclass
+
+
+class Arch(enum.Enum):
+    """The attention architecture of a model."""
+
+    MHA = "mha"
+    MLA = "mla"
+
+    @property
+    def label(self) -> str:
+        return self.value.upper()
+
+
+class Phase(enum.Enum):
+    """The two phases a backend can serve; each has its own flag in SGLang."""
+
+    PREFILL = "prefill"
+    DECODE = "decode"
+
+    @property
+    def flag(self) -> str:
+        return f"--{self.value}-attention-backend"
+
+
+class Platform(enum.Enum):
+    CUDA = "cuda"
+    ROCM = "rocm"
+    NPU = "npu"
+    XPU = "xpu"
+    CPU = "cpu"
+
+    @property
+    def label(self) -> str:
+        return _PLATFORM_LABELS[self]
+
+
+_PLATFORM_LABELS = {
+    Platform.CUDA: "CUDA",
+    Platform.ROCM: "ROCm",
+    Platform.NPU: "NPU (Ascend)",
+    Platform.XPU: "XPU (Intel GPU)",
+    Platform.CPU: "CPU",
+}
+
+
+class KvDtype(enum.Enum):
+    """A KV-cache dtype; `bf16` and `bfloat16` name the same one."""
+
+    AUTO = "auto"
+    FP8_E5M2 = "fp8_e5m2"
+    FP8_E4M3 = "fp8_e4m3"
+    BF16 = "bf16"
+    FP4_E2M1 = "fp4_e2m1"
+
+    @property
+    def is_fp8(self) -> bool:
+        return self in (KvDtype.FP8_E5M2, KvDtype.FP8_E4M3)
+
+    @property
+    def is_fp4(self) -> bool:
+        return self is KvDtype.FP4_E2M1
+
+
+# Every spelling `--kv-cache-dtype` accepts, in SGLang's order, mapped to the dtype.
+KV_DTYPE_SPELLINGS: dict[str, KvDtype] = {
+    "auto": KvDtype.AUTO,
+    "fp8_e5m2": KvDtype.FP8_E5M2,
+    "fp8_e4m3": KvDtype.FP8_E4M3,
+    "bf16": KvDtype.BF16,
+    "bfloat16": KvDtype.BF16,
+    "fp4_e2m1": KvDtype.FP4_E2M1,
+}
+
+
+class SpeculativeAttentionMode(enum.Enum):
+    PREFILL = "prefill"
+    DECODE = "decode"
+
+
+class ModelFeature(enum.Enum):
+    """A property of the model that some backends require or cannot serve."""
+
+    SLIDING_WINDOW = "sliding_window"
+    MULTIMODAL = "multimodal"
+    ENCODER_DECODER = "encoder_decoder"
+    DUAL_CHUNK = "dual_chunk_attention"
+    SPARSE_DSA = "sparse_dsa"
+
+    @property
+    def label(self) -> str:
+        return self.value.replace("_", " ")
+
+
+class Severity(enum.Enum):
+    ERROR = "error"
+    WARNING = "warning"
+    INFO = "info"
+
+
+class Action(enum.Enum):
+    """What the guard does when a configuration meets an unsupported cell of a column."""
+
+    ERROR = "error"
+    WARN = "warn"
+    SNAP = "snap"
+    INFO = "info"
+    DOCUMENTATION_ONLY = "documentation-only"
+
+    @property
+    def severity(self) -> Severity:
+        if self is Action.ERROR:
+            return Severity.ERROR
+        if self in (Action.WARN, Action.SNAP):
+            return Severity.WARNING
+        return Severity.INFO
+
+
+_CC_PATTERN = re.compile(r"^(?:sm_?)?(\d+)(?:\.(\d+))?$", re.IGNORECASE)
+
+
+@dataclass(frozen=True, order=True)
+class ComputeCapability:
+    """A CUDA compute capability such as 10.0 (written sm100)."""
+
+    major: int
+    minor: int = 0
+
+    @classmethod
+    def parse(cls, text: str) -> ComputeCapability:
+        """Accept `10.0`, `10`, `sm100`, `sm_90`, `100`, `90`, `8.6`, `86`."""
+        match = _CC_PATTERN.match(text.strip())
+        if match is None:
+            raise ValueError(
+                f"invalid compute capability {text!r}: write it as 10.0, sm100 or 100"
+            )
+        whole, minor = match.group(1), match.group(2)
+        if minor is not None:
+            return cls(int(whole), int(minor))
+        if len(whole) >= 3 or (len(whole) == 2 and not whole.startswith("1")):
+            # "sm100", "100", "90", "86": the last digit is the minor version.
+            return cls(int(whole[:-1]), int(whole[-1]))
+        # "9", "10", "12": a bare major version.
+        return cls(int(whole), 0)
+
+    def __str__(self) -> str:
+        return f"sm{self.major}{self.minor}"
+
+    @property
+    def dotted(self) -> str:
+        return f"{self.major}.{self.minor}"
+
+
+@dataclass(frozen=True)
+class CapabilityRange:
+    """Compute capabilities whose major version lies in [min_major, max_major]."""
+
+    min_major: int
+    max_major: int | None = None
+
+    def __contains__(self, capability: object) -> bool:
+        if not isinstance(capability, ComputeCapability):
+            return False
+        if capability.major < self.min_major:
+            return False
+        return self.max_major is None or capability.major <= self.max_major
+
+    @property
+    def label(self) -> str:
+        low = f"sm{self.min_major}x"
+        if self.max_major is None:
+            return f"{low} and newer"
+        if self.max_major == self.min_major:
+            return low
+        return f"{low} to sm{self.max_major}x"
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """Where a claim comes from."""
+
+    source: str
+    url: str | None = None
+    tested_on: str | None = None
+    models: tuple[str, ...] = ()
+    note: str | None = None
+
+
+class CellKind(enum.Enum):
+    SUPPORTED = "supported"
+    UNSUPPORTED = "unsupported"
+    PAGE_SIZES = "page_sizes"
+    NOT_APPLICABLE = "n/a"
+    CONDITIONAL = "conditional"
+    UNTESTED = "untested"
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One claim of a table.
+
+    PAGE_SIZES lists the native page sizes; `fixed` means the kernel only runs with
+    them, so the engine snaps any other size to the largest. CONDITIONAL means
+    supported only when the page size is one of `page_sizes`.
+    """
+
+    kind: CellKind
+    page_sizes: tuple[int, ...] = ()
+    fixed: bool = False
+    evidence: Evidence | None = None
+
+    @property
+    def symbol(self) -> str:
+        kind = self.kind
+        if kind is CellKind.SUPPORTED:
+            return "✅"
+        if kind is CellKind.UNSUPPORTED:
+            return "❌"
+        if kind is CellKind.NOT_APPLICABLE:
+            return "n/a"
+        if kind is CellKind.UNTESTED:
+            return "❔ untested"
+        sizes = _join_or([str(size) for size in self.page_sizes])
+        if kind is CellKind.PAGE_SIZES:
+            return sizes
+        return f"⚠️ (page_size={sizes} only)"
+
+    @property
+    def allows_any_page_size(self) -> bool:
+        return self.kind is not CellKind.CONDITIONAL
+
+
+def _join_or(items: list[str]) -> str:
+    if len(items) <= 1:
+        return "".join(items)
+    if len(items) == 2:
+        return f"{items[0]} or {items[1]}"
+    return ", ".join(items[:-1]) + f" or {items[-1]}"
+
+
+def join_or(items: list[str]) -> str:
+    """`a`, `a or b`, `a, b or c`: the way the tables list alternatives."""
+    return _join_or(items)

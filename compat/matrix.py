@@ -152,7 +152,7 @@ MHA_TABLE = Table(
             spec_topk_1=YES, spec_topk_gt1=YES, sliding_window=YES, multimodal=NO),
         row("fa3", "FA3 (FlashAttention 3)", native_page_sizes=YES, fp8_kv=YES, fp4_kv=NO,
             spec_topk_1=YES, spec_topk_gt1=YES, sliding_window=YES, multimodal=YES),
-        row("fa4", "FA4 (FlashAttention 4)", native_page_sizes=native(128, fixed=True),
+        row("fa4", "FA4 (FlashAttention 4)", native_page_sizes=native(128),
             fp8_kv=NO, fp4_kv=YES, spec_topk_1=NO, spec_topk_gt1=NO, sliding_window=NO,
             multimodal=NO),
         row("triton", "Triton", native_page_sizes=NO, fp8_kv=NO, fp4_kv=YES,

@@ -10,6 +10,7 @@ from __future__ import annotations
 import enum
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from types import MappingProxyType
 
 from compat.vocab import (
@@ -219,11 +220,16 @@ class Matrix:
     def backend_names(self) -> tuple[str, ...]:
         return tuple(backend.name for backend in self.backends)
 
+    @cached_property
+    def _backend_index(self) -> dict[str, Backend]:
+        return {backend.name: backend for backend in self.backends}
+
+    @cached_property
+    def _row_index(self) -> dict[tuple[Arch, str], Row]:
+        return {(table.arch, row.backend): row for table in self.tables for row in table.rows}
+
     def backend(self, name: str) -> Backend:
-        for backend in self.backends:
-            if backend.name == name:
-                return backend
-        raise KeyError(name)
+        return self._backend_index[name]
 
     def column(self, column_id: ColumnId) -> Column:
         for column in self.columns:
@@ -238,10 +244,7 @@ class Matrix:
         raise KeyError(arch)
 
     def row(self, arch: Arch, backend: str) -> Row | None:
-        for row in self.table(arch).rows:
-            if row.backend == backend:
-                return row
-        return None
+        return self._row_index.get((arch, backend))
 
     def header(self, arch: Arch, column_id: ColumnId) -> str | None:
         return dict(self.table(arch).headers).get(column_id)

@@ -1,0 +1,271 @@
+"""A launch configuration as SGLang's flags spell it, validated once on construction."""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from compat.matrix import MATRIX
+from compat.vocab import (
+    KV_DTYPE_SPELLINGS,
+    Arch,
+    ComputeCapability,
+    KvDtype,
+    ModelFeature,
+    Platform,
+    SpeculativeAttentionMode,
+)
+
+# SGLang's --speculative-algorithm choices at the baseline (case-insensitive there too).
+SPECULATIVE_ALGORITHMS = ("EAGLE", "EAGLE3", "NEXTN", "STANDALONE", "NGRAM")
+
+_BACKENDS = frozenset(MATRIX.backend_names)
+_ARCHS = {arch.value: arch for arch in Arch}
+_PLATFORMS = {platform.value: platform for platform in Platform}
+_MODES = {mode.value: mode for mode in SpeculativeAttentionMode}
+
+
+@dataclass(frozen=True)
+class InputProblem:
+    """One invalid field: which flag, the value given, and what would have been valid."""
+
+    flag: str
+    value: object
+    reason: str
+    choices: tuple[str, ...] = ()
+    did_you_mean: str | None = None
+
+    def __str__(self) -> str:
+        text = f"{self.flag}: {self.reason}"
+        if self.did_you_mean is not None:
+            text += f"; did you mean {self.did_you_mean!r}?"
+        if self.choices:
+            text += f" (valid choices: {', '.join(self.choices)})"
+        return text
+
+
+class InvalidConfigError(ValueError):
+    """The configuration cannot be checked: a value is of the wrong type or not a known choice."""
+
+    def __init__(self, problems: Iterable[InputProblem]) -> None:
+        self.problems = tuple(problems)
+        lines = "\n".join(f"  - {problem}" for problem in self.problems)
+        super().__init__(f"invalid attention configuration:\n{lines}")
+
+
+@dataclass(frozen=True, slots=True)
+class Parsed:
+    """The validated, canonical form of an AttentionConfig that the guard reads."""
+
+    arch: Arch
+    platform: Platform
+    capability: ComputeCapability | None
+    backend: str | None
+    prefill: str | None
+    decode: str | None
+    kv_dtype: KvDtype
+    page_size: int | None
+    speculative: bool
+    topk: int | None
+    spec_mode: SpeculativeAttentionMode
+    features: frozenset[ModelFeature]
+    cuda_version: tuple[int, int] | None
+
+
+@dataclass(frozen=True)
+class AttentionConfig:
+    """The flags that decide attention compatibility, named as SGLang names them."""
+
+    attention_backend: str | None = None
+    prefill_attention_backend: str | None = None
+    decode_attention_backend: str | None = None
+    kv_cache_dtype: str = "auto"
+    page_size: int | None = None
+    speculative_algorithm: str | None = None
+    speculative_eagle_topk: int | None = None
+    speculative_attention_mode: str = "prefill"
+    attention_arch: str = "mha"
+    platform: str = "cuda"
+    compute_capability: tuple[int, int] | str | ComputeCapability | None = None
+    sliding_window: bool = False
+    multimodal: bool = False
+    encoder_decoder: bool = False
+    dual_chunk_attention: bool = False
+    sparse_attention: bool = False
+    cuda_version: tuple[int, int] | None = None
+    parsed: Parsed = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "parsed", _parse(self))
+
+    def flags(self) -> dict[str, str]:
+        """The SGLang flags this configuration sets, as `{"--flag": "value"}`."""
+        out: dict[str, str] = {}
+        for name in FLAG_FIELDS:
+            value = getattr(self, name)
+            if value is None or (name in _DEFAULTS and value == _DEFAULTS[name]):
+                continue
+            out["--" + name.replace("_", "-")] = str(value)
+        return out
+
+
+# The AttentionConfig fields that are SGLang launch flags, in the order SGLang lists them.
+FLAG_FIELDS = (
+    "attention_backend",
+    "prefill_attention_backend",
+    "decode_attention_backend",
+    "kv_cache_dtype",
+    "page_size",
+    "speculative_algorithm",
+    "speculative_eagle_topk",
+    "speculative_attention_mode",
+)
+_DEFAULTS = {"kv_cache_dtype": "auto", "speculative_attention_mode": "prefill"}
+
+
+def flag_of(field_name: str) -> str:
+    return "--" + field_name.replace("_", "-")
+
+
+def _choice(
+    problems: list[InputProblem], flag: str, value: object, choices: Iterable[str]
+) -> str | None:
+    """Return `value` when it is one of `choices`; otherwise record why not."""
+    options = tuple(choices)
+    if isinstance(value, str) and value in options:
+        return value
+    if not isinstance(value, str):
+        problems.append(
+            InputProblem(flag, value, f"expected a string, got {type(value).__name__} {value!r}", options)
+        )
+        return None
+    lowered = {option.lower(): option for option in options}
+    close = difflib.get_close_matches(value.strip().lower(), list(lowered), n=1, cutoff=0.6)
+    suggestion = lowered[close[0]] if close else None
+    problems.append(InputProblem(flag, value, f"unknown value {value!r}", options, suggestion))
+    return None
+
+
+def _positive_int(problems: list[InputProblem], flag: str, value: object) -> int | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int):
+        problems.append(InputProblem(flag, value, f"expected a positive integer, got {value!r}"))
+        return None
+    if value < 1:
+        problems.append(InputProblem(flag, value, f"must be a positive integer, got {value}"))
+        return None
+    return value
+
+
+def _capability(problems: list[InputProblem], value: object) -> ComputeCapability | None:
+    flag = "--compute-capability"
+    if value is None or isinstance(value, ComputeCapability):
+        return value
+    if isinstance(value, str):
+        try:
+            return _plausible(problems, ComputeCapability.parse(value), value)
+        except ValueError as error:
+            problems.append(InputProblem(flag, value, str(error)))
+            return None
+    if (
+        isinstance(value, tuple)
+        and len(value) == 2
+        and all(isinstance(part, int) and not isinstance(part, bool) for part in value)
+    ):
+        return _plausible(problems, ComputeCapability(value[0], value[1]), value)
+    problems.append(
+        InputProblem(flag, value, f"expected (major, minor), '10.0' or 'sm100', got {value!r}")
+    )
+    return None
+
+
+def _plausible(
+    problems: list[InputProblem], capability: ComputeCapability, given: object
+) -> ComputeCapability | None:
+    if 1 <= capability.major <= 99 and 0 <= capability.minor <= 9:
+        return capability
+    problems.append(
+        InputProblem("--compute-capability", given, f"{given!r} is not a CUDA compute capability")
+    )
+    return None
+
+
+def _cuda_version(problems: list[InputProblem], value: object) -> tuple[int, int] | None:
+    if value is None:
+        return None
+    if (
+        isinstance(value, tuple)
+        and len(value) == 2
+        and all(isinstance(part, int) and not isinstance(part, bool) and part >= 0 for part in value)
+    ):
+        return (value[0], value[1])
+    problems.append(InputProblem("cuda_version", value, f"expected (major, minor), got {value!r}"))
+    return None
+
+
+def _parse(config: AttentionConfig) -> Parsed:
+    problems: list[InputProblem] = []
+    backends = sorted(_BACKENDS)
+
+    def backend(field_name: str) -> str | None:
+        value = getattr(config, field_name)
+        return None if value is None else _choice(problems, flag_of(field_name), value, backends)
+
+    main, prefill, decode = (
+        backend("attention_backend"),
+        backend("prefill_attention_backend"),
+        backend("decode_attention_backend"),
+    )
+    dtype_name = _choice(problems, "--kv-cache-dtype", config.kv_cache_dtype, KV_DTYPE_SPELLINGS)
+    arch_name = _choice(problems, "--attention-arch", config.attention_arch, _ARCHS)
+    platform_name = _choice(problems, "--platform", config.platform, _PLATFORMS)
+    mode_name = _choice(
+        problems, "--speculative-attention-mode", config.speculative_attention_mode, _MODES
+    )
+    algorithm = config.speculative_algorithm
+    if algorithm is not None:
+        upper = algorithm.upper() if isinstance(algorithm, str) else algorithm
+        _choice(problems, "--speculative-algorithm", upper, SPECULATIVE_ALGORITHMS)
+    page_size = _positive_int(problems, "--page-size", config.page_size)
+    topk = _positive_int(problems, "--speculative-eagle-topk", config.speculative_eagle_topk)
+    capability = _capability(problems, config.compute_capability)
+    cuda_version = _cuda_version(problems, config.cuda_version)
+    features = set()
+    for feature, field_name in _FEATURE_FIELDS:
+        value = getattr(config, field_name)
+        if not isinstance(value, bool):
+            problems.append(
+                InputProblem(flag_of(field_name), value, f"expected True or False, got {value!r}")
+            )
+        elif value:
+            features.add(feature)
+    if problems:
+        raise InvalidConfigError(problems)
+    assert dtype_name is not None and arch_name is not None
+    assert platform_name is not None and mode_name is not None
+    return Parsed(
+        arch=_ARCHS[arch_name],
+        platform=_PLATFORMS[platform_name],
+        capability=capability,
+        backend=main,
+        prefill=prefill,
+        decode=decode,
+        kv_dtype=KV_DTYPE_SPELLINGS[dtype_name],
+        page_size=page_size,
+        speculative=algorithm is not None,
+        topk=topk,
+        spec_mode=_MODES[mode_name],
+        features=frozenset(features),
+        cuda_version=cuda_version,
+    )
+
+
+_FEATURE_FIELDS = (
+    (ModelFeature.SLIDING_WINDOW, "sliding_window"),
+    (ModelFeature.MULTIMODAL, "multimodal"),
+    (ModelFeature.ENCODER_DECODER, "encoder_decoder"),
+    (ModelFeature.DUAL_CHUNK, "dual_chunk_attention"),
+    (ModelFeature.SPARSE_DSA, "sparse_attention"),
+)

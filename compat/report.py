@@ -1,0 +1,156 @@
+"""What the guard says: findings, the resolved configuration, suggestions, the report."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import TYPE_CHECKING, Any
+
+from compat.vocab import Arch, ComputeCapability, KvDtype, Phase, Platform, Severity
+
+if TYPE_CHECKING:
+    from compat.config import AttentionConfig
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """One reason, with a stable rule id, the flags involved, the value and the allowed set."""
+
+    rule: str
+    severity: Severity
+    message: str
+    flags: tuple[str, ...] = ()
+    value: str | None = None
+    allowed: tuple[str, ...] = ()
+    backend: str | None = None
+    phases: tuple[Phase, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "rule": self.rule,
+            "severity": self.severity.value,
+            "message": self.message,
+            "flags": list(self.flags),
+            "value": self.value,
+            "allowed": list(self.allowed),
+            "backend": self.backend,
+            "phases": [phase.value for phase in self.phases],
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Resolved:
+    """The configuration SGLang would actually run, after defaults and adjustments."""
+
+    arch: Arch
+    platform: Platform
+    compute_capability: ComputeCapability | None
+    prefill_backend: str | None
+    decode_backend: str | None
+    kv_dtype: KvDtype
+    page_size: int
+    speculative: bool
+    topk: int | None
+
+    def backend(self, phase: Phase) -> str | None:
+        return self.prefill_backend if phase is Phase.PREFILL else self.decode_backend
+
+    def to_dict(self) -> dict[str, Any]:
+        capability = self.compute_capability
+        return {
+            "attention_arch": self.arch.value,
+            "platform": self.platform.value,
+            "compute_capability": None if capability is None else capability.dotted,
+            "prefill_attention_backend": self.prefill_backend,
+            "decode_attention_backend": self.decode_backend,
+            "kv_cache_dtype": self.kv_dtype.value,
+            "page_size": self.page_size,
+            "speculative": self.speculative,
+            "speculative_eagle_topk": self.topk,
+        }
+
+
+@dataclass(frozen=True)
+class Suggestion:
+    """Flags to paste that make the configuration pass; the guard has checked that they do."""
+
+    flags: tuple[tuple[str, str], ...]
+    """(flag, value) pairs to set."""
+    removes: tuple[str, ...]
+    """Flags to drop from the launch command."""
+    reason: str
+
+    @property
+    def args(self) -> str:
+        return " ".join(f"{flag} {value}" for flag, value in self.flags)
+
+    @property
+    def summary(self) -> str:
+        text = self.args
+        if self.removes:
+            dropped = "drop " + " and ".join(self.removes)
+            text = f"{text} ({dropped})" if text else dropped
+        return text
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"flags": self.args, "remove": list(self.removes), "reason": self.reason}
+
+
+@dataclass(frozen=True)
+class Report:
+    """Every finding about one configuration; `ok` when none is an error."""
+
+    config: AttentionConfig
+    resolved: Resolved
+    findings: tuple[Finding, ...]
+    _suggest: Callable[[Report], tuple[Suggestion, ...]] = field(repr=False, compare=False)
+
+    @property
+    def ok(self) -> bool:
+        return not any(f.severity is Severity.ERROR for f in self.findings)
+
+    @property
+    def errors(self) -> tuple[Finding, ...]:
+        return tuple(f for f in self.findings if f.severity is Severity.ERROR)
+
+    @property
+    def warnings(self) -> tuple[Finding, ...]:
+        return tuple(f for f in self.findings if f.severity is Severity.WARNING)
+
+    @property
+    def infos(self) -> tuple[Finding, ...]:
+        return tuple(f for f in self.findings if f.severity is Severity.INFO)
+
+    @property
+    def rules(self) -> frozenset[str]:
+        return frozenset(f.rule for f in self.findings)
+
+    @cached_property
+    def suggestions(self) -> tuple[Suggestion, ...]:
+        """Computed on first access, so the guard's hot path pays nothing for them."""
+        return () if self.ok else self._suggest(self)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "ok": self.ok,
+            "resolved": self.resolved.to_dict(),
+            "errors": [f.to_dict() for f in self.errors],
+            "warnings": [f.to_dict() for f in self.warnings],
+            "infos": [f.to_dict() for f in self.infos],
+            "suggestions": [s.to_dict() for s in self.suggestions],
+        }
+
+
+class IncompatibleConfigError(ValueError):
+    """Raised by `enforce()`: the configuration would not run; `report` holds every reason."""
+
+    def __init__(self, report: Report) -> None:
+        self.report = report
+        lines = [f"  - [{f.rule}] {f.message}" for f in report.errors]
+        lines += [f"  try: {s.summary}  ({s.reason})" for s in report.suggestions]
+        count = len(report.errors)
+        noun = "problem" if count == 1 else "problems"
+        super().__init__(
+            f"incompatible attention configuration ({count} {noun}):\n" + "\n".join(lines)
+        )

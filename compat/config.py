@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import difflib
+import os
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import Any
 
 from compat.matrix import MATRIX
 from compat.vocab import (
@@ -39,7 +41,7 @@ class InputProblem:
     def __str__(self) -> str:
         text = f"{self.flag}: {self.reason}"
         if self.did_you_mean is not None:
-            text += f"; did you mean {self.did_you_mean!r}?"
+            text += f"; did you mean {self.did_you_mean}?"
         if self.choices:
             text += f" (valid choices: {', '.join(self.choices)})"
         return text
@@ -98,6 +100,17 @@ class AttentionConfig:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "parsed", _parse(self))
+
+    @classmethod
+    def from_model_config(cls, path: str | os.PathLike[str], **flags: Any) -> AttentionConfig:
+        """Derive the model's facts from a Hugging Face `config.json` (or its directory).
+
+        Explicit keyword arguments override what the config implies.
+        """
+        from compat.model_config import load_model_facts
+
+        facts = load_model_facts(path)
+        return cls(**{**facts.config_fields(), **flags})
 
     def flags(self) -> dict[str, str]:
         """The SGLang flags this configuration sets, as `{"--flag": "value"}`."""

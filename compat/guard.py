@@ -8,14 +8,26 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 from compat.config import AttentionConfig, Parsed
 from compat.matrix import MATRIX
+from compat.plan import BackendPlan, CellCheck, backend_plan
 from compat.report import Finding, IncompatibleConfigError, Report, Resolved, Suggestion
 from compat.resolve import phase_flag, resolve
-from compat.schema import ArchStatus, Column, ColumnId, Matrix, phase_rule_id
-from compat.vocab import Cell, CellKind, ModelFeature, Phase, Platform, Severity
+from compat.schema import ArchStatus, Backend, Column, ColumnId, Matrix, phase_rule_id
+from compat.vocab import (
+    Arch,
+    CapabilityRange,
+    Cell,
+    CellKind,
+    KvDtype,
+    ModelFeature,
+    Phase,
+    Platform,
+    Severity,
+)
 
 logger = logging.getLogger("compat")
 
@@ -31,15 +43,41 @@ def check(config: AttentionConfig, matrix: Matrix = MATRIX) -> Report:
     findings: list[Finding] = []
     resolved = resolve(parsed, findings, matrix)
     _check_dtype_platform(parsed, resolved, findings, matrix)
-    uses: dict[str, list[Phase]] = {}
-    for phase in (Phase.PREFILL, Phase.DECODE):
-        name = resolved.backend(phase)
-        if name is not None:
-            uses.setdefault(name, []).append(phase)
-    for name, phases in uses.items():
-        _check_backend(parsed, resolved, name, tuple(phases), findings, matrix)
+    prefill, decode = resolved.prefill_backend, resolved.decode_backend
+    active = _active_columns(parsed, resolved)
+    if prefill is not None and prefill == decode:
+        _check_backend(parsed, resolved, prefill, BOTH_PHASES, active, findings, matrix)
+    else:
+        if prefill is not None:
+            _check_backend(parsed, resolved, prefill, PREFILL_ONLY, active, findings, matrix)
+        if decode is not None:
+            _check_backend(parsed, resolved, decode, DECODE_ONLY, active, findings, matrix)
     _check_rules(parsed, resolved, findings, matrix)
     return Report(config, resolved, tuple(findings), _suggester(matrix))
+
+
+BOTH_PHASES = (Phase.PREFILL, Phase.DECODE)
+PREFILL_ONLY = (Phase.PREFILL,)
+DECODE_ONLY = (Phase.DECODE,)
+
+
+def _active_columns(parsed: Parsed, resolved: Resolved) -> frozenset[ColumnId]:
+    """The columns whose subject this configuration uses."""
+    active = [ColumnId.CHUNKED_PREFIX_CACHE]
+    dtype = resolved.kv_dtype
+    if dtype is KvDtype.FP4_E2M1:
+        active.append(ColumnId.FP4_KV)
+    elif dtype is KvDtype.FP8_E4M3 or dtype is KvDtype.FP8_E5M2:
+        active.append(ColumnId.FP8_KV)
+    topk = resolved.topk
+    if topk is not None:
+        active.append(ColumnId.SPEC_TOPK_1 if topk == 1 else ColumnId.SPEC_TOPK_GT1)
+    if resolved.page_size > 1:
+        active.append(ColumnId.NATIVE_PAGE_SIZES)
+    for column_id, feature in _FEATURE_COLUMNS.items():
+        if feature in parsed.features:
+            active.append(column_id)
+    return frozenset(active)
 
 
 def _suggester(matrix: Matrix) -> Callable[[Report], tuple[Suggestion, ...]]:
@@ -101,171 +139,220 @@ def _check_backend(
     resolved: Resolved,
     name: str,
     phases: tuple[Phase, ...],
+    active: frozenset[ColumnId],
     findings: list[Finding],
     matrix: Matrix,
 ) -> None:
-    backend = matrix.backend(name)
-    flags = _flags(parsed, phases)
     arch = resolved.arch
+    plan = backend_plan(matrix, arch, name)
+    backend = plan.backend
     for phase in phases:
         if phase not in backend.phases:
-            serving = tuple(b.name for b in matrix.backends if phase in b.phases)
-            findings.append(
-                Finding(
-                    phase_rule_id(backend),
-                    Severity.ERROR,
-                    f"{name} cannot serve the {phase.value} phase (it runs only "
-                    f"{' and '.join(p.value for p in Phase if p in backend.phases)}); choose "
-                    f"another {phase.flag}",
-                    (phase_flag(parsed, phase),),
-                    value=name,
-                    allowed=serving,
-                    backend=name,
-                    phases=(phase,),
-                )
-            )
-    status = matrix.arch_status(name, arch)
-    if status is not ArchStatus.ROW:
-        with_row = tuple(row.backend for row in matrix.table(arch).rows)
-        refused = status is ArchStatus.REFUSED
-        findings.append(
-            Finding(
-                "arch-refused" if refused else "arch-undocumented",
-                Severity.ERROR if refused else Severity.WARNING,
-                f"{name} {'does not work with' if refused else 'is undocumented for'} "
-                f"{arch.label} models (it has no row in the {arch.label} table)",
-                flags,
-                value=name,
-                allowed=with_row,
-                backend=name,
-                phases=phases,
-            )
-        )
-    kind = backend.platforms.get(resolved.platform)
-    if kind is None or kind is CellKind.UNTESTED:
-        runs_on = tuple(p.value for p in Platform if p in backend.platforms)
-        findings.append(
-            Finding(
-                "platform-unsupported" if kind is None else "platform-untested",
-                Severity.ERROR if kind is None else Severity.WARNING,
-                f"{name} {'does not run' if kind is None else 'is untested'} on "
-                f"{resolved.platform.value} (it runs on {', '.join(runs_on)})",
-                (*flags, "--platform"),
-                value=resolved.platform.value,
-                allowed=runs_on,
-                backend=name,
-                phases=phases,
-            )
-        )
-    needed = backend.capability.get(arch)
+            findings.append(_phase_finding(parsed, backend, phase, matrix))
+    if plan.status is not ArchStatus.ROW:
+        findings.append(_arch_finding(parsed, plan, phases, arch, matrix))
+    kind = plan.platforms.get(resolved.platform)
+    if kind is not CellKind.SUPPORTED:
+        findings.append(_platform_finding(parsed, resolved, plan, kind, phases))
+    needed = plan.capability
     capability = resolved.compute_capability
-    if needed is not None and resolved.platform is Platform.CUDA:
-        if capability is None:
-            findings.append(
-                Finding(
-                    "compute-capability-unknown",
-                    Severity.INFO,
-                    f"{name} needs {needed.label} for {arch.label} models; the compute "
-                    "capability is unknown, so this was not checked",
-                    ("--compute-capability",),
-                    allowed=(needed.label,),
-                    backend=name,
-                    phases=phases,
-                )
-            )
-        elif capability not in needed:
-            findings.append(
-                Finding(
-                    "compute-capability",
-                    Severity.ERROR,
-                    f"{name} needs {needed.label} for {arch.label} models, not {capability}",
-                    (*flags, "--compute-capability"),
-                    value=str(capability),
-                    allowed=(needed.label,),
-                    backend=name,
-                    phases=phases,
-                )
-            )
+    if needed is not None and resolved.platform is Platform.CUDA and (
+        capability is None or capability not in needed
+    ):
+        findings.append(_capability_finding(parsed, resolved, name, needed, phases))
     if backend.kv_dtypes is not None and resolved.kv_dtype not in backend.kv_dtypes:
-        accepted = tuple(d.value for d in backend.kv_dtypes)
+        accepted = tuple(sorted(d.value for d in backend.kv_dtypes))
         findings.append(
             Finding(
                 "backend-kv-dtype",
                 Severity.ERROR,
-                f"{name} accepts --kv-cache-dtype {', '.join(sorted(accepted))} only, not "
+                f"{name} accepts --kv-cache-dtype {', '.join(accepted)} only, not "
                 f"{resolved.kv_dtype.value}",
-                (*flags, "--kv-cache-dtype"),
+                (*_flags(parsed, phases), "--kv-cache-dtype"),
                 value=resolved.kv_dtype.value,
-                allowed=tuple(sorted(accepted)),
+                allowed=accepted,
                 backend=name,
                 phases=phases,
             )
         )
-    for feature in backend.requires_features - parsed.features:
-        findings.append(
-            Finding(
-                "model-feature-required",
-                Severity.ERROR,
-                f"{name} serves only models with {feature.label}; this model has none",
-                flags,
-                value=name,
-                backend=name,
-                phases=phases,
-            )
-        )
-    for feature in backend.refuses_features & parsed.features:
-        findings.append(
-            Finding(
-                "model-feature-refused",
-                Severity.ERROR,
-                f"{name} cannot serve {feature.label} models",
-                flags,
-                value=name,
-                backend=name,
-                phases=phases,
-            )
-        )
+    if backend.requires_features or backend.refuses_features:
+        _check_features(parsed, backend, phases, findings)
     if backend.disables_cuda_graph and resolved.platform is Platform.CUDA:
         findings.append(
             Finding(
                 "cuda-graph-disabled",
                 Severity.INFO,
                 f"{name} turns CUDA graphs off",
-                flags,
+                _flags(parsed, phases),
                 value=name,
                 backend=name,
                 phases=phases,
             )
         )
-    row = matrix.row(arch, name)
-    if row is None:
-        return
-    for column_id, cell in row.cells.items():
-        if cell.kind is CellKind.SUPPORTED or cell.kind is CellKind.NOT_APPLICABLE:
+    for cell_check in plan.cell_checks:
+        if cell_check.column.id not in active:
             continue
-        column = matrix.column(column_id)
-        checked = tuple(p for p in phases if p in column.phases)
-        if checked and _applies(column_id, parsed, resolved):
-            finding = _cell_finding(parsed, resolved, column, cell, name, checked, matrix)
-            if finding is not None:
-                findings.append(finding)
+        checked = tuple(p for p in phases if p in cell_check.phases)
+        if not checked:
+            continue
+        if cell_check.cell is None:
+            findings.append(_missing_row_finding(parsed, resolved, name, cell_check, checked,
+                                                 matrix))
+            continue
+        finding = _cell_finding(parsed, resolved, cell_check.column, cell_check.cell, name,
+                                checked, matrix)
+        if finding is not None:
+            findings.append(finding)
 
 
-def _applies(column_id: ColumnId, parsed: Parsed, resolved: Resolved) -> bool:
-    """Whether this configuration uses what the column talks about."""
-    if column_id is ColumnId.FP8_KV:
-        return resolved.kv_dtype.is_fp8
-    if column_id is ColumnId.FP4_KV:
-        return resolved.kv_dtype.is_fp4
-    if column_id is ColumnId.SPEC_TOPK_1:
-        return resolved.topk == 1
-    if column_id is ColumnId.SPEC_TOPK_GT1:
-        return resolved.topk is not None and resolved.topk > 1
-    if column_id is ColumnId.NATIVE_PAGE_SIZES:
-        return resolved.page_size > 1
-    if column_id is ColumnId.CHUNKED_PREFIX_CACHE:
-        return True
-    return _FEATURE_COLUMNS[column_id] in parsed.features
+def _phase_finding(parsed: Parsed, backend: Backend, phase: Phase, matrix: Matrix) -> Finding:
+    serving = tuple(b.name for b in matrix.backends if phase in b.phases)
+    runs = " and ".join(p.value for p in Phase if p in backend.phases)
+    return Finding(
+        phase_rule_id(backend),
+        Severity.ERROR,
+        f"{backend.name} cannot serve the {phase.value} phase (it runs only {runs}); choose "
+        f"another {phase.flag}",
+        (phase_flag(parsed, phase),),
+        value=backend.name,
+        allowed=serving,
+        backend=backend.name,
+        phases=(phase,),
+    )
+
+
+def _arch_finding(
+    parsed: Parsed, plan: BackendPlan, phases: tuple[Phase, ...], arch: Arch, matrix: Matrix
+) -> Finding:
+    name = plan.backend.name
+    with_row = tuple(row.backend for row in matrix.table(arch).rows)
+    refused = plan.status is ArchStatus.REFUSED
+    return Finding(
+        "arch-refused" if refused else "arch-undocumented",
+        Severity.ERROR if refused else Severity.WARNING,
+        f"{name} {'does not work with' if refused else 'is undocumented for'} "
+        f"{arch.label} models (it has no row in the {arch.label} table)",
+        _flags(parsed, phases),
+        value=name,
+        allowed=with_row,
+        backend=name,
+        phases=phases,
+    )
+
+
+def _platform_finding(
+    parsed: Parsed,
+    resolved: Resolved,
+    plan: BackendPlan,
+    kind: CellKind | None,
+    phases: tuple[Phase, ...],
+) -> Finding:
+    name = plan.backend.name
+    runs_on = tuple(p.value for p in Platform if p in plan.platforms)
+    missing = kind is None
+    return Finding(
+        "platform-unsupported" if missing else "platform-untested",
+        Severity.ERROR if missing else Severity.WARNING,
+        f"{name} {'does not run' if missing else 'is untested'} on "
+        f"{resolved.platform.value} (it runs on {', '.join(runs_on)})",
+        (*_flags(parsed, phases), "--platform"),
+        value=resolved.platform.value,
+        allowed=runs_on,
+        backend=name,
+        phases=phases,
+    )
+
+
+def _capability_finding(
+    parsed: Parsed,
+    resolved: Resolved,
+    name: str,
+    needed: CapabilityRange,
+    phases: tuple[Phase, ...],
+) -> Finding:
+    arch = resolved.arch
+    capability = resolved.compute_capability
+    if capability is None:
+        return Finding(
+            "compute-capability-unknown",
+            Severity.INFO,
+            f"{name} needs {needed.label} for {arch.label} models; the compute capability is "
+            "unknown, so this was not checked",
+            ("--compute-capability",),
+            allowed=(needed.label,),
+            backend=name,
+            phases=phases,
+        )
+    return Finding(
+        "compute-capability",
+        Severity.ERROR,
+        f"{name} needs {needed.label} for {arch.label} models, not {capability}",
+        (*_flags(parsed, phases), "--compute-capability"),
+        value=str(capability),
+        allowed=(needed.label,),
+        backend=name,
+        phases=phases,
+    )
+
+
+def _check_features(
+    parsed: Parsed, backend: Backend, phases: tuple[Phase, ...], findings: list[Finding]
+) -> None:
+    name = backend.name
+    for feature in sorted(backend.requires_features - parsed.features, key=_feature_order):
+        findings.append(
+            Finding(
+                "model-feature-required",
+                Severity.ERROR,
+                f"{name} serves only models with {feature.label}; this model has none",
+                _flags(parsed, phases),
+                value=name,
+                backend=name,
+                phases=phases,
+            )
+        )
+    for feature in sorted(backend.refuses_features & parsed.features, key=_feature_order):
+        findings.append(
+            Finding(
+                "model-feature-refused",
+                Severity.ERROR,
+                f"{name} cannot serve {feature.label} models",
+                _flags(parsed, phases),
+                value=name,
+                backend=name,
+                phases=phases,
+            )
+        )
+
+
+def _feature_order(feature: ModelFeature) -> int:
+    return list(ModelFeature).index(feature)
+
+
+def _missing_row_finding(
+    parsed: Parsed,
+    resolved: Resolved,
+    name: str,
+    cell_check: CellCheck,
+    phases: tuple[Phase, ...],
+    matrix: Matrix,
+) -> Finding:
+    """A refusing column needs a ✅; a backend without a row in the table has none."""
+    arch = resolved.arch
+    column_id = cell_check.column.id
+    allowed = matrix.supporting_in(arch, column_id, phases)
+    setting = _column_setting(column_id, resolved)
+    return Finding(
+        column_id.rule_id,
+        Severity.ERROR,
+        f"{cell_check.header} ({setting}) needs a ✅ in the {arch.label} table, and {name} has "
+        f"no row there; backends with ✅: {', '.join(allowed) or 'none'}",
+        (*_flags(parsed, phases), *_COLUMN_FLAGS.get(column_id, ())),
+        value=name,
+        allowed=allowed,
+        backend=name,
+        phases=phases,
+    )
 
 
 def _column_setting(column_id: ColumnId, resolved: Resolved) -> str:
@@ -302,10 +389,7 @@ def _cell_finding(
     flags = (*_flags(parsed, phases), *_COLUMN_FLAGS.get(column_id, ()))
     setting = _column_setting(column_id, resolved)
     with_setting = f" ({setting})" if setting else ""
-    allowed = tuple(
-        b for b in matrix.supporting(arch, column_id)
-        if all(p in matrix.backend(b).phases for p in phases)
-    )
+    allowed = matrix.supporting_in(arch, column_id, phases)
     kind = cell.kind
     if column_id is ColumnId.NATIVE_PAGE_SIZES:
         if kind is CellKind.PAGE_SIZES and (cell.fixed or resolved.page_size in cell.page_sizes):
@@ -446,6 +530,7 @@ def enforce(
     logged on the `compat` logger; the report is returned when nothing is an error.
     """
     cuda_version = None
+    detected = None
     if platform is None:
         from compat.detect import detect_platform
 
@@ -474,6 +559,12 @@ def enforce(
         cuda_version=cuda_version,
     )
     report = check(config)
+    if detected is not None:
+        from compat.detect import dtype_support
+
+        extra = dtype_support(config.parsed.kv_dtype, detected)
+        if extra:
+            report = replace(report, findings=report.findings + extra)
     for finding in report.warnings:
         logger.warning("[%s] %s", finding.rule, finding.message)
     for finding in report.infos:

@@ -7,11 +7,11 @@ computed from cells and rules so no list is ever written down twice.
 
 from __future__ import annotations
 
-import enum
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from types import MappingProxyType
+from typing import Any
 
 from compat.vocab import (
     Action,
@@ -26,11 +26,12 @@ from compat.vocab import (
     Phase,
     Platform,
     Severity,
+    Term,
     join_or,
 )
 
 
-class ColumnId(enum.Enum):
+class ColumnId(Term):
     NATIVE_PAGE_SIZES = "native_page_sizes"
     FP8_KV = "fp8_kv"
     FP4_KV = "fp4_kv"
@@ -191,7 +192,7 @@ class DefaultChoice:
         return self.min_cuda is None or cuda is None or cuda >= self.min_cuda
 
 
-class ArchStatus(enum.Enum):
+class ArchStatus(Term):
     ROW = "has a row"
     REFUSED = "known not to work"
     UNDOCUMENTED = "undocumented"
@@ -231,23 +232,39 @@ class Matrix:
     def backend(self, name: str) -> Backend:
         return self._backend_index[name]
 
+    @cached_property
+    def _column_index(self) -> dict[ColumnId, Column]:
+        return {column.id: column for column in self.columns}
+
+    @cached_property
+    def _table_index(self) -> dict[Arch, Table]:
+        return {table.arch: table for table in self.tables}
+
+    @cached_property
+    def _header_index(self) -> dict[tuple[Arch, ColumnId], str]:
+        return {(t.arch, c): header for t in self.tables for c, header in t.headers}
+
+    @cached_property
+    def compiled(self) -> dict[object, Any]:
+        """Structures a consumer derives once per matrix (the guard's per-backend plans)."""
+        return {}
+
+    @cached_property
+    def _memo(self) -> dict[tuple[object, ...], tuple[str, ...]]:
+        """Derived backend lists, computed once per matrix (the matrix never changes)."""
+        return {}
+
     def column(self, column_id: ColumnId) -> Column:
-        for column in self.columns:
-            if column.id is column_id:
-                return column
-        raise KeyError(column_id)
+        return self._column_index[column_id]
 
     def table(self, arch: Arch) -> Table:
-        for table in self.tables:
-            if table.arch is arch:
-                return table
-        raise KeyError(arch)
+        return self._table_index[arch]
 
     def row(self, arch: Arch, backend: str) -> Row | None:
         return self._row_index.get((arch, backend))
 
     def header(self, arch: Arch, column_id: ColumnId) -> str | None:
-        return dict(self.table(arch).headers).get(column_id)
+        return self._header_index.get((arch, column_id))
 
     def arch_status(self, backend: str, arch: Arch) -> ArchStatus:
         if self.row(arch, backend) is not None:
@@ -275,22 +292,45 @@ class Matrix:
 
     def supporting(self, arch: Arch, column_id: ColumnId) -> tuple[str, ...]:
         """Backends whose cell in `column_id` of the `arch` table is ✅, in table order."""
-        return tuple(
-            row.backend
-            for row in self.table(arch).rows
-            if row.cells[column_id].kind is CellKind.SUPPORTED
-        )
+        key = ("supporting", arch, column_id)
+        found = self._memo.get(key)
+        if found is None:
+            found = self._memo[key] = tuple(
+                row.backend
+                for row in self.table(arch).rows
+                if row.cells[column_id].kind is CellKind.SUPPORTED
+            )
+        return found
+
+    def supporting_in(
+        self, arch: Arch, column_id: ColumnId, phases: tuple[Phase, ...]
+    ) -> tuple[str, ...]:
+        """`supporting()`, keeping only backends that can serve all of `phases`."""
+        key = ("supporting_in", arch, column_id, phases)
+        found = self._memo.get(key)
+        if found is None:
+            found = self._memo[key] = tuple(
+                name
+                for name in self.supporting(arch, column_id)
+                if all(phase in self.backend(name).phases for phase in phases)
+            )
+        return found
 
     def decode_partners(self, rule: PairingRule, arch: Arch) -> tuple[str, ...]:
         """Decode backends that satisfy `rule` for `arch`, computed from the FP4 cells."""
+        key = ("partners", rule.id, arch)
+        found = self._memo.get(key)
+        if found is not None:
+            return found
         column_id = kv_column(rule.kv_dtype)
-        return tuple(
+        found = self._memo[key] = tuple(
             name
             for name in self.supporting(arch, column_id)
             if name != rule.prefill_backend
             and name not in rule.excluded_decode
             and Phase.DECODE in self.backend(name).phases
         )
+        return found
 
     def fixed_page_sizes(self) -> tuple[tuple[Row, Arch, tuple[int, ...]], ...]:
         """Every (row, arch, sizes) whose native page sizes are fixed."""

@@ -10,7 +10,17 @@ import re
 from dataclasses import dataclass
 
 
-class Arch(enum.Enum):
+class Term(enum.Enum):
+    """An enum hashed by identity.
+
+    Members are singletons compared by identity, so identity hashing is exact; it spares
+    the guard's hot path Enum's Python-level `__hash__` on every dict and set lookup.
+    """
+
+    __hash__ = object.__hash__
+
+
+class Arch(Term):
     """The attention architecture of a model."""
 
     MHA = "mha"
@@ -21,7 +31,7 @@ class Arch(enum.Enum):
         return self.value.upper()
 
 
-class Phase(enum.Enum):
+class Phase(Term):
     """The two phases a backend can serve; each has its own flag in SGLang."""
 
     PREFILL = "prefill"
@@ -32,7 +42,7 @@ class Phase(enum.Enum):
         return f"--{self.value}-attention-backend"
 
 
-class Platform(enum.Enum):
+class Platform(Term):
     CUDA = "cuda"
     ROCM = "rocm"
     NPU = "npu"
@@ -53,7 +63,7 @@ _PLATFORM_LABELS = {
 }
 
 
-class KvDtype(enum.Enum):
+class KvDtype(Term):
     """A KV-cache dtype; `bf16` and `bfloat16` name the same one."""
 
     AUTO = "auto"
@@ -82,12 +92,12 @@ KV_DTYPE_SPELLINGS: dict[str, KvDtype] = {
 }
 
 
-class SpeculativeAttentionMode(enum.Enum):
+class SpeculativeAttentionMode(Term):
     PREFILL = "prefill"
     DECODE = "decode"
 
 
-class ModelFeature(enum.Enum):
+class ModelFeature(Term):
     """A property of the model that some backends require or cannot serve."""
 
     SLIDING_WINDOW = "sliding_window"
@@ -101,13 +111,13 @@ class ModelFeature(enum.Enum):
         return self.value.replace("_", " ")
 
 
-class Severity(enum.Enum):
+class Severity(Term):
     ERROR = "error"
     WARNING = "warning"
     INFO = "info"
 
 
-class Action(enum.Enum):
+class Action(Term):
     """What the guard does when a configuration meets an unsupported cell of a column."""
 
     ERROR = "error"
@@ -195,7 +205,7 @@ class Evidence:
     note: str | None = None
 
 
-class CellKind(enum.Enum):
+class CellKind(Term):
     SUPPORTED = "supported"
     UNSUPPORTED = "unsupported"
     PAGE_SIZES = "page_sizes"

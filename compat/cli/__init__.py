@@ -11,7 +11,11 @@ from typing import NoReturn
 
 # Subcommand name -> module in this package that defines `register(subparsers)`.
 COMMANDS: dict[str, str] = {
+    "check": "check",
     "docs": "docs",
+    "explain": "explain",
+    "export": "export",
+    "matrix": "matrix",
 }
 
 

@@ -1,0 +1,210 @@
+"""`compat check`: judge launch flags (or a whole launch command) before a model loads.
+
+Exit 0: compatible (warnings allowed); 1: incompatible; 2: invalid input.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+from pathlib import Path
+from typing import Any
+
+from compat.config import AttentionConfig, InvalidConfigError
+from compat.guard import check
+from compat.launch import LaunchFlags, parse_launch_command
+from compat.report import Report
+from compat.vocab import Severity
+
+EXIT_OK, EXIT_INCOMPATIBLE, EXIT_INVALID = 0, 1, 2
+
+# (flag, AttentionConfig field, is an integer)
+_SGLANG_FLAGS = (
+    ("--attention-backend", "attention_backend", False),
+    ("--prefill-attention-backend", "prefill_attention_backend", False),
+    ("--decode-attention-backend", "decode_attention_backend", False),
+    ("--kv-cache-dtype", "kv_cache_dtype", False),
+    ("--page-size", "page_size", True),
+    ("--speculative-algorithm", "speculative_algorithm", False),
+    ("--speculative-eagle-topk", "speculative_eagle_topk", True),
+    ("--speculative-attention-mode", "speculative_attention_mode", False),
+)
+_INTEGER_FIELDS = {field for _, field, is_int in _SGLANG_FLAGS if is_int}
+
+
+class UsageError(Exception):
+    """Input the command cannot judge; printed as one line, exit 2."""
+
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "check",
+        help="check SGLang launch flags against the capability matrix",
+        description="Check SGLang attention flags against the capability matrix before a "
+        "model loads. A whole launch command may follow `--`; flags it does not model are "
+        "listed and ignored. Exit 0: compatible, 1: incompatible, 2: invalid input.",
+    )
+    sglang = parser.add_argument_group("SGLang flags (same names as sglang.launch_server)")
+    for flag, field, _ in _SGLANG_FLAGS:
+        sglang.add_argument(flag, dest=field, metavar="VALUE")
+    model = parser.add_argument_group("the model and the machine")
+    model.add_argument("--attention-arch", metavar="{mha,mla}", help="the model's attention")
+    model.add_argument(
+        "--model-config",
+        metavar="PATH",
+        help="a Hugging Face config.json (or its directory): derives architecture, sliding "
+        "window, multimodal, encoder-decoder, dual-chunk and sparse attention",
+    )
+    model.add_argument("--platform", metavar="{cuda,rocm,npu,xpu,cpu}", help="detected if unset")
+    model.add_argument(
+        "--compute-capability", metavar="CC", help="10.0, sm100 or 100 (detected if unset)"
+    )
+    model.add_argument("--sliding-window", action=argparse.BooleanOptionalAction, default=None)
+    model.add_argument("--multimodal", action=argparse.BooleanOptionalAction, default=None)
+    parser.add_argument("--json", action="store_true", help="print the report as JSON")
+    parser.add_argument("launch", nargs="*", metavar="-- LAUNCH COMMAND", help=argparse.SUPPRESS)
+    parser.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        config, context = _build(args)
+    except (UsageError, InvalidConfigError) as error:
+        print(f"compat check: {error}", file=sys.stderr)
+        return EXIT_INVALID
+    report = check(config)
+    if args.json:
+        print(json.dumps({**report.to_dict(), **context}, indent=2, ensure_ascii=False))
+    else:
+        print(format_report(report, context))
+    return EXIT_OK if report.ok else EXIT_INCOMPATIBLE
+
+
+def _build(args: argparse.Namespace) -> tuple[AttentionConfig, dict[str, Any]]:
+    launch = parse_launch_command(args.launch) if args.launch else LaunchFlags({}, None, ())
+    if launch.problems:
+        raise UsageError("; ".join(launch.problems))
+    fields: dict[str, Any] = dict(launch.values)
+    for flag, field, _ in _SGLANG_FLAGS:
+        given = getattr(args, field)
+        if given is None:
+            continue
+        if field in fields and fields[field] != given:
+            raise UsageError(
+                f"{flag} is {given!r} here but {fields[field]!r} in the launch command; "
+                "give it once"
+            )
+        fields[field] = given
+    for field in _INTEGER_FIELDS & fields.keys():
+        fields[field] = _integer(field, fields[field])
+    context: dict[str, Any] = {"ignored_flags": list(launch.ignored), "from_model_config": {}}
+    model_config = args.model_config or _local_model_dir(launch.model_path)
+    if model_config is not None:
+        from compat.model_config import ModelConfigError, load_model_facts
+
+        try:
+            facts = load_model_facts(model_config)
+        except ModelConfigError as error:
+            raise UsageError(str(error)) from None
+        explicit = {"attention_arch": args.attention_arch, "sliding_window": args.sliding_window,
+                    "multimodal": args.multimodal}
+        for name, value in facts.config_fields().items():
+            if explicit.get(name) is None:
+                fields[name] = value
+        context["model_config"] = str(facts.path)
+        context["from_model_config"] = {
+            name: why for name, why in facts.evidence if explicit.get(name) is None
+        }
+    for name in ("attention_arch", "sliding_window", "multimodal"):
+        if getattr(args, name) is not None:
+            fields[name] = getattr(args, name)
+    if "attention_arch" not in fields:
+        raise UsageError(
+            "the model's attention architecture is unknown: pass --attention-arch {mha,mla} "
+            "or --model-config PATH"
+        )
+    if args.compute_capability is not None:
+        fields["compute_capability"] = args.compute_capability
+    if args.platform is not None:
+        fields["platform"] = args.platform
+    else:
+        context["detected"] = _detect(fields)
+    return AttentionConfig(**fields), context
+
+
+def _integer(field: str, text: str) -> Any:
+    if isinstance(text, str) and re.fullmatch(r"[+-]?\d{1,18}", text.strip()):
+        return int(text)
+    flag = "--" + field.replace("_", "-")
+    raise UsageError(f"{flag}: expected a positive integer, got {text!r}")
+
+
+def _local_model_dir(model_path: str | None) -> str | None:
+    if model_path is None:
+        return None
+    path = Path(model_path)
+    return model_path if (path / "config.json").is_file() or path.is_file() else None
+
+
+def _detect(fields: dict[str, Any]) -> dict[str, Any]:
+    from compat.detect import PlatformDetectionError, detect_platform
+
+    try:
+        detected = detect_platform()
+    except PlatformDetectionError as error:
+        raise UsageError(str(error)) from None
+    fields["platform"] = detected.platform.value
+    if "compute_capability" not in fields and detected.compute_capability is not None:
+        capability = detected.compute_capability
+        fields["compute_capability"] = (capability.major, capability.minor)
+    if detected.cuda_version is not None:
+        fields["cuda_version"] = detected.cuda_version
+    return {
+        "platform": detected.platform.value,
+        "compute_capability": None
+        if detected.compute_capability is None
+        else detected.compute_capability.dotted,
+        "device": detected.device_name,
+    }
+
+
+_LABELS = {Severity.ERROR: "error  ", Severity.WARNING: "warning", Severity.INFO: "info   "}
+
+
+def format_report(report: Report, context: dict[str, Any]) -> str:
+    resolved = report.resolved
+    errors, warnings = len(report.errors), len(report.warnings)
+    verdict = "compatible" if report.ok else "incompatible"
+    counts = f"{errors} error{'s' * (errors != 1)}, {warnings} warning{'s' * (warnings != 1)}"
+    where = resolved.platform.value
+    if resolved.compute_capability is not None:
+        where += f" {resolved.compute_capability}"
+    if "detected" in context:
+        where += " (detected)"
+    phases = (
+        f"backend {resolved.prefill_backend}"
+        if resolved.prefill_backend == resolved.decode_backend
+        else f"prefill {resolved.prefill_backend}, decode {resolved.decode_backend}"
+    )
+    spec = f", speculative topk {resolved.topk}" if resolved.speculative else ""
+    lines = [
+        f"{verdict}: {counts}",
+        f"  runs as: {resolved.arch.label} model on {where}; {phases}; KV "
+        f"{resolved.kv_dtype.value}; page size {resolved.page_size}{spec}",
+    ]
+    for name, why in context.get("from_model_config", {}).items():
+        lines.append(f"  from the model config: {name} ({why})")
+    for finding in sorted(report.findings, key=lambda f: _ORDER[f.severity]):
+        lines.append(f"{_LABELS[finding.severity]} [{finding.rule}] {finding.message}")
+    if report.suggestions:
+        lines.append("suggested flags (each checked to pass):")
+        width = min(max(len(s.summary) for s in report.suggestions), 40)
+        lines += [f"  {s.summary:<{width}}  # {s.reason}" for s in report.suggestions]
+    if context.get("ignored_flags"):
+        lines.append("ignored launch flags (not modeled): " + " ".join(context["ignored_flags"]))
+    return "\n".join(lines)
+
+
+_ORDER = {Severity.ERROR: 0, Severity.WARNING: 1, Severity.INFO: 2}

@@ -1,0 +1,82 @@
+"""`compat docs`: render the capability matrix into the docs page, or check that it is fresh."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from compat import outputs
+
+FIX_COMMAND = "compat docs"
+
+
+def register(subparsers: argparse._SubParsersAction[Any]) -> None:
+    parser = subparsers.add_parser(
+        "docs",
+        help="render docs/attention_backend.md from the capability matrix",
+        description="Render docs/attention_backend.md from compat/matrix.py. With --check, "
+        "write nothing and exit 1 when the committed page is stale.",
+    )
+    parser.add_argument(
+        "--check",
+        action="store_true",
+        help="write nothing; show a diff and exit 1 when the page is stale",
+    )
+    parser.add_argument(
+        "--root",
+        type=Path,
+        default=None,
+        metavar="PATH",
+        help="project root holding docs/ and templates/ (default: this checkout)",
+    )
+    parser.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    # Imported here so that other subcommands never load Jinja.
+    from compat.render import PAGE_PATH, TemplateError, render_page
+
+    root: Path = args.root if args.root is not None else outputs.project_root()
+    if not root.is_dir():
+        print(f"compat docs: --root {root} is not a directory", file=sys.stderr)
+        return 2
+    template_dir = root / "templates"
+    try:
+        content = render_page(template_dir=template_dir)
+    except TemplateError as error:
+        print(
+            f"compat docs: cannot render the page: {_describe(error, template_dir)}",
+            file=sys.stderr,
+        )
+        return 2
+    page = root / PAGE_PATH
+    label = PAGE_PATH.as_posix()
+    if args.check:
+        stale = outputs.staleness(page, content, label=label)
+        if stale.fresh:
+            print(f"{label} is up to date")
+            return 0
+        sys.stdout.write(stale.diff if stale.diff.endswith("\n") else stale.diff + "\n")
+        fix = FIX_COMMAND if args.root is None else f"{FIX_COMMAND} --root {root}"
+        print(f"{label} is stale; regenerate it with: {fix}")
+        return 1
+    if outputs.write_if_changed(page, content):
+        print(f"wrote {label}")
+    else:
+        print(f"{label} is up to date")
+    return 0
+
+
+def _describe(error: Exception, template_dir: Path) -> str:
+    """One line naming the template error and where it happened."""
+    kind = type(error).__name__
+    text = str(error).strip()
+    first = text.splitlines()[0] if text else kind
+    if kind == "TemplateNotFound":
+        return f"template {getattr(error, 'name', first)} not found in {template_dir}"
+    line = getattr(error, "lineno", None)
+    name = getattr(error, "filename", None) or getattr(error, "name", None)
+    where = f" at {Path(name).name}:{line}" if name and line else ""
+    return f"{kind}{where}: {first}"

@@ -1,0 +1,289 @@
+"""`compat explain BACKEND`: everything the matrix knows about one backend, with its sources."""
+
+from __future__ import annotations
+
+import argparse
+import difflib
+import json
+import sys
+from typing import Any
+
+from compat.cli.matrix import aligned
+from compat.matrix import MATRIX
+from compat.schema import (
+    ArchStatus,
+    Backend,
+    ColumnId,
+    Matrix,
+    kv_column,
+    pairing_statement,
+    phase_rule_id,
+)
+from compat.vocab import (
+    Arch,
+    Cell,
+    CellKind,
+    Evidence,
+    KvDtype,
+    ModelFeature,
+    Phase,
+    Platform,
+    join_or,
+)
+
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "explain",
+        help="everything the matrix knows about one backend",
+        description="Print what the capability matrix knows about one attention backend: "
+        "phases, platforms, hardware, table cells with their sources, rules and defaults.",
+    )
+    parser.add_argument("backend", metavar="BACKEND", help="an --attention-backend value")
+    parser.add_argument("--json", action="store_true", help="machine-readable output")
+    parser.set_defaults(run=run)
+
+
+def unknown_backend(name: str, matrix: Matrix = MATRIX) -> str:
+    """The one-line error for a name that is not a backend, with a did-you-mean."""
+    names = list(matrix.backend_names)
+    close = difflib.get_close_matches(name.strip().lower(), names, n=1, cutoff=0.6)
+    hint = f"; did you mean {close[0]!r}?" if close else ""
+    return f"unknown backend {name!r}{hint} (valid choices: {', '.join(sorted(names))})"
+
+
+def run(args: argparse.Namespace) -> int:
+    name: str = args.backend
+    if name not in MATRIX.backend_names:
+        print(f"compat explain: error: {unknown_backend(name)}", file=sys.stderr)
+        return 2
+    if args.json:
+        print(json.dumps(explain_json(MATRIX, name), indent=2, ensure_ascii=False))
+    else:
+        print("\n".join(explain_lines(MATRIX, name)))
+    return 0
+
+
+class _Sources:
+    """Numbers evidence in the order the explanation cites it."""
+
+    def __init__(self) -> None:
+        self.cited: dict[Evidence, int] = {}
+
+    def cite(self, evidence: Evidence | None) -> str:
+        if evidence is None:
+            return ""
+        number = self.cited.setdefault(evidence, len(self.cited) + 1)
+        return f"[{number}]"
+
+    def lines(self) -> list[str]:
+        out = []
+        for evidence, number in self.cited.items():
+            out.append(f"  [{number}] {evidence.source}")
+            if evidence.url:
+                out.append(f"      {evidence.url}")
+            if evidence.tested_on:
+                out.append(f"      tested on {evidence.tested_on}")
+            if evidence.models:
+                out.append(f"      models: {', '.join(evidence.models)}")
+            if evidence.note:
+                out.append(f"      {evidence.note}")
+        return out
+
+
+def _phases(backend: Backend) -> str:
+    served = [phase.value for phase in Phase if phase in backend.phases]
+    if len(served) == len(Phase):
+        return "prefill and decode"
+    missing = [phase for phase in Phase if phase not in backend.phases]
+    other = ", ".join(phase.flag for phase in missing)
+    return (
+        f"{' and '.join(served)} only: pair it with another {other} (rule {phase_rule_id(backend)})"
+    )
+
+
+def _features(items: frozenset[ModelFeature]) -> str:
+    return ", ".join(feature.label for feature in ModelFeature if feature in items)
+
+
+def _capability(matrix: Matrix, backend: Backend, arch: Arch) -> str:
+    if matrix.arch_status(backend.name, arch) is ArchStatus.REFUSED:
+        return "n/a"
+    needed = backend.capability.get(arch)
+    return "any" if needed is None else needed.label
+
+
+def _summary(matrix: Matrix, backend: Backend, sources: _Sources) -> list[str]:
+    archs = [table.arch for table in matrix.tables]
+    platforms = ", ".join(
+        platform.label + ("" if kind is CellKind.SUPPORTED else f" ({kind.value})")
+        for platform, kind in ((p, backend.platforms[p]) for p in Platform if backend.runs_on(p))
+    )
+    capability = "; ".join(f"{arch.label}: {_capability(matrix, backend, arch)}" for arch in archs)
+    models = "; ".join(
+        f"{arch.label}: {matrix.arch_status(backend.name, arch).value}" for arch in archs
+    )
+    if backend.kv_dtypes is None:
+        dtypes = "any the table cells allow"
+    else:
+        dtypes = "only " + ", ".join(d.value for d in KvDtype if d in backend.kv_dtypes)
+    fp4 = [
+        f"{arch.label} {cell.symbol}"
+        for arch in archs
+        if (row := matrix.row(arch, backend.name)) is not None
+        and (cell := row.cells.get(ColumnId.FP4_KV)) is not None
+    ]
+    if fp4:
+        dtypes += f" (FP4 KV cache: {', '.join(fp4)})"
+    features = []
+    if backend.requires_features:
+        features.append(f"serves only models with {_features(backend.requires_features)}")
+    if backend.refuses_features:
+        features.append(f"cannot serve {_features(backend.refuses_features)} models")
+    fields = [
+        ("Phases", _phases(backend)),
+        ("Platforms", platforms),
+        ("Compute capability", f"{capability} (CUDA)"),
+        ("Models", models),
+        ("KV cache dtypes", dtypes),
+        ("Model features", "; ".join(features) or "no requirement"),
+        ("CUDA graphs", "turned off" if backend.disables_cuda_graph else "kept"),
+    ]
+    if backend.note:
+        fields.append(("Note", backend.note))
+    if backend.evidence is not None:
+        fields.append(("Source", sources.cite(backend.evidence)))
+    width = max(len(label) for label, _ in fields)
+    return [f"  {label.ljust(width)}  {value}" for label, value in fields]
+
+
+def _guard_note(matrix: Matrix, column_id: ColumnId, cell: Cell) -> str:
+    """What the guard does with this cell when a configuration uses its column."""
+    if cell.kind in (CellKind.SUPPORTED, CellKind.NOT_APPLICABLE):
+        return ""
+    if column_id is ColumnId.NATIVE_PAGE_SIZES and not cell.fixed:
+        return "guard: info (other page sizes are emulated)"
+    return f"guard: {matrix.column(column_id).action.value}"
+
+
+def _rows(matrix: Matrix, backend: Backend, sources: _Sources) -> list[str]:
+    lines: list[str] = []
+    for table in matrix.tables:
+        arch = table.arch
+        row = matrix.row(arch, backend.name)
+        if row is None:
+            status = matrix.arch_status(backend.name, arch)
+            lines += ["", f"{table.title}: no row ({status.value})"]
+            continue
+        lines += ["", f"{table.title}: {row.display_name}"]
+        cells = []
+        for column_id, header in table.headers:
+            cell = row.cells[column_id]
+            cited = sources.cite(matrix.evidence_for(arch, backend.name, column_id))
+            guard = _guard_note(matrix, column_id, cell)
+            cells.append([header, cell.symbol, cited, guard])
+        lines += [f"  {line}" for line in aligned(cells)]
+    return lines
+
+
+def _rules(matrix: Matrix, backend: Backend, sources: _Sources) -> list[str]:
+    name = backend.name
+    archs = [table.arch for table in matrix.tables]
+    lines: list[str] = []
+    if backend in matrix.phase_only_backends():
+        lines.append(
+            f"[{phase_rule_id(backend)}] runs only the "
+            f"{' and '.join(p.value for p in Phase if p in backend.phases)} phase"
+        )
+    for rule in matrix.pairing_rules:
+        partner_of = [arch for arch in archs if name in matrix.decode_partners(rule, arch)]
+        if name == rule.prefill_backend or name in rule.excluded_decode or partner_of:
+            lines.append(
+                f"[{rule.id}] {pairing_statement(matrix, rule)} {sources.cite(rule.evidence)}"
+            )
+    for caution in matrix.hybrid_caution_rules:
+        column = kv_column(caution.kv_dtype)
+        if any(name in matrix.supporting(arch, column) for arch in archs):
+            lines.append(
+                f"[{caution.id}] with --kv-cache-dtype {caution.kv_dtype.value}, a hybrid pair "
+                f"of two different phase backends gets a warning {sources.cite(caution.evidence)}"
+            )
+    for spec in matrix.spec_paged_rules:
+        only = join_or(sorted(spec.backends))
+        if name in spec.backends:
+            role = "this backend is one of them"
+        elif matrix.row(spec.arch, name) is not None:
+            role = "this backend is refused there"
+        else:
+            continue
+        lines.append(
+            f"[{spec.id}] speculative topk > 1 with page size > 1 runs only on {only} for "
+            f"{spec.arch.label} models; {role} {sources.cite(spec.evidence)}"
+        )
+    for fallback in matrix.dtype_fallback_rules:
+        if name in (fallback.backend, fallback.replacement):
+            lines.append(
+                f"[{fallback.id}] with --kv-cache-dtype {fallback.kv_dtype.value}, SGLang runs "
+                f"{fallback.replacement} instead of {fallback.backend}: {fallback.why} "
+                f"{sources.cite(fallback.evidence)}"
+            )
+    snap = ColumnId.NATIVE_PAGE_SIZES.rule_id
+    for row, arch, sizes in matrix.fixed_page_sizes():
+        if row.backend == name:
+            listed = join_or([str(size) for size in sizes])
+            lines.append(
+                f"[{snap}] for {arch.label} models it runs only with page size {listed}; SGLang "
+                f"changes any other page size to {max(sizes)}"
+            )
+    return lines
+
+
+def _defaults(matrix: Matrix, name: str) -> list[str]:
+    lines = []
+    for choice in matrix.defaults:
+        if name not in (choice.backend, choice.fallback):
+            continue
+        where = [choice.platform.label]
+        if choice.arch is not None:
+            where.append(f"{choice.arch.label} models")
+        if choice.capability is not None:
+            where.append(choice.capability.label)
+        if choice.min_cuda is not None:
+            where.append(f"CUDA {choice.min_cuda[0]}.{choice.min_cuda[1]} or newer")
+        if name == choice.backend:
+            line = f"the default for {', '.join(where)}"
+            if choice.fallback is not None:
+                line += f" (falls back to {choice.fallback} when it cannot run)"
+        else:
+            line = f"the fallback for {', '.join(where)} when {choice.backend} cannot run"
+        lines.append(line)
+    return lines or ["not a default anywhere (used only when --attention-backend names it)"]
+
+
+def explain_lines(matrix: Matrix, name: str) -> list[str]:
+    backend = matrix.backend(name)
+    sources = _Sources()
+    lines = [f"{name} (--attention-backend {name})", "", *_summary(matrix, backend, sources)]
+    lines += _rows(matrix, backend, sources)
+    rules = _rules(matrix, backend, sources)
+    lines += ["", "Rules that mention it:"] + [f"  {line}" for line in rules or ["none"]]
+    lines += ["", "Default:"] + [f"  {line}" for line in _defaults(matrix, name)]
+    lines += ["", "Sources:", *sources.lines()]
+    return lines
+
+
+def explain_json(matrix: Matrix, name: str) -> dict[str, Any]:
+    """The export's entries about one backend: the backend, its rows and its defaults."""
+    from compat.export import export_matrix
+
+    exported = export_matrix(matrix)
+    rows = {
+        table["arch"]: next((r for r in table["rows"] if r["backend"] == name), None)
+        for table in exported["tables"]
+    }
+    return {
+        "backend": next(b for b in exported["backends"] if b["name"] == name),
+        "rows": rows,
+        "defaults": [d for d in exported["defaults"] if name in (d["backend"], d["fallback"])],
+        "evidence": exported["evidence"],
+    }

@@ -1,0 +1,89 @@
+"""`compat export`: write the matrix as JSON (and its JSON Schema), or check they are fresh."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+FIX_COMMAND = "compat export"
+
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "export",
+        help="write docs/matrix.json and docs/matrix.schema.json from the matrix",
+        description="Write the capability matrix as JSON (docs/matrix.json) with its JSON "
+        "Schema (docs/matrix.schema.json), print it, or check the committed files are fresh.",
+    )
+    target = parser.add_mutually_exclusive_group()
+    target.add_argument(
+        "--output",
+        metavar="PATH",
+        help="write only the matrix JSON to PATH instead ('-' prints it to stdout)",
+    )
+    target.add_argument(
+        "--check",
+        action="store_true",
+        help="write nothing; show a diff and exit 1 when a committed file is stale",
+    )
+    parser.add_argument(
+        "--root",
+        type=Path,
+        default=None,
+        help="the checkout whose docs/ holds the files (default: this project)",
+    )
+    parser.set_defaults(run=run)
+
+
+def _targets() -> list[tuple[str, str]]:
+    """(relative path, fresh content) of every file `compat export` owns."""
+    from compat.export import EXPORT_PATH, SCHEMA_PATH, render_export, render_schema
+
+    return [(EXPORT_PATH, render_export()), (SCHEMA_PATH, render_schema())]
+
+
+def run(args: argparse.Namespace) -> int:
+    from compat.outputs import project_root, staleness, write_if_changed
+
+    root: Path = args.root if args.root is not None else project_root()
+    if args.output == "-":
+        from compat.export import render_export
+
+        sys.stdout.write(render_export())
+        return 0
+    if args.output is not None:
+        from compat.export import render_export
+
+        path = Path(args.output)
+        if path.is_dir():
+            print(f"compat export: error: --output {args.output!r} is a directory", file=sys.stderr)
+            return 2
+        changed = write_if_changed(path, render_export())
+        print(f"{'wrote' if changed else 'unchanged:'} {path}")
+        return 0
+    if not root.is_dir():
+        print(f"compat export: error: --root {str(root)!r} is not a directory", file=sys.stderr)
+        return 2
+    if args.check:
+        stale = []
+        for relative, content in _targets():
+            result = staleness(root / relative, content, label=relative)
+            if result.fresh:
+                print(f"{relative} is up to date")
+            else:
+                stale.append(relative)
+                sys.stdout.write(result.diff)
+                if not result.diff.endswith("\n"):
+                    sys.stdout.write("\n")
+        if stale:
+            fix = FIX_COMMAND if args.root is None else f"{FIX_COMMAND} --root {args.root}"
+            verb = "is" if len(stale) == 1 else "are"
+            print(f"{' and '.join(stale)} {verb} stale: run `{fix}` to regenerate")
+            return 1
+        return 0
+    for relative, content in _targets():
+        changed = write_if_changed(root / relative, content)
+        print(f"{'wrote' if changed else 'unchanged:'} {relative}")
+    return 0

@@ -1,0 +1,256 @@
+"""`compat matrix`: the MHA and MLA tables in the terminal, or the backends a setup allows.
+
+With no filter it prints the tables. With any filter it asks the guard about every backend
+(`--attention-backend NAME` plus the filters) and lists exactly those it accepts, with the
+reasons it refuses the others.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import unicodedata
+from collections.abc import Sequence
+from typing import Any
+
+from compat.config import AttentionConfig, InvalidConfigError
+from compat.guard import check
+from compat.matrix import MATRIX
+from compat.report import Report
+from compat.schema import ArchStatus, Matrix
+from compat.vocab import Arch
+
+# (option, AttentionConfig field, argparse type) of the filters passed to the guard as given.
+_FILTERS: tuple[tuple[str, str, type], ...] = (
+    ("--platform", "platform", str),
+    ("--compute-capability", "compute_capability", str),
+    ("--kv-cache-dtype", "kv_cache_dtype", str),
+    ("--page-size", "page_size", int),
+    ("--speculative-eagle-topk", "speculative_eagle_topk", int),
+)
+SPECULATIVE_ALGORITHM = "EAGLE"
+"""Set when `--speculative-eagle-topk` is given: topk means nothing without an algorithm."""
+
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "matrix",
+        help="print the capability tables, or the backends a setup allows",
+        description="Print the MHA and MLA tables. With any filter, check every backend "
+        "against the filters with the guard and list which pass and why the others fail.",
+    )
+    parser.add_argument(
+        "--attention-arch", choices=[arch.value for arch in Arch], help="show one table"
+    )
+    parser.add_argument(
+        "--model-config",
+        metavar="PATH",
+        help="a Hugging Face config.json (or its directory): sets the architecture and the "
+        "model features the guard checks",
+    )
+    parser.add_argument("--platform", metavar="{cuda,rocm,npu,xpu,cpu}")
+    parser.add_argument("--compute-capability", metavar="CC", help="10.0, sm100 or 100")
+    parser.add_argument("--kv-cache-dtype", metavar="DTYPE")
+    parser.add_argument("--page-size", type=int, metavar="N")
+    parser.add_argument(
+        "--speculative-eagle-topk",
+        type=int,
+        metavar="K",
+        help=f"implies --speculative-algorithm {SPECULATIVE_ALGORITHM}",
+    )
+    parser.add_argument("--json", action="store_true", help="machine-readable output")
+    parser.set_defaults(run=run)
+
+
+def _error(message: str) -> int:
+    print(f"compat matrix: error: {message}", file=sys.stderr)
+    return 2
+
+
+def run(args: argparse.Namespace) -> int:
+    fields: dict[str, Any] = {}
+    for _, name, _ in _FILTERS:
+        value = getattr(args, name)
+        if value is not None:
+            fields[name] = value
+    if args.speculative_eagle_topk is not None:
+        fields["speculative_algorithm"] = SPECULATIVE_ALGORITHM
+    archs = tuple(Arch)
+    if args.model_config is not None:
+        from compat.model_config import ModelConfigError, load_model_facts
+
+        try:
+            facts = load_model_facts(args.model_config)
+        except ModelConfigError as error:
+            return _error(str(error))
+        fields = {**facts.config_fields(), **fields}
+        archs = (facts.attention_arch,)
+    if args.attention_arch is not None:
+        fields["attention_arch"] = args.attention_arch
+        archs = (Arch(args.attention_arch),)
+    filtered = bool(fields) or args.attention_arch is not None
+    if not filtered:
+        return _print_tables(MATRIX, args.json)
+    try:
+        AttentionConfig(**fields)
+    except InvalidConfigError as error:
+        for problem in error.problems:
+            print(f"compat matrix: error: {problem}", file=sys.stderr)
+        return 2
+    verdicts = {arch: judge(MATRIX, arch, fields) for arch in archs}
+    if args.json:
+        print(json.dumps(_verdicts_json(fields, verdicts), indent=2, ensure_ascii=False))
+        return 0
+    _print_verdicts(MATRIX, fields, verdicts)
+    return 0
+
+
+def judge(matrix: Matrix, arch: Arch, fields: dict[str, Any]) -> dict[str, Report]:
+    """The guard's report for `--attention-backend NAME` plus `fields`, for every backend."""
+    return {
+        name: check(
+            AttentionConfig(**{**fields, "attention_backend": name, "attention_arch": arch.value}),
+            matrix,
+        )
+        for name in matrix.backend_names
+    }
+
+
+# -- text layout ----------------------------------------------------------------------------
+
+
+def display_width(text: str) -> int:
+    """Terminal columns `text` takes: wide glyphs count 2, a variation selector widens."""
+    width = 0
+    for char in text:
+        if char == "\ufe0f":
+            width += 1
+        elif unicodedata.combining(char) or unicodedata.category(char) == "Cf":
+            continue
+        elif unicodedata.east_asian_width(char) in ("W", "F"):
+            width += 2
+        else:
+            width += 1
+    return width
+
+
+def _pad(text: str, width: int) -> str:
+    return text + " " * (width - display_width(text))
+
+
+def aligned(rows: Sequence[Sequence[str]], gap: int = 2) -> list[str]:
+    """Rows of cells as lines with every column padded to its widest cell."""
+    widths = [max(display_width(row[i]) for row in rows) for i in range(len(rows[0]))]
+    return [
+        (" " * gap).join(_pad(cell, widths[i]) for i, cell in enumerate(row)).rstrip()
+        for row in rows
+    ]
+
+
+def table_lines(matrix: Matrix, arch: Arch, only: frozenset[str] | None = None) -> list[str]:
+    """One table as aligned text; `only` keeps just those backends' rows."""
+    table = matrix.table(arch)
+    header = ["Backend", "--attention-backend", *(text for _, text in table.headers)]
+    body = [
+        [row.display_name, row.backend, *(row.cells[column].symbol for column in table.columns)]
+        for row in table.rows
+        if only is None or row.backend in only
+    ]
+    lines = [table.title, ""]
+    if not body:
+        return [*lines, "  (no row)"]
+    text = aligned([header, *body])
+    rule = "-" * max(display_width(line) for line in text)
+    return [*lines, text[0], rule, *text[1:]]
+
+
+def _without_row(matrix: Matrix, arch: Arch) -> list[str]:
+    lines = []
+    for status in (ArchStatus.REFUSED, ArchStatus.UNDOCUMENTED):
+        names = [n for n in matrix.backend_names if matrix.arch_status(n, arch) is status]
+        if names:
+            lines.append(f"No row, {status.value}: {', '.join(names)}")
+    return lines
+
+
+def _print_tables(matrix: Matrix, as_json: bool) -> int:
+    if as_json:
+        from compat.export import export_matrix
+
+        exported = export_matrix(matrix)
+        payload = {"tables": exported["tables"], "evidence": exported["evidence"]}
+        print(json.dumps(payload, indent=2, ensure_ascii=False))
+        return 0
+    blocks = [
+        "\n".join([*table_lines(matrix, table.arch), "", *_without_row(matrix, table.arch)])
+        for table in matrix.tables
+    ]
+    print("\n\n".join(blocks))
+    return 0
+
+
+def _setting(fields: dict[str, Any]) -> str:
+    shown = [
+        f"--{name.replace('_', '-')} {value}"
+        for name, value in fields.items()
+        if not isinstance(value, bool) and name != "attention_arch"
+    ]
+    shown += [name.replace("_", " ") for name, value in fields.items() if value is True]
+    assumed = [] if "platform" in fields else ["platform cuda (default)"]
+    return ", ".join(shown + assumed) or "defaults"
+
+
+def _print_verdicts(
+    matrix: Matrix, fields: dict[str, Any], verdicts: dict[Arch, dict[str, Report]]
+) -> None:
+    blocks = []
+    for arch, reports in verdicts.items():
+        accepted = [name for name, report in reports.items() if report.ok]
+        lines = [
+            f"{arch.label} models with {_setting(fields)}: the guard accepts "
+            f"{len(accepted)} of {len(reports)} backends",
+            "",
+            *table_lines(matrix, arch, frozenset(accepted)),
+            "",
+        ]
+        width = max(len(name) for name in reports)
+        for name, report in reports.items():
+            if report.ok:
+                notes = sorted({f.rule for f in report.warnings})
+                extra = f"  warnings: {', '.join(notes)}" if notes else ""
+                lines.append(f"ok       {name.ljust(width)}{extra}".rstrip())
+        for name, report in reports.items():
+            if not report.ok:
+                for index, finding in enumerate(report.errors):
+                    label = f"refused  {name.ljust(width)}" if index == 0 else " " * (width + 9)
+                    lines.append(f"{label}  [{finding.rule}] {finding.message}")
+        blocks.append("\n".join(lines))
+    print("\n\n".join(blocks))
+
+
+def _verdicts_json(
+    fields: dict[str, Any], verdicts: dict[Arch, dict[str, Report]]
+) -> dict[str, Any]:
+    return {
+        "filters": {name: value for name, value in fields.items() if name != "attention_arch"},
+        "archs": [
+            {
+                "attention_arch": arch.value,
+                "accepted": [
+                    {
+                        "backend": name,
+                        "warnings": [f.to_dict() for f in report.warnings],
+                    }
+                    for name, report in reports.items()
+                    if report.ok
+                ],
+                "refused": [
+                    {"backend": name, "errors": [f.to_dict() for f in report.errors]}
+                    for name, report in reports.items()
+                    if not report.ok
+                ],
+            }
+            for arch, reports in verdicts.items()
+        ],
+    }

@@ -1,0 +1,33 @@
+"""MkDocs hook: refuse to build the site from a stale `docs/attention_backend.md`.
+
+Listed under `hooks:` in `mkdocs.yml`. The page is generated from `compat/matrix.py`; a
+hand edit, or a matrix edit without `compat docs`, makes `mkdocs build` fail here.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from mkdocs.config.defaults import MkDocsConfig
+from mkdocs.exceptions import PluginError
+
+from compat.outputs import staleness
+from compat.render import PAGE_PATH, TemplateError, render_page
+
+FIX_COMMAND = "compat docs"
+
+
+def on_pre_build(config: MkDocsConfig) -> None:
+    """Compare the page in `docs_dir` with a fresh render of the matrix."""
+    page = Path(config.docs_dir) / PAGE_PATH.name
+    templates = Path(config.config_file_path).parent / "templates"
+    try:
+        content = render_page(template_dir=templates if templates.is_dir() else None)
+    except TemplateError as error:
+        raise PluginError(f"cannot render {PAGE_PATH.as_posix()}: {error}") from error
+    stale = staleness(page, content, label=PAGE_PATH.as_posix())
+    if not stale.fresh:
+        raise PluginError(
+            f"{PAGE_PATH.as_posix()} is stale: it differs from a fresh render of "
+            f"compat/matrix.py. Run `{FIX_COMMAND}` and commit the result.\n{stale.diff}"
+        )

@@ -1,0 +1,164 @@
+"""The consistency proof: the guard's verdict on every single-column claim equals the page.
+
+The page is read with the tests' own Markdown reader; what each column header means for a
+configuration is written here, independently of the package. Shared by the test and the
+benchmark, which times the whole enumeration.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from markdown_tables import table_under
+
+from compat import AttentionConfig, Report, Severity, check
+
+PAGE = Path(__file__).resolve().parent.parent / "docs" / "attention_backend.md"
+
+ARCHS = ("mha", "mla")
+KV_DTYPES = ("auto", "bf16", "fp8_e4m3", "fp8_e5m2", "fp4_e2m1")
+TOPKS = (None, 1, 2)
+PAGE_SIZES = (1, 16, 32, 64, 128)
+PRESETS = (
+    ("cuda", (8, 0)), ("cuda", (9, 0)), ("cuda", (10, 0)), ("rocm", None), ("npu", None),
+    ("xpu", None), ("cpu", None),
+)
+# The legend's words for what the guard does with an unsupported cell.
+ACTION_SEVERITY = {"error": Severity.ERROR, "warn": Severity.WARNING, "info": Severity.INFO}
+_ROW_LABEL = re.compile(r"^(?P<display>.+?) \[`(?P<name>[a-z0-9_]+)`\]$")
+
+
+@dataclass(frozen=True)
+class Claim:
+    header: str
+    cell: str
+    finding_id: str
+    action: str
+    phases: frozenset[str]
+
+
+def read_claims(page: str) -> dict[tuple[str, str], tuple[Claim, ...]]:
+    """(arch, backend) -> every cell of its row, with the legend's action for the column."""
+    legend = table_under(page, "Legend")
+    column, action, phases, finding = (legend.header.index(h) for h in (
+        "Column", "Guard action on an unsupported cell", "Phases checked", "Finding id"))
+    by_header: dict[str, tuple[str, str, frozenset[str]]] = {}
+    for row in legend.rows:
+        for header in re.split(r" \((?:MHA|MLA|MHA, MLA)\)(?:; )?", row[column]):
+            if header:
+                phase_words = frozenset(re.findall(r"prefill|decode", row[phases]))
+                by_header[header] = (row[finding].strip("`"), row[action], phase_words)
+    claims: dict[tuple[str, str], tuple[Claim, ...]] = {}
+    for arch in ARCHS:
+        table = table_under(page, f"{arch.upper()} backends")
+        for row in table.rows:
+            match = _ROW_LABEL.match(row[0])
+            assert match, f"unreadable row label {row[0]!r}"
+            claims[(arch, match["name"])] = tuple(
+                Claim(header, cell, *by_header[header])
+                for header, cell in zip(table.header[1:], row[1:], strict=True)
+            )
+    return claims
+
+
+def column_in_use(header: str, config: AttentionConfig, report: Report) -> bool:
+    """Whether a configuration uses what a column header talks about."""
+    resolved = report.resolved
+    if header == "FP8 KV Cache":
+        return config.kv_cache_dtype.startswith("fp8")
+    if header == "FP4 KV Cache":
+        return config.kv_cache_dtype == "fp4_e2m1"
+    if header == "Spec topk=1":
+        return resolved.topk == 1
+    if header == "Spec topk>1":
+        return resolved.topk is not None and resolved.topk > 1
+    if header == "Sliding Window":
+        return config.sliding_window
+    if header == "MultiModal":
+        return config.multimodal
+    if header == "Chunked Prefix Cache":
+        return True
+    if header in ("Page Size > 1 (native)", "Native Page Sizes"):
+        return resolved.page_size > 1
+    raise AssertionError(f"the proof does not know the column {header!r}")
+
+
+def expected_finding(claim: Claim, report: Report) -> Severity | None:
+    """The severity the page promises for this claim, or None for no finding."""
+    page_size = report.resolved.page_size
+    if claim.cell in ("✅", "n/a"):
+        return None
+    if claim.cell.startswith("⚠️"):
+        allowed = {int(size) for size in re.findall(r"\d+", claim.cell)}
+        return None if page_size in allowed else ACTION_SEVERITY[claim.action]
+    if claim.action == "snap":
+        # Page sizes: a listed size is native; a fixed one is snapped to (so it is listed);
+        # anything else is emulated, which the legend says is reported as info.
+        # Two fixed-size kernels that share no size are a cross-field error instead.
+        sizes = {int(size) for size in re.findall(r"\d+", claim.cell)}
+        if page_size in sizes or "page-size-conflict" in report.rules:
+            return None
+        return Severity.INFO
+    assert claim.cell == "❌", f"unexpected cell {claim.cell!r}"
+    return ACTION_SEVERITY[claim.action]
+
+
+def configurations() -> Iterator[AttentionConfig]:
+    from compat import MATRIX
+
+    backends = MATRIX.backend_names
+    for index, (arch, prefill, decode, dtype, topk, page, (platform, capability)) in enumerate(
+        itertools.product(ARCHS, backends, backends, KV_DTYPES, TOPKS, PAGE_SIZES, PRESETS)
+    ):
+        yield AttentionConfig(
+            attention_arch=arch, prefill_attention_backend=prefill,
+            decode_attention_backend=decode, kv_cache_dtype=dtype, page_size=page,
+            speculative_algorithm=None if topk is None else "EAGLE", speculative_eagle_topk=topk,
+            platform=platform, compute_capability=capability,
+            sliding_window=index % 2 == 1, multimodal=index % 4 >= 2,
+        )
+
+
+def verify(
+    config: AttentionConfig, report: Report, claims: dict[tuple[str, str], tuple[Claim, ...]]
+) -> tuple[int, list[str]]:
+    """(claims compared, mismatches) for one configuration."""
+    resolved = report.resolved
+    uses: dict[str, set[str]] = {}
+    for phase, backend in (("prefill", resolved.prefill_backend),
+                           ("decode", resolved.decode_backend)):
+        if backend is not None:
+            uses.setdefault(backend, set()).add(phase)
+    compared = 0
+    mismatches: list[str] = []
+    for backend, phases in uses.items():
+        for claim in claims.get((config.attention_arch, backend), ()):
+            if not (claim.phases & phases) or not column_in_use(claim.header, config, report):
+                continue
+            compared += 1
+            expected = expected_finding(claim, report)
+            found = {f.severity for f in report.findings
+                     if f.rule == claim.finding_id and f.backend == backend}
+            if found != ({expected} if expected else set()):
+                mismatches.append(
+                    f"{config}: {backend} {claim.header}={claim.cell!r}: page says "
+                    f"{expected}, guard said {sorted(s.value for s in found)}"
+                )
+    return compared, mismatches
+
+
+def run_proof(page: str | None = None) -> tuple[int, int, list[str]]:
+    """(configurations, claims compared, mismatches) over the whole enumerated space."""
+    claims = read_claims(page if page is not None else PAGE.read_text(encoding="utf-8"))
+    configs = compared = 0
+    mismatches: list[str] = []
+    for config in configurations():
+        configs += 1
+        count, wrong = verify(config, check(config), claims)
+        compared += count
+        mismatches += wrong[: max(0, 20 - len(mismatches))]
+    return configs, compared, mismatches

@@ -1,0 +1,36 @@
+"""The page and the guard agree on every single-column claim of the enumerated space."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from consistency import PAGE, read_claims, run_proof, verify
+
+from compat import AttentionConfig, check
+
+
+def test_guard_verdicts_equal_the_page_on_every_claim() -> None:
+    configs, compared, mismatches = run_proof()
+    assert mismatches == []
+    # 2 archs x 17 x 17 backends x 5 dtypes x 3 topk x 5 page sizes x 7 hardware presets
+    assert configs == 2 * 17 * 17 * 5 * 3 * 5 * 7
+    assert compared > configs
+
+
+def test_the_proof_notices_a_page_that_disagrees() -> None:
+    page = PAGE.read_text(encoding="utf-8")
+    lines = page.splitlines()
+    # Hand-edit one FP4 claim: the page now says flashmla (MLA) reads an FP4 cache.
+    index = next(i for i, line in enumerate(lines) if line.startswith("| FlashMLA [`flashmla`]"))
+    cells = lines[index].split("|")
+    assert cells[4].strip() == "❌"
+    cells[4] = " ✅ "
+    lines[index] = "|".join(cells)
+    claims = read_claims("\n".join(lines))
+    config = AttentionConfig(attention_arch="mla", attention_backend="flashmla",
+                             kv_cache_dtype="fp4_e2m1", platform="cuda",
+                             compute_capability=(10, 0))
+    _, mismatches = verify(config, check(config), claims)
+    assert mismatches and "FP4 KV Cache" in mismatches[0]
+    fine = replace(config, attention_backend="trtllm_mla")
+    assert verify(fine, check(fine), claims)[1] == []

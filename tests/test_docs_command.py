@@ -1,0 +1,109 @@
+"""`compat docs` and `compat docs --check` on a temporary copy of the project's docs."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+PAGE = Path("docs") / "attention_backend.md"
+FRESH_ROW = "| FlashMLA [`flashmla`] | 64 | ✅ | ❌ |"
+EDITED_ROW = "| FlashMLA [`flashmla`] | 64 | ✅ | ✅ |"
+
+
+def _compat(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "compat", *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    root = tmp_path / "project"
+    shutil.copytree(ROOT / "docs", root / "docs")
+    shutil.copytree(ROOT / "templates", root / "templates")
+    return root
+
+
+def test_check_passes_on_a_fresh_page(project: Path) -> None:
+    result = _compat("docs", "--check", "--root", str(project))
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "up to date" in result.stdout
+    assert len(result.stdout.strip().splitlines()) == 1
+
+
+def test_check_fails_on_a_hand_edit_then_docs_repairs_it(project: Path) -> None:
+    page = project / PAGE
+    fresh = page.read_text(encoding="utf-8")
+    assert FRESH_ROW in fresh
+    edited = fresh.replace(FRESH_ROW, EDITED_ROW, 1)
+    page.write_text(edited, encoding="utf-8")
+
+    check = _compat("docs", "--check", "--root", str(project))
+    assert check.returncode == 1
+    lines = check.stdout.splitlines()
+    assert any(line.startswith("--- ") for line in lines)
+    assert any(line.startswith("+++ ") for line in lines)
+    assert any(line.startswith(f"-{EDITED_ROW}") for line in lines)
+    assert any(line.startswith(f"+{FRESH_ROW}") for line in lines)
+    assert "compat docs" in check.stdout
+    assert page.read_text(encoding="utf-8") == edited, "--check must not write"
+
+    write = _compat("docs", "--root", str(project))
+    assert write.returncode == 0, write.stderr
+    assert "wrote docs/attention_backend.md" in write.stdout
+    assert page.read_text(encoding="utf-8") == fresh
+
+    again = _compat("docs", "--root", str(project))
+    assert again.returncode == 0
+    assert "up to date" in again.stdout
+    assert "wrote" not in again.stdout
+
+
+def test_check_reports_a_missing_page(project: Path) -> None:
+    (project / PAGE).unlink()
+    result = _compat("docs", "--check", "--root", str(project))
+    assert result.returncode == 1
+    assert "compat docs" in result.stdout
+    assert not (project / PAGE).exists()
+
+
+@pytest.mark.parametrize(
+    "args",
+    [("docs", "--chek"), ("docs", "--root"), ("docs", "--root", "/nonexistent/compat-root")],
+)
+def test_bad_arguments_exit_2_without_a_traceback(args: tuple[str, ...]) -> None:
+    result = _compat(*args)
+    assert result.returncode == 2
+    assert result.stderr.strip()
+    assert "Traceback" not in result.stderr + result.stdout
+
+
+def test_missing_template_is_a_clear_error(project: Path) -> None:
+    shutil.rmtree(project / "templates")
+    result = _compat("docs", "--root", str(project))
+    assert result.returncode == 2
+    assert "Traceback" not in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
+    assert "not found" in result.stderr
+
+
+def test_template_error_is_a_clear_error(project: Path) -> None:
+    template = project / "templates" / "attention_backend.md.j2"
+    text = template.read_text(encoding="utf-8")
+    broken = text.replace("page.notes.cuda_graph_off", "page.notes.cuda_graph_of", 1)
+    assert broken != text
+    template.write_text(broken, encoding="utf-8")
+    result = _compat("docs", "--check", "--root", str(project))
+    assert result.returncode == 2
+    assert "Traceback" not in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
+    assert "cuda_graph_of" in result.stderr

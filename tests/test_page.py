@@ -1,0 +1,229 @@
+"""The rendered page: the baseline tables cell by cell, freshness, and facts derived from cells."""
+
+from __future__ import annotations
+
+import dataclasses
+import subprocess
+import sys
+from pathlib import Path
+
+import jinja2
+import pytest
+from markdown_tables import MarkdownTable, read_tables, table_under
+
+from compat.matrix import MATRIX
+from compat.render import PAGE_PATH, TEMPLATE_NAME, render_page
+from compat.schema import ColumnId, Matrix
+from compat.vocab import Arch, Cell, CellKind
+
+ROOT = Path(__file__).resolve().parent.parent
+PAGE = ROOT / PAGE_PATH
+TEMPLATES = ROOT / "templates"
+FIXTURE = Path(__file__).resolve().parent / "fixtures" / "baseline_tables.md"
+TABLE_HEADINGS = ("MHA backends", "MLA backends")
+
+
+def _page_text() -> str:
+    return PAGE.read_text(encoding="utf-8")
+
+
+def _plain_labels(table: MarkdownTable) -> list[list[str]]:
+    """The page writes `Name [`flag`]`; the oracle writes `Name [flag]`."""
+    return [[row[0].replace("`", ""), *row[1:]] for row in table.rows]
+
+
+def _with_cell(matrix: Matrix, arch: Arch, backend: str, column: ColumnId, cell: Cell) -> Matrix:
+    """A copy of `matrix` with one cell replaced."""
+    tables = []
+    for table in matrix.tables:
+        if table.arch is arch:
+            rows = tuple(
+                dataclasses.replace(row, cells={**row.cells, column: cell})
+                if row.backend == backend
+                else row
+                for row in table.rows
+            )
+            assert rows != table.rows, f"no {arch.value} row for {backend}"
+            table = dataclasses.replace(table, rows=rows)
+        tables.append(table)
+    return dataclasses.replace(matrix, tables=tuple(tables))
+
+
+def _note(page: str, title: str) -> str:
+    """The body of the `!!! note "title"` admonition."""
+    lines = page.splitlines()
+    start = lines.index(f'!!! note "{title}"')
+    body = []
+    for line in lines[start + 1 :]:
+        if line and not line.startswith("    "):
+            break
+        body.append(line)
+    return "\n".join(body)
+
+
+@pytest.mark.parametrize("heading", TABLE_HEADINGS)
+def test_tables_match_the_baseline_cell_by_cell(heading: str) -> None:
+    expected = table_under(FIXTURE.read_text(encoding="utf-8"), heading)
+    actual = table_under(_page_text(), heading)
+    assert actual.header == expected.header
+    assert [row[0] for row in _plain_labels(actual)] == [row[0] for row in expected.rows]
+    for got, want in zip(_plain_labels(actual), expected.rows, strict=True):
+        assert len(got) == len(expected.header), got
+        for column, (cell, oracle) in enumerate(zip(got, want, strict=True)):
+            assert cell == oracle, f"{want[0]} / {expected.header[column]}: {cell!r} != {oracle!r}"
+
+
+def test_committed_page_equals_a_fresh_render() -> None:
+    assert _page_text() == render_page(), "docs/attention_backend.md is stale: run `compat docs`"
+
+
+def test_a_typo_in_the_template_is_an_error(tmp_path: Path) -> None:
+    template = (TEMPLATES / TEMPLATE_NAME).read_text(encoding="utf-8")
+    broken = template.replace("page.notes.cuda_graph_off", "page.notes.cuda_graph_of", 1)
+    assert broken != template
+    (tmp_path / TEMPLATE_NAME).write_text(broken, encoding="utf-8")
+    with pytest.raises(jinja2.UndefinedError):
+        render_page(template_dir=tmp_path)
+
+
+def test_no_myst_fences() -> None:
+    offending = [line for line in _page_text().splitlines() if line.startswith("```{")]
+    assert offending == []
+
+
+def test_page_starts_with_h1_and_generated_comment() -> None:
+    lines = _page_text().splitlines()
+    assert lines[0] == "# Attention backends"
+    assert lines[1].startswith("<!--")
+    comment = "\n".join(lines[1 : lines.index("-->") + 1]) if "-->" in lines else lines[1]
+    assert "do not edit" in comment.lower()
+    assert "compat/matrix.py" in comment
+    assert "compat docs" in comment
+    assert sum(1 for line in lines if line.startswith("# ")) == 1
+
+
+def test_exactly_one_trailing_newline() -> None:
+    text = _page_text()
+    assert text.endswith("\n")
+    assert not text.endswith("\n\n")
+
+
+def test_render_is_deterministic() -> None:
+    assert render_page() == render_page()
+
+
+def test_admonitions_use_material_syntax() -> None:
+    text = _page_text()
+    assert '!!! note "' in text
+    assert ":white_check_mark:" not in text and ":x:" not in text
+
+
+def test_headings_are_unique() -> None:
+    headings = [line for line in _page_text().splitlines() if line.startswith("#")]
+    assert len(headings) == len(set(headings))
+
+
+def test_one_cell_change_moves_that_cell_and_the_fp4_partners() -> None:
+    before = render_page()
+    changed = _with_cell(MATRIX, Arch.MLA, "flashmla", ColumnId.FP4_KV, Cell(CellKind.SUPPORTED))
+    after = render_page(changed)
+
+    differences = []
+    for heading in TABLE_HEADINGS:
+        old, new = table_under(before, heading), table_under(after, heading)
+        assert old.header == new.header
+        for old_row, new_row in zip(old.rows, new.rows, strict=True):
+            for column, (old_cell, new_cell) in enumerate(zip(old_row, new_row, strict=True)):
+                if old_cell != new_cell:
+                    differences.append(
+                        (heading, old_row[0], old.header[column], old_cell, new_cell)
+                    )
+    assert differences == [("MLA backends", "FlashMLA [`flashmla`]", "FP4 KV Cache", "❌", "✅")]
+
+    title = "fp4_e2m1 KV cache with fa4"
+    old_note, new_note = _note(before, title), _note(after, title)
+    assert "`flashinfer`, `cutlass_mla` or `trtllm_mla` for MLA models" in old_note
+    assert "`flashinfer`, `flashmla`, `cutlass_mla` or `trtllm_mla` for MLA models" in new_note
+    assert "`flashmla`" not in old_note
+
+
+def test_fixed_page_sizes_follow_the_cells() -> None:
+    title = "Native and emulated paging"
+    before = _note(render_page(), title)
+    assert "FA4 (FlashAttention 4) [`fa4`] (MHA)" not in before
+    assert "FlashMLA [`flashmla`] (MLA): 64; any other page size becomes 64." in before
+
+    fixed_fa4 = _with_cell(
+        MATRIX,
+        Arch.MHA,
+        "fa4",
+        ColumnId.NATIVE_PAGE_SIZES,
+        Cell(CellKind.PAGE_SIZES, page_sizes=(64, 128), fixed=True),
+    )
+    assert (
+        "FA4 (FlashAttention 4) [`fa4`] (MHA): 64 or 128; any other page size becomes 128."
+        in _note(render_page(fixed_fa4), title)
+    )
+
+    loose_flashmla = _with_cell(
+        MATRIX, Arch.MLA, "flashmla", ColumnId.NATIVE_PAGE_SIZES, Cell(CellKind.SUPPORTED)
+    )
+    assert "FlashMLA [`flashmla`]" not in _note(render_page(loose_flashmla), title)
+
+
+def test_backends_without_rows_are_computed() -> None:
+    rowless = [
+        backend.name
+        for backend in MATRIX.backends
+        if all(MATRIX.row(table.arch, backend.name) is None for table in MATRIX.tables)
+    ]
+    assert rowless, "the baseline has at least one backend without a row (nsa)"
+    note = _note(_page_text(), "Backends without a table row")
+    for name in rowless:
+        assert f"`{name}`" in note
+
+
+def test_phase_limited_backends_follow_backend_phases() -> None:
+    note = _note(_page_text(), "Phase-limited backends")
+    limited = [b for b in MATRIX.backends if len(b.phases) == 1]
+    assert limited
+    for backend in limited:
+        assert f"`{backend.name}`" in note
+    both = dataclasses.replace(
+        MATRIX.backend("fa4"), phases=frozenset(MATRIX.backend("fa3").phases)
+    )
+    matrix = dataclasses.replace(
+        MATRIX, backends=tuple(both if b.name == "fa4" else b for b in MATRIX.backends)
+    )
+    assert "`fa4`" not in _note(render_page(matrix), "Phase-limited backends")
+
+
+def test_every_backend_and_source_is_listed() -> None:
+    tables = {table.heading: table for table in read_tables(_page_text())}
+    hardware = tables["Hardware requirements"]
+    assert [row[0] for row in hardware.rows] == [f"`{b.name}`" for b in MATRIX.backends]
+    sources = [row[0] for row in tables["Sources"].rows]
+    assert len(sources) == len(set(sources))
+    for evidence in MATRIX.sources:
+        assert evidence.source in sources
+    rules = [row[0] for row in tables["Cross-field rules"].rows]
+    rule_ids = [
+        *(rule.id for rule in MATRIX.pairing_rules),
+        *(rule.id for rule in MATRIX.hybrid_caution_rules),
+        *(rule.id for rule in MATRIX.spec_paged_rules),
+        *(rule.id for rule in MATRIX.dtype_fallback_rules),
+        *(requirement.rule_id for requirement in MATRIX.dtype_requirements),
+    ]
+    assert rule_ids
+    for rule_id in rule_ids:
+        assert f"`{rule_id}`" in rules
+    defaults = tables["Default backend"]
+    assert [row[5] for row in defaults.rows] == [f"`{d.backend}`" for d in MATRIX.defaults]
+
+
+def test_import_compat_does_not_load_jinja() -> None:
+    code = "import sys, compat; print('jinja2' in sys.modules)"
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    )
+    assert result.stdout.strip() == "False"

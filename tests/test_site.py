@@ -1,0 +1,68 @@
+"""`mkdocs build --strict`: the site builds cleanly, refuses a stale page, and loads no CDN."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+CDN_MARKERS = ("fonts.googleapis", "fonts.gstatic", "cdn.jsdelivr", "unpkg")
+
+
+def _build(config: Path, site: Path, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "-f", str(config), "-d", str(site)],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        # Material prints an end-of-life banner that mentions this variable; it is not a
+        # build warning, and hiding it keeps the "no WARNING" assertion meaningful.
+        env={**os.environ, "NO_MKDOCS_2_WARNING": "1"},
+        timeout=300,
+        check=False,
+    )
+
+
+def test_site_builds_strict_without_warnings_or_cdn(tmp_path: Path) -> None:
+    site = tmp_path / "site"
+    result = _build(ROOT / "mkdocs.yml", site, tmp_path)
+    output = result.stdout + result.stderr
+    assert result.returncode == 0, output
+    assert "WARNING" not in output, output
+    pages = sorted(site.rglob("*.html"))
+    assert site / "attention_backend" / "index.html" in pages
+    assert site / "index.html" in pages
+    for page in [*pages, *site.rglob("*.css")]:
+        text = page.read_text(encoding="utf-8")
+        for marker in CDN_MARKERS:
+            assert marker not in text, f"{page.relative_to(site)} references {marker}"
+    matrix = (site / "attention_backend" / "index.html").read_text(encoding="utf-8")
+    assert matrix.count('class="admonition note"') >= 10
+    assert "```{" not in matrix
+
+
+def test_stale_page_fails_the_build(tmp_path: Path) -> None:
+    project = tmp_path / "project"
+    shutil.copytree(ROOT / "docs", project / "docs")
+    shutil.copytree(ROOT / "templates", project / "templates")
+    (project / "compat").mkdir()
+    shutil.copy(ROOT / "compat" / "mkdocs_hooks.py", project / "compat" / "mkdocs_hooks.py")
+    shutil.copy(ROOT / "mkdocs.yml", project / "mkdocs.yml")
+
+    fresh = _build(project / "mkdocs.yml", tmp_path / "fresh-site", tmp_path)
+    assert fresh.returncode == 0, fresh.stdout + fresh.stderr
+
+    page = project / "docs" / "attention_backend.md"
+    text = page.read_text(encoding="utf-8")
+    edited = text.replace("| FlashMLA [`flashmla`] | 64 |", "| FlashMLA [`flashmla`] | 128 |", 1)
+    assert edited != text
+    page.write_text(edited, encoding="utf-8")
+
+    stale = _build(project / "mkdocs.yml", tmp_path / "stale-site", tmp_path)
+    output = stale.stdout + stale.stderr
+    assert stale.returncode != 0
+    assert "attention_backend.md" in output
+    assert "compat docs" in output

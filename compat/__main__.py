@@ -1,5 +1,3 @@
-import sys
+from compat.cli import entry
 
-from compat.cli import main
-
-sys.exit(main())
+entry()

@@ -149,8 +149,11 @@ def _choice(
     if isinstance(value, str) and value in options:
         return value
     if not isinstance(value, str):
+        # wrong types are named with their type
         problems.append(
-            InputProblem(flag, value, f"expected a string, got {type(value).__name__} {value!r}", options)
+            InputProblem(
+                flag, value, f"expected a string, got {type(value).__name__} {value!r}", options
+            )
         )
         return None
     lowered = {option.lower(): option for option in options}
@@ -172,6 +175,12 @@ def _positive_int(problems: list[InputProblem], flag: str, value: object) -> int
     return value
 
 
+def _remember(capability: ComputeCapability) -> ComputeCapability:
+    """Cache valid (major, minor) tuples so the fast path can reuse their parsed form."""
+    _CAPABILITIES[(capability.major, capability.minor)] = capability
+    return capability
+
+
 def _capability(problems: list[InputProblem], value: object) -> ComputeCapability | None:
     flag = "--compute-capability"
     if value is None or isinstance(value, ComputeCapability):
@@ -187,7 +196,8 @@ def _capability(problems: list[InputProblem], value: object) -> ComputeCapabilit
         and len(value) == 2
         and all(isinstance(part, int) and not isinstance(part, bool) for part in value)
     ):
-        return _plausible(problems, ComputeCapability(value[0], value[1]), value)
+        plausible = _plausible(problems, ComputeCapability(value[0], value[1]), value)
+        return None if plausible is None else _remember(plausible)
     problems.append(
         InputProblem(flag, value, f"expected (major, minor), '10.0' or 'sm100', got {value!r}")
     )
@@ -211,14 +221,104 @@ def _cuda_version(problems: list[InputProblem], value: object) -> tuple[int, int
     if (
         isinstance(value, tuple)
         and len(value) == 2
-        and all(isinstance(part, int) and not isinstance(part, bool) and part >= 0 for part in value)
+        and all(
+            isinstance(part, int) and not isinstance(part, bool) and part >= 0 for part in value
+        )
     ):
         return (value[0], value[1])
     problems.append(InputProblem("cuda_version", value, f"expected (major, minor), got {value!r}"))
     return None
 
 
+_CAPABILITIES: dict[tuple[int, int], ComputeCapability] = {}
+_ALGORITHMS = frozenset(SPECULATIVE_ALGORITHMS)
+_NO_FEATURES: frozenset[ModelFeature] = frozenset()
+
+
 def _parse(config: AttentionConfig) -> Parsed:
+    """The canonical form of a valid config; every problem at once for an invalid one."""
+    try:
+        parsed = _parse_common(config)
+    except TypeError:  # an unhashable value where a name belongs: let the slow path say so
+        parsed = None
+    return parsed if parsed is not None else _parse_reporting(config)
+
+
+def _is_name(value: object, choices: frozenset[str] | dict[str, Any]) -> bool:
+    return type(value) is str and value in choices
+
+
+def _parse_common(config: AttentionConfig) -> Parsed | None:
+    """The fast path for well-formed input: plain lookups, no messages. None: take the slow one."""
+    main, prefill, decode = (
+        config.attention_backend,
+        config.prefill_attention_backend,
+        config.decode_attention_backend,
+    )
+    for name in (main, prefill, decode):
+        if name is not None and not _is_name(name, _BACKENDS):
+            return None
+    dtype, arch, platform, mode = (
+        config.kv_cache_dtype,
+        config.attention_arch,
+        config.platform,
+        config.speculative_attention_mode,
+    )
+    if not (
+        _is_name(dtype, KV_DTYPE_SPELLINGS)
+        and _is_name(arch, _ARCHS)
+        and _is_name(platform, _PLATFORMS)
+        and _is_name(mode, _MODES)
+    ):
+        return None
+    algorithm = config.speculative_algorithm
+    if algorithm is not None and not (type(algorithm) is str and algorithm.upper() in _ALGORITHMS):
+        return None
+    page_size, topk = config.page_size, config.speculative_eagle_topk
+    for number in (page_size, topk):
+        if number is not None and not (type(number) is int and number >= 1):
+            return None
+    capability = config.compute_capability
+    if type(capability) is tuple:
+        known = _CAPABILITIES.get(capability)
+        if known is None:
+            return None
+        capability = known
+    elif capability is not None and not isinstance(capability, ComputeCapability):
+        return None
+    if config.cuda_version is not None:
+        return None
+    features = _NO_FEATURES
+    flags = (
+        config.sliding_window,
+        config.multimodal,
+        config.encoder_decoder,
+        config.dual_chunk_attention,
+        config.sparse_attention,
+    )
+    if any(type(flag) is not bool for flag in flags):
+        return None
+    if any(flags):
+        features = frozenset(f for f, on in zip(_FEATURE_ORDER, flags, strict=True) if on)
+    return Parsed(
+        arch=_ARCHS[arch],
+        platform=_PLATFORMS[platform],
+        capability=capability,
+        backend=main,
+        prefill=prefill,
+        decode=decode,
+        kv_dtype=KV_DTYPE_SPELLINGS[dtype],
+        page_size=page_size,
+        speculative=algorithm is not None,
+        topk=topk,
+        spec_mode=_MODES[mode],
+        features=features,
+        cuda_version=None,
+    )
+
+
+def _parse_reporting(config: AttentionConfig) -> Parsed:
+    """The thorough path: validate every field and collect every problem."""
     problems: list[InputProblem] = []
     backends = sorted(_BACKENDS)
 
@@ -282,3 +382,4 @@ _FEATURE_FIELDS = (
     (ModelFeature.DUAL_CHUNK, "dual_chunk_attention"),
     (ModelFeature.SPARSE_DSA, "sparse_attention"),
 )
+_FEATURE_ORDER = tuple(feature for feature, _ in _FEATURE_FIELDS)

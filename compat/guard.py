@@ -89,8 +89,16 @@ def _suggester(matrix: Matrix) -> Callable[[Report], tuple[Suggestion, ...]]:
     return suggest
 
 
+_FLAGS: dict[tuple[bool, bool, tuple[Phase, ...]], tuple[str, ...]] = {}
+
+
 def _flags(parsed: Parsed, phases: tuple[Phase, ...]) -> tuple[str, ...]:
-    return tuple(dict.fromkeys(phase_flag(parsed, phase) for phase in phases))
+    """The flags that chose the backend of `phases`, each once."""
+    key = (parsed.prefill is None, parsed.decode is None, phases)
+    flags = _FLAGS.get(key)
+    if flags is None:
+        flags = _FLAGS[key] = tuple(dict.fromkeys(phase_flag(parsed, phase) for phase in phases))
+    return flags
 
 
 def _check_dtype_platform(
@@ -156,8 +164,10 @@ def _check_backend(
         findings.append(_platform_finding(parsed, resolved, plan, kind, phases))
     needed = plan.capability
     capability = resolved.compute_capability
-    if needed is not None and resolved.platform is Platform.CUDA and (
-        capability is None or capability not in needed
+    if (
+        needed is not None
+        and resolved.platform is Platform.CUDA
+        and (capability is None or capability not in needed)
     ):
         findings.append(_capability_finding(parsed, resolved, name, needed, phases))
     if backend.kv_dtypes is not None and resolved.kv_dtype not in backend.kv_dtypes:
@@ -196,11 +206,13 @@ def _check_backend(
         if not checked:
             continue
         if cell_check.cell is None:
-            findings.append(_missing_row_finding(parsed, resolved, name, cell_check, checked,
-                                                 matrix))
+            findings.append(
+                _missing_row_finding(parsed, resolved, name, cell_check, checked, matrix)
+            )
             continue
-        finding = _cell_finding(parsed, resolved, cell_check.column, cell_check.cell, name,
-                                checked, matrix)
+        finding = _cell_finding(
+            parsed, resolved, cell_check.column, cell_check.cell, name, checked, matrix
+        )
         if finding is not None:
             findings.append(finding)
 
@@ -225,7 +237,7 @@ def _arch_finding(
     parsed: Parsed, plan: BackendPlan, phases: tuple[Phase, ...], arch: Arch, matrix: Matrix
 ) -> Finding:
     name = plan.backend.name
-    with_row = tuple(row.backend for row in matrix.table(arch).rows)
+    with_row = plan.arch_rows
     refused = plan.status is ArchStatus.REFUSED
     return Finding(
         "arch-refused" if refused else "arch-undocumented",
@@ -248,7 +260,7 @@ def _platform_finding(
     phases: tuple[Phase, ...],
 ) -> Finding:
     name = plan.backend.name
-    runs_on = tuple(p.value for p in Platform if p in plan.platforms)
+    runs_on = plan.runs_on
     missing = kind is None
     return Finding(
         "platform-unsupported" if missing else "platform-untested",

@@ -29,6 +29,10 @@ class BackendPlan:
     platforms: Mapping[Platform, CellKind]
     capability: CapabilityRange | None
     cell_checks: tuple[CellCheck, ...]
+    runs_on: tuple[str, ...]
+    """The platforms it runs on, as flag values."""
+    arch_rows: tuple[str, ...]
+    """The backends with a row in this architecture's table."""
 
 
 def backend_plan(matrix: Matrix, arch: Arch, name: str) -> BackendPlan:
@@ -61,4 +65,6 @@ def _compile(matrix: Matrix, arch: Arch, name: str) -> BackendPlan:
         platforms=backend.platforms,
         capability=backend.capability.get(arch),
         cell_checks=tuple(checks),
+        runs_on=tuple(p.value for p in Platform if p in backend.platforms),
+        arch_rows=tuple(row.backend for row in matrix.table(arch).rows),
     )

@@ -18,9 +18,7 @@ def phase_flag(parsed: Parsed, phase: Phase) -> str:
     return phase.flag if own is not None else "--attention-backend"
 
 
-def default_backend(
-    parsed: Parsed, matrix: Matrix = MATRIX
-) -> tuple[DefaultChoice, str] | None:
+def default_backend(parsed: Parsed, matrix: Matrix = MATRIX) -> tuple[DefaultChoice, str] | None:
     """The default-table line that applies and the backend it yields, or None."""
     for choice in matrix.defaults:
         if choice.matches(parsed.platform, parsed.arch, parsed.capability, parsed.cuda_version):

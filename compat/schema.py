@@ -41,10 +41,9 @@ class ColumnId(Term):
     SLIDING_WINDOW = "sliding_window"
     MULTIMODAL = "multimodal"
 
-    @property
-    def rule_id(self) -> str:
+    def __init__(self, value: str) -> None:
+        self.rule_id = value.replace("_", "-")
         """The id of the finding the guard raises for an unsupported cell of this column."""
-        return self.value.replace("_", "-")
 
 
 @dataclass(frozen=True)
@@ -186,7 +185,9 @@ class DefaultChoice:
             return False
         if self.arch is not None and arch is not self.arch:
             return False
-        if self.capability is not None and (capability is None or capability not in self.capability):
+        if self.capability is not None and (
+            capability is None or capability not in self.capability
+        ):
             return False
         # An unknown CUDA version is assumed recent enough: the guard cannot see it.
         return self.min_cuda is None or cuda is None or cuda >= self.min_cuda
@@ -364,8 +365,7 @@ def phase_rule_id(backend: Backend) -> str:
 def pairing_statement(matrix: Matrix, rule: PairingRule) -> str:
     """The sentence the page prints for a pairing rule, built from its data and the cells."""
     partners = {
-        arch: join_or([f"`{name}`" for name in matrix.decode_partners(rule, arch)])
-        for arch in Arch
+        arch: join_or([f"`{name}`" for name in matrix.decode_partners(rule, arch)]) for arch in Arch
     }
     excluded = join_or([f"`{name}`" for name in sorted(rule.excluded_decode)])
     return (
@@ -386,7 +386,8 @@ def _check_consistency(matrix: Matrix) -> None:
             if row.backend not in names:
                 problems.append(f"{table.arch.value} row names unknown backend {row.backend!r}")
             if set(row.cells) != set(table.columns):
-                problems.append(f"{table.arch.value} row {row.backend!r} has cells {sorted(c.value for c in row.cells)}")
+                cells = sorted(column.value for column in row.cells)
+                problems.append(f"{table.arch.value} row {row.backend!r} has cells {cells}")
         for column_id in table.columns:
             if column_id not in column_ids:
                 problems.append(f"{table.arch.value} table uses undeclared column {column_id}")
@@ -395,8 +396,14 @@ def _check_consistency(matrix: Matrix) -> None:
     referenced += [name for rule in matrix.spec_paged_rules for name in rule.backends]
     referenced += [r.backend for r in matrix.dtype_fallback_rules]
     referenced += [r.replacement for r in matrix.dtype_fallback_rules]
-    referenced += [d.backend for d in matrix.defaults] + [d.fallback for d in matrix.defaults if d.fallback]
-    problems += [f"a rule or default names unknown backend {name!r}" for name in referenced if name not in names]
+    referenced += [d.backend for d in matrix.defaults] + [
+        d.fallback for d in matrix.defaults if d.fallback
+    ]
+    problems += [
+        f"a rule or default names unknown backend {name!r}"
+        for name in referenced
+        if name not in names
+    ]
     if problems:
         raise ValueError("inconsistent capability matrix: " + "; ".join(problems))
 

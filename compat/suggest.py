@@ -66,20 +66,17 @@ def _phase_swaps(
     config: AttentionConfig, phase: Phase, order: list[str], report: Report
 ) -> Iterator[Candidate]:
     current = report.resolved.backend(phase)
-    field = f"{phase.value}_attention_backend"
     for name in order:
         if name != current:
-            yield (
-                ((phase.flag, name),),
-                (),
-                f"run the {phase.value} phase on {name}",
-                replace(config, **{field: name}),
+            swapped = (
+                replace(config, prefill_attention_backend=name)
+                if phase is Phase.PREFILL
+                else replace(config, decode_attention_backend=name)
             )
+            yield ((phase.flag, name),), (), f"run the {phase.value} phase on {name}", swapped
 
 
-def _whole_swaps(
-    config: AttentionConfig, order: list[str], report: Report
-) -> Iterator[Candidate]:
+def _whole_swaps(config: AttentionConfig, order: list[str], report: Report) -> Iterator[Candidate]:
     resolved = report.resolved
     cleared = tuple(
         phase.flag

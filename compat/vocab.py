@@ -26,9 +26,9 @@ class Arch(Term):
     MHA = "mha"
     MLA = "mla"
 
-    @property
-    def label(self) -> str:
-        return self.value.upper()
+    def __init__(self, value: str) -> None:
+        # A plain attribute: read on the guard's hot path, where properties cost.
+        self.label = value.upper()
 
 
 class Phase(Term):
@@ -37,9 +37,8 @@ class Phase(Term):
     PREFILL = "prefill"
     DECODE = "decode"
 
-    @property
-    def flag(self) -> str:
-        return f"--{self.value}-attention-backend"
+    def __init__(self, value: str) -> None:
+        self.flag = f"--{value}-attention-backend"
 
 
 class Platform(Term):
@@ -117,6 +116,15 @@ class Severity(Term):
     INFO = "info"
 
 
+_ACTION_SEVERITY = {
+    "error": Severity.ERROR,
+    "warn": Severity.WARNING,
+    "snap": Severity.WARNING,
+    "info": Severity.INFO,
+    "documentation-only": Severity.INFO,
+}
+
+
 class Action(Term):
     """What the guard does when a configuration meets an unsupported cell of a column."""
 
@@ -126,13 +134,9 @@ class Action(Term):
     INFO = "info"
     DOCUMENTATION_ONLY = "documentation-only"
 
-    @property
-    def severity(self) -> Severity:
-        if self is Action.ERROR:
-            return Severity.ERROR
-        if self in (Action.WARN, Action.SNAP):
-            return Severity.WARNING
-        return Severity.INFO
+    def __init__(self, value: str) -> None:
+        self.severity = _ACTION_SEVERITY[value]
+        """The severity of the finding for an unsupported cell."""
 
 
 _CC_PATTERN = re.compile(r"^(?:sm_?)?(\d+)(?:\.(\d+))?$", re.IGNORECASE)
@@ -150,9 +154,7 @@ class ComputeCapability:
         """Accept `10.0`, `10`, `sm100`, `sm_90`, `100`, `90`, `8.6`, `86`."""
         match = _CC_PATTERN.match(text.strip())
         if match is None:
-            raise ValueError(
-                f"invalid compute capability {text!r}: write it as 10.0, sm100 or 100"
-            )
+            raise ValueError(f"invalid compute capability {text!r}: write it as 10.0, sm100 or 100")
         whole, minor = match.group(1), match.group(2)
         if minor is not None:
             return cls(int(whole), int(minor))

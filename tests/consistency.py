@@ -8,14 +8,17 @@ benchmark, which times the whole enumeration.
 from __future__ import annotations
 
 import itertools
+import multiprocessing
+import os
 import re
 from collections.abc import Iterator
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
 from markdown_tables import table_under
 
-from compat import AttentionConfig, Report, Severity, check
+from compat import MATRIX, AttentionConfig, Report, Severity, check
 
 PAGE = Path(__file__).resolve().parent.parent / "docs" / "attention_backend.md"
 
@@ -24,8 +27,13 @@ KV_DTYPES = ("auto", "bf16", "fp8_e4m3", "fp8_e5m2", "fp4_e2m1")
 TOPKS = (None, 1, 2)
 PAGE_SIZES = (1, 16, 32, 64, 128)
 PRESETS = (
-    ("cuda", (8, 0)), ("cuda", (9, 0)), ("cuda", (10, 0)), ("rocm", None), ("npu", None),
-    ("xpu", None), ("cpu", None),
+    ("cuda", (8, 0)),
+    ("cuda", (9, 0)),
+    ("cuda", (10, 0)),
+    ("rocm", None),
+    ("npu", None),
+    ("xpu", None),
+    ("cpu", None),
 )
 # The legend's words for what the guard does with an unsupported cell.
 ACTION_SEVERITY = {"error": Severity.ERROR, "warn": Severity.WARNING, "info": Severity.INFO}
@@ -44,8 +52,10 @@ class Claim:
 def read_claims(page: str) -> dict[tuple[str, str], tuple[Claim, ...]]:
     """(arch, backend) -> every cell of its row, with the legend's action for the column."""
     legend = table_under(page, "Legend")
-    column, action, phases, finding = (legend.header.index(h) for h in (
-        "Column", "Guard action on an unsupported cell", "Phases checked", "Finding id"))
+    column, action, phases, finding = (
+        legend.header.index(h)
+        for h in ("Column", "Guard action on an unsupported cell", "Phases checked", "Finding id")
+    )
     by_header: dict[str, tuple[str, str, frozenset[str]]] = {}
     for row in legend.rows:
         for header in re.split(r" \((?:MHA|MLA|MHA, MLA)\)(?:; )?", row[column]):
@@ -107,19 +117,26 @@ def expected_finding(claim: Claim, report: Report) -> Severity | None:
     return ACTION_SEVERITY[claim.action]
 
 
-def configurations() -> Iterator[AttentionConfig]:
-    from compat import MATRIX
-
+def configurations(prefills: tuple[str, ...] | None = None) -> Iterator[AttentionConfig]:
+    """The enumerated space; `prefills` limits it to those prefill backends (one shard)."""
     backends = MATRIX.backend_names
     for index, (arch, prefill, decode, dtype, topk, page, (platform, capability)) in enumerate(
         itertools.product(ARCHS, backends, backends, KV_DTYPES, TOPKS, PAGE_SIZES, PRESETS)
     ):
+        if prefills is not None and prefill not in prefills:
+            continue
         yield AttentionConfig(
-            attention_arch=arch, prefill_attention_backend=prefill,
-            decode_attention_backend=decode, kv_cache_dtype=dtype, page_size=page,
-            speculative_algorithm=None if topk is None else "EAGLE", speculative_eagle_topk=topk,
-            platform=platform, compute_capability=capability,
-            sliding_window=index % 2 == 1, multimodal=index % 4 >= 2,
+            attention_arch=arch,
+            prefill_attention_backend=prefill,
+            decode_attention_backend=decode,
+            kv_cache_dtype=dtype,
+            page_size=page,
+            speculative_algorithm=None if topk is None else "EAGLE",
+            speculative_eagle_topk=topk,
+            platform=platform,
+            compute_capability=capability,
+            sliding_window=index % 2 == 1,
+            multimodal=index % 4 >= 2,
         )
 
 
@@ -129,8 +146,10 @@ def verify(
     """(claims compared, mismatches) for one configuration."""
     resolved = report.resolved
     uses: dict[str, set[str]] = {}
-    for phase, backend in (("prefill", resolved.prefill_backend),
-                           ("decode", resolved.decode_backend)):
+    for phase, backend in (
+        ("prefill", resolved.prefill_backend),
+        ("decode", resolved.decode_backend),
+    ):
         if backend is not None:
             uses.setdefault(backend, set()).add(phase)
     compared = 0
@@ -141,8 +160,11 @@ def verify(
                 continue
             compared += 1
             expected = expected_finding(claim, report)
-            found = {f.severity for f in report.findings
-                     if f.rule == claim.finding_id and f.backend == backend}
+            found = {
+                f.severity
+                for f in report.findings
+                if f.rule == claim.finding_id and f.backend == backend
+            }
             if found != ({expected} if expected else set()):
                 mismatches.append(
                     f"{config}: {backend} {claim.header}={claim.cell!r}: page says "
@@ -151,14 +173,34 @@ def verify(
     return compared, mismatches
 
 
-def run_proof(page: str | None = None) -> tuple[int, int, list[str]]:
-    """(configurations, claims compared, mismatches) over the whole enumerated space."""
-    claims = read_claims(page if page is not None else PAGE.read_text(encoding="utf-8"))
+def _prove_shard(page: str, prefills: tuple[str, ...]) -> tuple[int, int, list[str]]:
+    claims = read_claims(page)
     configs = compared = 0
     mismatches: list[str] = []
-    for config in configurations():
+    for config in configurations(prefills):
         configs += 1
         count, wrong = verify(config, check(config), claims)
         compared += count
         mismatches += wrong[: max(0, 20 - len(mismatches))]
+    return configs, compared, mismatches
+
+
+def run_proof(page: str | None = None, workers: int | None = None) -> tuple[int, int, list[str]]:
+    """(configurations, claims compared, mismatches) over the whole enumerated space.
+
+    The space is split by prefill backend across `workers` processes (default: one per core).
+    """
+    text = page if page is not None else PAGE.read_text(encoding="utf-8")
+    workers = workers or os.cpu_count() or 1
+    backends = MATRIX.backend_names
+    shards = [tuple(backends[i::workers]) for i in range(workers)]
+    if workers == 1:
+        results = [_prove_shard(text, shards[0])]
+    else:
+        context = multiprocessing.get_context("fork")
+        with ProcessPoolExecutor(workers, mp_context=context) as pool:
+            results = list(pool.map(_prove_shard, [text] * workers, shards))
+    configs = sum(r[0] for r in results)
+    compared = sum(r[1] for r in results)
+    mismatches = [m for r in results for m in r[2]]
     return configs, compared, mismatches

@@ -12,56 +12,96 @@ B200 = ["--platform", "cuda", "--compute-capability", "10.0"]
 
 
 def compat(*args: str) -> subprocess.CompletedProcess[str]:
-    result = subprocess.run([sys.executable, "-m", "compat", *args], capture_output=True,
-                            text=True, timeout=120)
+    result = subprocess.run(
+        [sys.executable, "-m", "compat", *args], capture_output=True, text=True, timeout=120
+    )
     assert "Traceback" not in result.stdout + result.stderr
     return result
 
 
 def test_fa4_with_trtllm_mha_decode_is_refused_with_a_verified_partner() -> None:
-    result = compat("check", "--attention-arch", "mha", *B200, "--prefill-attention-backend",
-                    "fa4", "--decode-attention-backend", "trtllm_mha", "--kv-cache-dtype",
-                    "fp4_e2m1")
+    result = compat(
+        "check",
+        "--attention-arch",
+        "mha",
+        *B200,
+        "--prefill-attention-backend",
+        "fa4",
+        "--decode-attention-backend",
+        "trtllm_mha",
+        "--kv-cache-dtype",
+        "fp4_e2m1",
+    )
     assert result.returncode == 1
     assert "kv4-fa4-decode-partner" in result.stdout
     assert "--decode-attention-backend triton" in result.stdout
 
 
 def test_fa4_with_triton_decode_passes() -> None:
-    result = compat("check", "--attention-arch", "mha", *B200, "--prefill-attention-backend",
-                    "fa4", "--decode-attention-backend", "triton", "--kv-cache-dtype", "fp4_e2m1")
+    result = compat(
+        "check",
+        "--attention-arch",
+        "mha",
+        *B200,
+        "--prefill-attention-backend",
+        "fa4",
+        "--decode-attention-backend",
+        "triton",
+        "--kv-cache-dtype",
+        "fp4_e2m1",
+    )
     assert result.returncode == 0, result.stdout
     assert result.stdout.startswith("compatible")
 
 
 def test_flashmla_fp4_suggests_the_fp4_mla_backends() -> None:
-    result = compat("check", "--attention-arch", "mla", *B200, "--attention-backend", "flashmla",
-                    "--kv-cache-dtype", "fp4_e2m1")
+    result = compat(
+        "check",
+        "--attention-arch",
+        "mla",
+        *B200,
+        "--attention-backend",
+        "flashmla",
+        "--kv-cache-dtype",
+        "fp4_e2m1",
+    )
     assert result.returncode == 1
     for backend in ("trtllm_mla", "cutlass_mla", "flashinfer"):
         assert f"--attention-backend {backend}" in result.stdout
 
 
 def test_fp4_on_rocm_is_refused() -> None:
-    result = compat("check", "--attention-arch", "mha", "--platform", "rocm",
-                    "--attention-backend", "aiter", "--kv-cache-dtype", "fp4_e2m1")
+    result = compat(
+        "check",
+        "--attention-arch",
+        "mha",
+        "--platform",
+        "rocm",
+        "--attention-backend",
+        "aiter",
+        "--kv-cache-dtype",
+        "fp4_e2m1",
+    )
     assert result.returncode == 1
     assert "kv4-requires-cuda" in result.stdout
 
 
 def test_typo_gets_did_you_mean_and_exit_2() -> None:
-    result = compat("check", "--attention-arch", "mha", *B200, "--attention-backend",
-                    "flashinferr")
+    result = compat("check", "--attention-arch", "mha", *B200, "--attention-backend", "flashinferr")
     assert result.returncode == 2
     assert "did you mean flashinfer" in result.stderr
 
 
 @pytest.mark.parametrize(
     ("args", "needle"),
-    [(["--page-size", "abc"], "--page-size"), (["--page-size", "0"], "positive"),
-     (["--speculative-eagle-topk", "-1"], "positive"),
-     (["--compute-capability", "hopper"], "hopper"), (["--attention-arch", "gqa"], "mha"),
-     (["--kv-cache-dtype", "fp4"], "fp4_e2m1")],
+    [
+        (["--page-size", "abc"], "--page-size"),
+        (["--page-size", "0"], "positive"),
+        (["--speculative-eagle-topk", "-1"], "positive"),
+        (["--compute-capability", "hopper"], "hopper"),
+        (["--attention-arch", "gqa"], "mha"),
+        (["--kv-cache-dtype", "fp4"], "fp4_e2m1"),
+    ],
 )
 def test_bad_values_exit_2(args: list[str], needle: str) -> None:
     base = {"--attention-arch": "mha"}
@@ -80,26 +120,60 @@ def test_missing_architecture_is_explained() -> None:
 
 
 def test_whole_launch_command_after_double_dash() -> None:
-    result = compat("check", "--attention-arch", "mla", *B200, "--", "python3", "-m",
-                    "sglang.launch_server", "--model-path", "X", "--tp", "8",
-                    "--attention-backend", "trtllm_mla", "--kv-cache-dtype=fp4_e2m1",
-                    "--trust-remote-code")
+    result = compat(
+        "check",
+        "--attention-arch",
+        "mla",
+        *B200,
+        "--",
+        "python3",
+        "-m",
+        "sglang.launch_server",
+        "--model-path",
+        "X",
+        "--tp",
+        "8",
+        "--attention-backend",
+        "trtllm_mla",
+        "--kv-cache-dtype=fp4_e2m1",
+        "--trust-remote-code",
+    )
     assert result.returncode == 0, result.stdout
     assert "backend trtllm_mla" in result.stdout and "KV fp4_e2m1" in result.stdout
     assert "--tp 8" in result.stdout and "--trust-remote-code" in result.stdout
 
 
 def test_launch_command_conflicting_with_a_flag_is_invalid() -> None:
-    result = compat("check", "--attention-arch", "mla", *B200, "--attention-backend", "fa3",
-                    "--", "python3", "-m", "sglang.launch_server", "--attention-backend",
-                    "trtllm_mla")
+    result = compat(
+        "check",
+        "--attention-arch",
+        "mla",
+        *B200,
+        "--attention-backend",
+        "fa3",
+        "--",
+        "python3",
+        "-m",
+        "sglang.launch_server",
+        "--attention-backend",
+        "trtllm_mla",
+    )
     assert result.returncode == 2
     assert "give it once" in result.stderr
 
 
 def test_json_output_is_the_report() -> None:
-    result = compat("check", "--attention-arch", "mla", *B200, "--attention-backend", "flashmla",
-                    "--kv-cache-dtype", "fp4_e2m1", "--json")
+    result = compat(
+        "check",
+        "--attention-arch",
+        "mla",
+        *B200,
+        "--attention-backend",
+        "flashmla",
+        "--kv-cache-dtype",
+        "fp4_e2m1",
+        "--json",
+    )
     assert result.returncode == 1
     data = json.loads(result.stdout)
     assert data["ok"] is False
@@ -112,8 +186,17 @@ def test_json_output_is_the_report() -> None:
 
 @pytest.mark.parametrize("spelling", ["10.0", "sm100", "100"])
 def test_compute_capability_spellings(spelling: str) -> None:
-    result = compat("check", "--attention-arch", "mha", "--platform", "cuda",
-                    "--compute-capability", spelling, "--attention-backend", "trtllm_mha")
+    result = compat(
+        "check",
+        "--attention-arch",
+        "mha",
+        "--platform",
+        "cuda",
+        "--compute-capability",
+        spelling,
+        "--attention-backend",
+        "trtllm_mha",
+    )
     assert result.returncode == 0
     assert "sm100" in result.stdout
 

@@ -27,9 +27,13 @@ def test_the_proof_notices_a_page_that_disagrees() -> None:
     cells[4] = " ✅ "
     lines[index] = "|".join(cells)
     claims = read_claims("\n".join(lines))
-    config = AttentionConfig(attention_arch="mla", attention_backend="flashmla",
-                             kv_cache_dtype="fp4_e2m1", platform="cuda",
-                             compute_capability=(10, 0))
+    config = AttentionConfig(
+        attention_arch="mla",
+        attention_backend="flashmla",
+        kv_cache_dtype="fp4_e2m1",
+        platform="cuda",
+        compute_capability=(10, 0),
+    )
     _, mismatches = verify(config, check(config), claims)
     assert mismatches and "FP4 KV Cache" in mismatches[0]
     fine = replace(config, attention_backend="trtllm_mla")

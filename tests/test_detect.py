@@ -33,8 +33,14 @@ def test_real_cpu_torch_is_detected_as_cpu() -> None:
     assert detected.torch_version == version_tuple(torch.__version__)
 
 
-def fake_gpu(monkeypatch: pytest.MonkeyPatch, *, hip: str | None, cuda: str | None,
-             capability: tuple[int, int], name: str) -> None:
+def fake_gpu(
+    monkeypatch: pytest.MonkeyPatch,
+    *,
+    hip: str | None,
+    cuda: str | None,
+    capability: tuple[int, int],
+    name: str,
+) -> None:
     monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
     monkeypatch.setattr(torch.cuda, "get_device_capability", lambda index=0: capability)
     monkeypatch.setattr(torch.cuda, "get_device_name", lambda index=0: name)
@@ -46,8 +52,12 @@ def test_cuda_device_gives_capability_and_cuda_version(monkeypatch: pytest.Monke
     fake_gpu(monkeypatch, hip=None, cuda="12.8", capability=(10, 0), name="NVIDIA B200")
     detected = detect_platform()
     assert detected == DetectedPlatform(
-        Platform.CUDA, ComputeCapability(10, 0), (12, 8), version_tuple(torch.__version__),
-        "NVIDIA B200")
+        Platform.CUDA,
+        ComputeCapability(10, 0),
+        (12, 8),
+        version_tuple(torch.__version__),
+        "NVIDIA B200",
+    )
 
 
 def test_rocm_build_is_rocm_without_a_cuda_capability(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -70,8 +80,12 @@ def test_missing_torch_asks_for_platform(monkeypatch: pytest.MonkeyPatch) -> Non
 
 @pytest.mark.parametrize(
     ("dtype", "attribute"),
-    [(KvDtype.FP4_E2M1, "float4_e2m1fn_x2"), (KvDtype.FP8_E4M3, "float8_e4m3fn"),
-     (KvDtype.FP8_E5M2, "float8_e5m2"), (KvDtype.BF16, "bfloat16")],
+    [
+        (KvDtype.FP4_E2M1, "float4_e2m1fn_x2"),
+        (KvDtype.FP8_E4M3, "float8_e4m3fn"),
+        (KvDtype.FP8_E5M2, "float8_e5m2"),
+        (KvDtype.BF16, "bfloat16"),
+    ],
 )
 def test_kv_dtypes_map_to_torch_dtypes(dtype: KvDtype, attribute: str) -> None:
     assert torch_dtype(dtype) is getattr(torch, attribute)
@@ -91,8 +105,13 @@ def test_old_torch_is_refused_for_fp4() -> None:
     detected = DetectedPlatform(Platform.CUDA, ComputeCapability(10, 0), (12, 8), (2, 7), None)
     findings = dtype_support(KvDtype.FP4_E2M1, detected)
     assert any("PyTorch 2.8" in f.message for f in findings)
-    assert dtype_support(KvDtype.FP4_E2M1, DetectedPlatform(
-        Platform.CUDA, ComputeCapability(10, 0), (12, 8), (2, 8), None)) == ()
+    assert (
+        dtype_support(
+            KvDtype.FP4_E2M1,
+            DetectedPlatform(Platform.CUDA, ComputeCapability(10, 0), (12, 8), (2, 8), None),
+        )
+        == ()
+    )
 
 
 # -- enforce(): the engine-side entry point -------------------------------------------------
@@ -100,18 +119,27 @@ def test_old_torch_is_refused_for_fp4() -> None:
 
 def server_args(**overrides: Any) -> SimpleNamespace:
     fields: dict[str, Any] = {
-        "attention_backend": None, "prefill_attention_backend": None,
-        "decode_attention_backend": None, "kv_cache_dtype": "auto", "page_size": None,
-        "speculative_algorithm": None, "speculative_eagle_topk": None,
-        "speculative_attention_mode": "prefill", "model_path": "unused", "tp_size": 8,
+        "attention_backend": None,
+        "prefill_attention_backend": None,
+        "decode_attention_backend": None,
+        "kv_cache_dtype": "auto",
+        "page_size": None,
+        "speculative_algorithm": None,
+        "speculative_eagle_topk": None,
+        "speculative_attention_mode": "prefill",
+        "model_path": "unused",
+        "tp_size": 8,
     }
     return SimpleNamespace(**{**fields, **overrides})
 
 
 def test_enforce_raises_with_every_error(monkeypatch: pytest.MonkeyPatch) -> None:
     fake_gpu(monkeypatch, hip=None, cuda="12.8", capability=(10, 0), name="NVIDIA B200")
-    args = server_args(prefill_attention_backend="fa4", decode_attention_backend="trtllm_mha",
-                       kv_cache_dtype="fp4_e2m1")
+    args = server_args(
+        prefill_attention_backend="fa4",
+        decode_attention_backend="trtllm_mha",
+        kv_cache_dtype="fp4_e2m1",
+    )
     with pytest.raises(IncompatibleConfigError) as caught:
         enforce(args, attention_arch="mha")
     assert isinstance(caught.value, ValueError)
@@ -121,13 +149,17 @@ def test_enforce_raises_with_every_error(monkeypatch: pytest.MonkeyPatch) -> Non
 
 
 def test_enforce_logs_warnings_and_returns_the_report(caplog: pytest.LogCaptureFixture) -> None:
-    args = server_args(prefill_attention_backend="triton", decode_attention_backend="trtllm_mha",
-                       kv_cache_dtype="fp4_e2m1")
+    args = server_args(
+        prefill_attention_backend="triton",
+        decode_attention_backend="trtllm_mha",
+        kv_cache_dtype="fp4_e2m1",
+    )
     with caplog.at_level(logging.INFO, logger="compat"):
         report = enforce(args, attention_arch="mha", platform="cuda", compute_capability=(10, 0))
     assert report.ok
-    assert any("kv4-hybrid-pair" in r.getMessage() for r in caplog.records
-               if r.levelno == logging.WARNING)
+    assert any(
+        "kv4-hybrid-pair" in r.getMessage() for r in caplog.records if r.levelno == logging.WARNING
+    )
 
 
 def test_enforce_detects_the_cpu_when_no_platform_is_given() -> None:
@@ -136,7 +168,9 @@ def test_enforce_detects_the_cpu_when_no_platform_is_given() -> None:
 
 
 def test_import_compat_does_not_import_heavy_modules() -> None:
-    code = ("import sys, compat; heavy = [m for m in ('torch', 'jinja2', 'mkdocs') "
-            "if m in sys.modules]; print(heavy)")
+    code = (
+        "import sys, compat; heavy = [m for m in ('torch', 'jinja2', 'mkdocs') "
+        "if m in sys.modules]; print(heavy)"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"

@@ -33,8 +33,13 @@ def rules(report: Report, severity: Severity | None = None) -> set[str]:
 
 @pytest.mark.parametrize("dtype", ["auto", "bf16", "bfloat16", "fp8_e4m3"])
 def test_kv4_rules_silent_without_fp4(dtype: str) -> None:
-    report = run(attention_arch="mha", prefill_attention_backend="fa4",
-                 decode_attention_backend="trtllm_mha", kv_cache_dtype=dtype, **B200)
+    report = run(
+        attention_arch="mha",
+        prefill_attention_backend="fa4",
+        decode_attention_backend="trtllm_mha",
+        kv_cache_dtype=dtype,
+        **B200,
+    )
     assert not {r for r in rules(report) if r.startswith("kv4") or r == "fp4-kv"}
 
 
@@ -43,19 +48,26 @@ def test_kv4_rules_silent_without_fp4(dtype: str) -> None:
 
 @pytest.mark.parametrize(
     ("platform", "backend"),
-    [("rocm", "aiter"), ("rocm", "triton"), ("npu", "ascend"), ("xpu", "intel_xpu"),
-     ("cpu", "torch_native")],
+    [
+        ("rocm", "aiter"),
+        ("rocm", "triton"),
+        ("npu", "ascend"),
+        ("xpu", "intel_xpu"),
+        ("cpu", "torch_native"),
+    ],
 )
 def test_kv4_off_cuda_is_an_error(platform: str, backend: str) -> None:
-    report = run(attention_arch="mha", platform=platform, attention_backend=backend,
-                 kv_cache_dtype=FP4)
+    report = run(
+        attention_arch="mha", platform=platform, attention_backend=backend, kv_cache_dtype=FP4
+    )
     assert "kv4-requires-cuda" in rules(report, Severity.ERROR)
     assert not report.ok
 
 
 def test_kv4_on_cuda_passes_the_platform_rule() -> None:
-    assert "kv4-requires-cuda" not in rules(run(attention_arch="mha", attention_backend="triton",
-                                                 kv_cache_dtype=FP4, **B200))
+    assert "kv4-requires-cuda" not in rules(
+        run(attention_arch="mha", attention_backend="triton", kv_cache_dtype=FP4, **B200)
+    )
 
 
 # -- rule 3: a hybrid pair without fa4 only warns -----------------------------------------
@@ -63,12 +75,21 @@ def test_kv4_on_cuda_passes_the_platform_rule() -> None:
 
 @pytest.mark.parametrize(
     ("arch", "prefill", "decode"),
-    [("mha", "triton", "trtllm_mha"), ("mha", "torch_native", "triton"),
-     ("mla", "flashinfer", "trtllm_mla"), ("mla", "cutlass_mla", "trtllm_mla")],
+    [
+        ("mha", "triton", "trtllm_mha"),
+        ("mha", "torch_native", "triton"),
+        ("mla", "flashinfer", "trtllm_mla"),
+        ("mla", "cutlass_mla", "trtllm_mla"),
+    ],
 )
 def test_kv4_hybrid_pair_warns(arch: str, prefill: str, decode: str) -> None:
-    report = run(attention_arch=arch, prefill_attention_backend=prefill,
-                 decode_attention_backend=decode, kv_cache_dtype=FP4, **B200)
+    report = run(
+        attention_arch=arch,
+        prefill_attention_backend=prefill,
+        decode_attention_backend=decode,
+        kv_cache_dtype=FP4,
+        **B200,
+    )
     assert "kv4-hybrid-pair" in rules(report, Severity.WARNING)
 
 
@@ -88,15 +109,25 @@ PR_FA4_PARTNERS = {
 @pytest.mark.parametrize("arch", ["mha", "mla"])
 @pytest.mark.parametrize("decode", ALL_BACKENDS)
 def test_kv4_fa4_prefill_decode_partner(arch: str, decode: str) -> None:
-    report = run(attention_arch=arch, prefill_attention_backend="fa4",
-                 decode_attention_backend=decode, kv_cache_dtype=FP4, **B200)
+    report = run(
+        attention_arch=arch,
+        prefill_attention_backend="fa4",
+        decode_attention_backend=decode,
+        kv_cache_dtype=FP4,
+        **B200,
+    )
     assert report.ok == (decode in PR_FA4_PARTNERS[arch]), report.errors
     assert "kv4-hybrid-pair" not in rules(report)
 
 
 def test_kv4_fa4_with_trtllm_mha_names_the_pairing_rule() -> None:
-    report = run(attention_arch="mha", prefill_attention_backend="fa4",
-                 decode_attention_backend="trtllm_mha", kv_cache_dtype=FP4, **B200)
+    report = run(
+        attention_arch="mha",
+        prefill_attention_backend="fa4",
+        decode_attention_backend="trtllm_mha",
+        kv_cache_dtype=FP4,
+        **B200,
+    )
     (error,) = report.errors
     assert error.rule == "kv4-fa4-decode-partner"
     assert error.value == "trtllm_mha"
@@ -135,8 +166,12 @@ def test_kv4_flashmla_mla_names_fp4_column_and_suggests_fp4_backends() -> None:
 
 
 def test_fa4_as_decode_backend_is_an_error() -> None:
-    report = run(attention_arch="mla", prefill_attention_backend="flashinfer",
-                 decode_attention_backend="fa4", **B200)
+    report = run(
+        attention_arch="mla",
+        prefill_attention_backend="flashinfer",
+        decode_attention_backend="fa4",
+        **B200,
+    )
     assert "fa4-prefill-only" in rules(report, Severity.ERROR)
 
 
@@ -145,8 +180,9 @@ def test_fa4_as_decode_backend_is_an_error() -> None:
     [("mla", "trtllm_mha"), ("mha", "trtllm_mla"), ("mha", "flashmla"), ("mha", "cutlass_mla")],
 )
 def test_backend_known_not_to_work_with_arch(arch: str, backend: str) -> None:
-    assert "arch-refused" in rules(run(attention_arch=arch, attention_backend=backend, **B200),
-                                   Severity.ERROR)
+    assert "arch-refused" in rules(
+        run(attention_arch=arch, attention_backend=backend, **B200), Severity.ERROR
+    )
 
 
 @pytest.mark.parametrize(
@@ -161,8 +197,12 @@ def test_backend_undocumented_for_mla_warns(backend: str, platform: str) -> None
 
 @pytest.mark.parametrize(
     ("backend", "platform", "severity"),
-    [("aiter", "cuda", Severity.ERROR), ("fa3", "rocm", Severity.ERROR),
-     ("ascend", "cpu", Severity.ERROR), ("intel_xpu", "cuda", Severity.ERROR)],
+    [
+        ("aiter", "cuda", Severity.ERROR),
+        ("fa3", "rocm", Severity.ERROR),
+        ("ascend", "cpu", Severity.ERROR),
+        ("intel_xpu", "cuda", Severity.ERROR),
+    ],
 )
 def test_platform_mismatch(backend: str, platform: str, severity: Severity) -> None:
     report = run(attention_arch="mha", attention_backend=backend, platform=platform)
@@ -170,21 +210,33 @@ def test_platform_mismatch(backend: str, platform: str, severity: Severity) -> N
 
 
 def test_untested_platform_cell_warns() -> None:
-    report = run(attention_arch="mla", attention_backend="nsa", platform="rocm",
-                 sparse_attention=True)
+    report = run(
+        attention_arch="mla", attention_backend="nsa", platform="rocm", sparse_attention=True
+    )
     assert "platform-untested" in rules(report, Severity.WARNING)
 
 
 @pytest.mark.parametrize(
     ("arch", "backend", "capability", "ok"),
-    [("mha", "fa3", (10, 0), False), ("mha", "fa3", (8, 6), True), ("mla", "fa3", (8, 6), False),
-     ("mla", "fa3", (9, 0), True), ("mla", "trtllm_mla", (9, 0), False),
-     ("mha", "flashinfer", (7, 5), False), ("mha", "flashinfer", (12, 0), True),
-     ("mla", "flashmla", (9, 0), True), ("mha", "trtllm_mha", (9, 0), False)],
+    [
+        ("mha", "fa3", (10, 0), False),
+        ("mha", "fa3", (8, 6), True),
+        ("mla", "fa3", (8, 6), False),
+        ("mla", "fa3", (9, 0), True),
+        ("mla", "trtllm_mla", (9, 0), False),
+        ("mha", "flashinfer", (7, 5), False),
+        ("mha", "flashinfer", (12, 0), True),
+        ("mla", "flashmla", (9, 0), True),
+        ("mha", "trtllm_mha", (9, 0), False),
+    ],
 )
 def test_compute_capability(arch: str, backend: str, capability: tuple[int, int], ok: bool) -> None:
-    report = run(attention_arch=arch, attention_backend=backend, platform="cuda",
-                 compute_capability=capability)
+    report = run(
+        attention_arch=arch,
+        attention_backend=backend,
+        platform="cuda",
+        compute_capability=capability,
+    )
     assert ("compute-capability" in rules(report, Severity.ERROR)) != ok
 
 
@@ -195,8 +247,14 @@ def test_unknown_compute_capability_is_said() -> None:
 
 @pytest.mark.parametrize(
     ("dtype", "ok"),
-    [("fp8_e5m2", False), ("fp8_e4m3", True), ("bf16", True), ("bfloat16", True),
-     ("auto", True), (FP4, True)],
+    [
+        ("fp8_e5m2", False),
+        ("fp8_e4m3", True),
+        ("bf16", True),
+        ("bfloat16", True),
+        ("auto", True),
+        (FP4, True),
+    ],
 )
 def test_trtllm_mla_kv_dtype_limit(dtype: str, ok: bool) -> None:
     report = run(attention_arch="mla", attention_backend="trtllm_mla", kv_cache_dtype=dtype, **B200)
@@ -214,41 +272,66 @@ def test_bf16_and_bfloat16_are_one_dtype() -> None:
 
 @pytest.mark.parametrize(
     ("arch", "backend", "topk", "page", "rule"),
-    [("mha", "flex_attention", None, None, "spec-topk-1"),
-     ("mha", "torch_native", 1, None, "spec-topk-1"),
-     ("mha", "trtllm_mha", 2, None, "spec-topk-gt1"),
-     ("mla", "flashinfer", 4, None, "spec-topk-gt1"),
-     ("mla", "fa3", 2, 16, "spec-topk-gt1"),
-     ("mla", "triton", 2, 64, "spec-topk-gt1"),
-     ("mha", "fa3", 2, 16, "spec-topk-gt1-paged"),
-     ("mha", "triton", 3, 32, "spec-topk-gt1-paged")],
+    [
+        ("mha", "flex_attention", None, None, "spec-topk-1"),
+        ("mha", "torch_native", 1, None, "spec-topk-1"),
+        ("mha", "trtllm_mha", 2, None, "spec-topk-gt1"),
+        ("mla", "flashinfer", 4, None, "spec-topk-gt1"),
+        ("mla", "fa3", 2, 16, "spec-topk-gt1"),
+        ("mla", "triton", 2, 64, "spec-topk-gt1"),
+        ("mha", "fa3", 2, 16, "spec-topk-gt1-paged"),
+        ("mha", "triton", 3, 32, "spec-topk-gt1-paged"),
+    ],
 )
-def test_speculative_errors(arch: str, backend: str, topk: int | None, page: int | None,
-                            rule: str) -> None:
+def test_speculative_errors(
+    arch: str, backend: str, topk: int | None, page: int | None, rule: str
+) -> None:
     capability = (9, 0) if backend == "fa3" else (10, 0)
-    report = run(attention_arch=arch, attention_backend=backend, speculative_algorithm="EAGLE",
-                 speculative_eagle_topk=topk, page_size=page, platform="cuda",
-                 compute_capability=capability)
+    report = run(
+        attention_arch=arch,
+        attention_backend=backend,
+        speculative_algorithm="EAGLE",
+        speculative_eagle_topk=topk,
+        page_size=page,
+        platform="cuda",
+        compute_capability=capability,
+    )
     assert rule in rules(report, Severity.ERROR)
 
 
 @pytest.mark.parametrize(
     ("arch", "backend", "topk", "page"),
-    [("mla", "fa3", 2, 1), ("mla", "triton", 3, None), ("mha", "flashinfer", 4, 16),
-     ("mha", "fa3", 2, 1), ("mha", "trtllm_mha", 1, 64)],
+    [
+        ("mla", "fa3", 2, 1),
+        ("mla", "triton", 3, None),
+        ("mha", "flashinfer", 4, 16),
+        ("mha", "fa3", 2, 1),
+        ("mha", "trtllm_mha", 1, 64),
+    ],
 )
 def test_speculative_passes(arch: str, backend: str, topk: int, page: int | None) -> None:
     capability = (9, 0) if backend == "fa3" else (10, 0)
-    report = run(attention_arch=arch, attention_backend=backend, speculative_algorithm="EAGLE",
-                 speculative_eagle_topk=topk, page_size=page, platform="cuda",
-                 compute_capability=capability)
+    report = run(
+        attention_arch=arch,
+        attention_backend=backend,
+        speculative_algorithm="EAGLE",
+        speculative_eagle_topk=topk,
+        page_size=page,
+        platform="cuda",
+        compute_capability=capability,
+    )
     assert report.ok, report.errors
 
 
 def test_trtllm_mha_in_any_phase_refuses_topk_above_one() -> None:
-    report = run(attention_arch="mha", prefill_attention_backend="flashinfer",
-                 decode_attention_backend="trtllm_mha", speculative_algorithm="EAGLE",
-                 speculative_eagle_topk=2, **B200)
+    report = run(
+        attention_arch="mha",
+        prefill_attention_backend="flashinfer",
+        decode_attention_backend="trtllm_mha",
+        speculative_algorithm="EAGLE",
+        speculative_eagle_topk=2,
+        **B200,
+    )
     assert any(f.rule == "spec-topk-gt1" and f.backend == "trtllm_mha" for f in report.errors)
 
 
@@ -257,16 +340,38 @@ def test_trtllm_mha_in_any_phase_refuses_topk_above_one() -> None:
 
 @pytest.mark.parametrize(
     ("fields", "rule", "severity"),
-    [({"attention_arch": "mha", "attention_backend": "triton", "kv_cache_dtype": "fp8_e4m3"},
-      "fp8-kv", Severity.WARNING),
-     ({"attention_arch": "mha", "attention_backend": "fa4", "sliding_window": True,
-       "decode_attention_backend": "triton"}, "sliding-window", Severity.WARNING),
-     ({"attention_arch": "mha", "attention_backend": "flashinfer", "multimodal": True},
-      "multimodal", Severity.WARNING),
-     ({"attention_arch": "mla", "attention_backend": "triton"}, "chunked-prefix-cache",
-      Severity.INFO),
-     ({"attention_arch": "mha", "attention_backend": "triton", "page_size": 16},
-      "native-page-sizes", Severity.INFO)],
+    [
+        (
+            {"attention_arch": "mha", "attention_backend": "triton", "kv_cache_dtype": "fp8_e4m3"},
+            "fp8-kv",
+            Severity.WARNING,
+        ),
+        (
+            {
+                "attention_arch": "mha",
+                "attention_backend": "fa4",
+                "sliding_window": True,
+                "decode_attention_backend": "triton",
+            },
+            "sliding-window",
+            Severity.WARNING,
+        ),
+        (
+            {"attention_arch": "mha", "attention_backend": "flashinfer", "multimodal": True},
+            "multimodal",
+            Severity.WARNING,
+        ),
+        (
+            {"attention_arch": "mla", "attention_backend": "triton"},
+            "chunked-prefix-cache",
+            Severity.INFO,
+        ),
+        (
+            {"attention_arch": "mha", "attention_backend": "triton", "page_size": 16},
+            "native-page-sizes",
+            Severity.INFO,
+        ),
+    ],
 )
 def test_soft_columns(fields: dict[str, Any], rule: str, severity: Severity) -> None:
     report = run(**fields, **B200)
@@ -275,8 +380,12 @@ def test_soft_columns(fields: dict[str, Any], rule: str, severity: Severity) -> 
 
 
 def test_chunked_prefix_cache_is_judged_on_the_prefill_backend_only() -> None:
-    report = run(attention_arch="mla", prefill_attention_backend="flashinfer",
-                 decode_attention_backend="triton", **B200)
+    report = run(
+        attention_arch="mla",
+        prefill_attention_backend="flashinfer",
+        decode_attention_backend="triton",
+        **B200,
+    )
     assert "chunked-prefix-cache" not in rules(report)
 
 
@@ -285,40 +394,70 @@ def test_chunked_prefix_cache_is_judged_on_the_prefill_backend_only() -> None:
 
 @pytest.mark.parametrize(
     ("arch", "platform", "capability", "cuda", "expected"),
-    [("mha", "cuda", (9, 0), (12, 4), "fa3"), ("mha", "cuda", (9, 0), (12, 1), "flashinfer"),
-     ("mha", "cuda", (10, 0), None, "trtllm_mha"), ("mha", "cuda", (8, 0), None, "flashinfer"),
-     ("mha", "cuda", (7, 5), None, "triton"), ("mla", "cuda", (9, 0), None, "fa3"),
-     ("mla", "cuda", (10, 0), None, "trtllm_mla"), ("mla", "cuda", (8, 9), None, "triton"),
-     ("mha", "rocm", None, None, "aiter"), ("mla", "npu", None, None, "ascend"),
-     ("mha", "cpu", None, None, "intel_amx")],
+    [
+        ("mha", "cuda", (9, 0), (12, 4), "fa3"),
+        ("mha", "cuda", (9, 0), (12, 1), "flashinfer"),
+        ("mha", "cuda", (10, 0), None, "trtllm_mha"),
+        ("mha", "cuda", (8, 0), None, "flashinfer"),
+        ("mha", "cuda", (7, 5), None, "triton"),
+        ("mla", "cuda", (9, 0), None, "fa3"),
+        ("mla", "cuda", (10, 0), None, "trtllm_mla"),
+        ("mla", "cuda", (8, 9), None, "triton"),
+        ("mha", "rocm", None, None, "aiter"),
+        ("mla", "npu", None, None, "ascend"),
+        ("mha", "cpu", None, None, "intel_amx"),
+    ],
 )
-def test_default_backend(arch: str, platform: str, capability: tuple[int, int] | None,
-                         cuda: tuple[int, int] | None, expected: str) -> None:
-    report = run(attention_arch=arch, platform=platform, compute_capability=capability,
-                 cuda_version=cuda)
+def test_default_backend(
+    arch: str,
+    platform: str,
+    capability: tuple[int, int] | None,
+    cuda: tuple[int, int] | None,
+    expected: str,
+) -> None:
+    report = run(
+        attention_arch=arch, platform=platform, compute_capability=capability, cuda_version=cuda
+    )
     assert report.resolved.prefill_backend == report.resolved.decode_backend == expected
     assert "default-backend" in rules(report, Severity.INFO)
 
 
 def test_phase_left_unset_inherits_attention_backend() -> None:
-    report = run(attention_arch="mla", attention_backend="flashinfer",
-                 decode_attention_backend="trtllm_mla", **B200)
+    report = run(
+        attention_arch="mla",
+        attention_backend="flashinfer",
+        decode_attention_backend="trtllm_mla",
+        **B200,
+    )
     assert (report.resolved.prefill_backend, report.resolved.decode_backend) == (
-        "flashinfer", "trtllm_mla")
+        "flashinfer",
+        "trtllm_mla",
+    )
 
 
 @pytest.mark.parametrize(
     ("arch", "backend", "page", "resolved", "rule"),
-    [("mla", "flashmla", 16, 64, "page-size-snapped"), ("mla", "cutlass_mla", None, 128,
-      "page-size-default"), ("mla", "trtllm_mla", 16, 64, "page-size-snapped"),
-     ("mla", "trtllm_mla", 32, 32, None), ("mha", "trtllm_mha", 128, 64, "page-size-snapped"),
-     ("mha", "trtllm_mha", 16, 16, None), ("mha", "flashinfer", 16, 16, None)],
+    [
+        ("mla", "flashmla", 16, 64, "page-size-snapped"),
+        ("mla", "cutlass_mla", None, 128, "page-size-default"),
+        ("mla", "trtllm_mla", 16, 64, "page-size-snapped"),
+        ("mla", "trtllm_mla", 32, 32, None),
+        ("mha", "trtllm_mha", 128, 64, "page-size-snapped"),
+        ("mha", "trtllm_mha", 16, 16, None),
+        ("mha", "flashinfer", 16, 16, None),
+    ],
 )
-def test_fixed_page_sizes_are_snapped(arch: str, backend: str, page: int | None, resolved: int,
-                                      rule: str | None) -> None:
+def test_fixed_page_sizes_are_snapped(
+    arch: str, backend: str, page: int | None, resolved: int, rule: str | None
+) -> None:
     capability = (9, 0) if backend == "flashmla" else (10, 0)
-    report = run(attention_arch=arch, attention_backend=backend, page_size=page,
-                 platform="cuda", compute_capability=capability)
+    report = run(
+        attention_arch=arch,
+        attention_backend=backend,
+        page_size=page,
+        platform="cuda",
+        compute_capability=capability,
+    )
     assert report.resolved.page_size == resolved
     assert report.ok
     snaps = rules(report) & {"page-size-snapped", "page-size-default"}
@@ -326,8 +465,12 @@ def test_fixed_page_sizes_are_snapped(arch: str, backend: str, page: int | None,
 
 
 def test_conflicting_fixed_page_sizes_are_an_error() -> None:
-    report = run(attention_arch="mla", prefill_attention_backend="flashmla",
-                 decode_attention_backend="cutlass_mla", **B200)
+    report = run(
+        attention_arch="mla",
+        prefill_attention_backend="flashmla",
+        decode_attention_backend="cutlass_mla",
+        **B200,
+    )
     assert "page-size-conflict" in rules(report, Severity.ERROR)
 
 
@@ -338,15 +481,22 @@ def test_fa3_with_fp8_e5m2_runs_triton() -> None:
 
 
 def test_old_cuda_refuses_fp4() -> None:
-    report = run(attention_arch="mha", attention_backend="triton", kv_cache_dtype=FP4,
-                 cuda_version=(12, 4), **B200)
+    report = run(
+        attention_arch="mha",
+        attention_backend="triton",
+        kv_cache_dtype=FP4,
+        cuda_version=(12, 4),
+        **B200,
+    )
     assert "kv4-requires-cuda" in rules(report, Severity.ERROR)
 
 
 @pytest.mark.parametrize(
     ("fields", "rule"),
-    [({"attention_backend": "dual_chunk_flash_attn"}, "model-feature-required"),
-     ({"attention_backend": "triton", "encoder_decoder": True}, "model-feature-refused")],
+    [
+        ({"attention_backend": "dual_chunk_flash_attn"}, "model-feature-required"),
+        ({"attention_backend": "triton", "encoder_decoder": True}, "model-feature-refused"),
+    ],
 )
 def test_model_features(fields: dict[str, Any], rule: str) -> None:
     assert rule in rules(run(attention_arch="mha", **fields, **B200), Severity.ERROR)
@@ -354,7 +504,8 @@ def test_model_features(fields: dict[str, Any], rule: str) -> None:
 
 def test_nsa_needs_a_dsa_model() -> None:
     assert "model-feature-required" in rules(
-        run(attention_arch="mla", attention_backend="nsa", **B200), Severity.ERROR)
+        run(attention_arch="mla", attention_backend="nsa", **B200), Severity.ERROR
+    )
     assert run(attention_arch="mla", attention_backend="nsa", sparse_attention=True, **B200).ok
 
 
@@ -362,10 +513,17 @@ def test_nsa_needs_a_dsa_model() -> None:
 
 
 def test_every_reason_is_reported_at_once() -> None:
-    report = run(attention_arch="mla", attention_backend="trtllm_mha", kv_cache_dtype=FP4,
-                 platform="rocm", speculative_algorithm="EAGLE", speculative_eagle_topk=3)
+    report = run(
+        attention_arch="mla",
+        attention_backend="trtllm_mha",
+        kv_cache_dtype=FP4,
+        platform="rocm",
+        speculative_algorithm="EAGLE",
+        speculative_eagle_topk=3,
+    )
     assert {"arch-refused", "platform-unsupported", "kv4-requires-cuda"} <= rules(
-        report, Severity.ERROR)
+        report, Severity.ERROR
+    )
 
 
 def apply(config: AttentionConfig, suggestion: Suggestion) -> AttentionConfig:
@@ -377,13 +535,28 @@ def apply(config: AttentionConfig, suggestion: Suggestion) -> AttentionConfig:
 
 
 SUGGESTION_CASES = [
-    {"attention_arch": "mha", "prefill_attention_backend": "fa4",
-     "decode_attention_backend": "trtllm_mha", "kv_cache_dtype": FP4, **B200},
+    {
+        "attention_arch": "mha",
+        "prefill_attention_backend": "fa4",
+        "decode_attention_backend": "trtllm_mha",
+        "kv_cache_dtype": FP4,
+        **B200,
+    },
     {"attention_arch": "mla", "attention_backend": "flashmla", "kv_cache_dtype": FP4, **B200},
-    {"attention_arch": "mha", "attention_backend": "aiter", "kv_cache_dtype": FP4,
-     "platform": "rocm"},
-    {"attention_arch": "mha", "attention_backend": "fa3", "speculative_algorithm": "EAGLE",
-     "speculative_eagle_topk": 4, "page_size": 16, **H100},
+    {
+        "attention_arch": "mha",
+        "attention_backend": "aiter",
+        "kv_cache_dtype": FP4,
+        "platform": "rocm",
+    },
+    {
+        "attention_arch": "mha",
+        "attention_backend": "fa3",
+        "speculative_algorithm": "EAGLE",
+        "speculative_eagle_topk": 4,
+        "page_size": 16,
+        **H100,
+    },
     {"attention_arch": "mla", "attention_backend": "fa4", **B200},
 ]
 
@@ -407,24 +580,29 @@ def test_no_suggestions_for_a_passing_configuration() -> None:
 
 @pytest.mark.parametrize(
     ("fields", "flag", "needle"),
-    [({"attention_backend": "flashinferr"}, "--attention-backend", "did you mean flashinfer"),
-     ({"decode_attention_backend": "trtlm_mla"}, "--decode-attention-backend",
-      "did you mean trtllm_mla"),
-     ({"kv_cache_dtype": "fp4"}, "--kv-cache-dtype", "fp4_e2m1"),
-     ({"kv_cache_dtype": "fp8"}, "--kv-cache-dtype", "valid choices"),
-     ({"page_size": 0}, "--page-size", "positive"),
-     ({"page_size": -16}, "--page-size", "-16"),
-     ({"page_size": "16"}, "--page-size", "'16'"),
-     ({"page_size": True}, "--page-size", "True"),
-     ({"speculative_eagle_topk": 0}, "--speculative-eagle-topk", "positive"),
-     ({"speculative_algorithm": "eagel"}, "--speculative-algorithm", "did you mean EAGLE"),
-     ({"speculative_attention_mode": "verify"}, "--speculative-attention-mode", "prefill"),
-     ({"attention_arch": "gqa"}, "--attention-arch", "mha"),
-     ({"platform": "cdua"}, "--platform", "did you mean cuda"),
-     ({"compute_capability": "hopper"}, "--compute-capability", "hopper"),
-     ({"compute_capability": (10,)}, "--compute-capability", "(10,)"),
-     ({"sliding_window": "yes"}, "--sliding-window", "'yes'"),
-     ({"attention_backend": 3}, "--attention-backend", "int")],
+    [
+        ({"attention_backend": "flashinferr"}, "--attention-backend", "did you mean flashinfer"),
+        (
+            {"decode_attention_backend": "trtlm_mla"},
+            "--decode-attention-backend",
+            "did you mean trtllm_mla",
+        ),
+        ({"kv_cache_dtype": "fp4"}, "--kv-cache-dtype", "fp4_e2m1"),
+        ({"kv_cache_dtype": "fp8"}, "--kv-cache-dtype", "valid choices"),
+        ({"page_size": 0}, "--page-size", "positive"),
+        ({"page_size": -16}, "--page-size", "-16"),
+        ({"page_size": "16"}, "--page-size", "'16'"),
+        ({"page_size": True}, "--page-size", "True"),
+        ({"speculative_eagle_topk": 0}, "--speculative-eagle-topk", "positive"),
+        ({"speculative_algorithm": "eagel"}, "--speculative-algorithm", "did you mean EAGLE"),
+        ({"speculative_attention_mode": "verify"}, "--speculative-attention-mode", "prefill"),
+        ({"attention_arch": "gqa"}, "--attention-arch", "mha"),
+        ({"platform": "cdua"}, "--platform", "did you mean cuda"),
+        ({"compute_capability": "hopper"}, "--compute-capability", "hopper"),
+        ({"compute_capability": (10,)}, "--compute-capability", "(10,)"),
+        ({"sliding_window": "yes"}, "--sliding-window", "'yes'"),
+        ({"attention_backend": 3}, "--attention-backend", "int"),
+    ],
 )
 def test_bad_input_names_value_and_choices(fields: dict[str, Any], flag: str, needle: str) -> None:
     with pytest.raises(InvalidConfigError) as caught:
@@ -436,5 +614,8 @@ def test_bad_input_names_value_and_choices(fields: dict[str, Any], flag: str, ne
 def test_all_bad_fields_are_reported_together() -> None:
     with pytest.raises(InvalidConfigError) as caught:
         AttentionConfig(attention_backend="nope", page_size=0, platform="tpu")
-    assert {p.flag for p in caught.value.problems} == {"--attention-backend", "--page-size",
-                                                       "--platform"}
+    assert {p.flag for p in caught.value.problems} == {
+        "--attention-backend",
+        "--page-size",
+        "--platform",
+    }

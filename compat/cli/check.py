@@ -108,14 +108,20 @@ def _build(args: argparse.Namespace) -> tuple[AttentionConfig, dict[str, Any]]:
             facts = load_model_facts(model_config)
         except ModelConfigError as error:
             raise UsageError(str(error)) from None
-        explicit = {"attention_arch": args.attention_arch, "sliding_window": args.sliding_window,
-                    "multimodal": args.multimodal}
+        explicit = {
+            "attention_arch": args.attention_arch,
+            "sliding_window": args.sliding_window,
+            "multimodal": args.multimodal,
+        }
         for name, value in facts.config_fields().items():
             if explicit.get(name) is None:
                 fields[name] = value
         context["model_config"] = str(facts.path)
+        derived = facts.config_fields()
         context["from_model_config"] = {
-            name: why for name, why in facts.evidence if explicit.get(name) is None
+            name: {"value": derived[name], "why": why}
+            for name, why in facts.reasons().items()
+            if explicit.get(name) is None and name in derived
         }
     for name in ("attention_arch", "sliding_window", "multimodal"):
         if getattr(args, name) is not None:
@@ -194,8 +200,8 @@ def format_report(report: Report, context: dict[str, Any]) -> str:
         f"  runs as: {resolved.arch.label} model on {where}; {phases}; KV "
         f"{resolved.kv_dtype.value}; page size {resolved.page_size}{spec}",
     ]
-    for name, why in context.get("from_model_config", {}).items():
-        lines.append(f"  from the model config: {name} ({why})")
+    for name, fact in context.get("from_model_config", {}).items():
+        lines.append(f"  from the model config: {name}={fact['value']} ({fact['why']})")
     for finding in sorted(report.findings, key=lambda f: _ORDER[f.severity]):
         lines.append(f"{_LABELS[finding.severity]} [{finding.rule}] {finding.message}")
     if report.suggestions:

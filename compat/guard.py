@@ -328,7 +328,7 @@ def _check_features(
             Finding(
                 "model-feature-refused",
                 Severity.ERROR,
-                f"{name} cannot serve {feature.label} models",
+                f"{name} cannot serve models with {feature.label}",
                 _flags(parsed, phases),
                 value=name,
                 backend=name,

@@ -107,7 +107,17 @@ class ModelFeature(Term):
 
     @property
     def label(self) -> str:
-        return self.value.replace("_", " ")
+        """Completes "models with ...": the feature as a reader would name it."""
+        return _FEATURE_LABELS[self.value]
+
+
+_FEATURE_LABELS = {
+    "sliding_window": "sliding-window attention",
+    "multimodal": "multimodal inputs",
+    "encoder_decoder": "an encoder-decoder architecture",
+    "dual_chunk_attention": "a dual-chunk attention config",
+    "sparse_dsa": "DeepSeek sparse attention (DSA)",
+}
 
 
 class Severity(Term):

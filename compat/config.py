@@ -112,16 +112,6 @@ class AttentionConfig:
         facts = load_model_facts(path)
         return cls(**{**facts.config_fields(), **flags})
 
-    def flags(self) -> dict[str, str]:
-        """The SGLang flags this configuration sets, as `{"--flag": "value"}`."""
-        out: dict[str, str] = {}
-        for name in FLAG_FIELDS:
-            value = getattr(self, name)
-            if value is None or (name in _DEFAULTS and value == _DEFAULTS[name]):
-                continue
-            out["--" + name.replace("_", "-")] = str(value)
-        return out
-
 
 # The AttentionConfig fields that are SGLang launch flags, in the order SGLang lists them.
 FLAG_FIELDS = (
@@ -134,7 +124,6 @@ FLAG_FIELDS = (
     "speculative_eagle_topk",
     "speculative_attention_mode",
 )
-_DEFAULTS = {"kv_cache_dtype": "auto", "speculative_attention_mode": "prefill"}
 
 
 def flag_of(field_name: str) -> str:

@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import re
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from types import ModuleType
 from typing import Any
 
 from compat.matrix import MATRIX
-from compat.report import Finding
+from compat.report import Finding, Report
 from compat.schema import Matrix
 from compat.vocab import ComputeCapability, KvDtype, Platform, Severity
 
@@ -125,6 +125,12 @@ def dtype_support(
             )
         )
     return tuple(findings)
+
+
+def with_software_findings(report: Report, detected: DetectedPlatform) -> Report:
+    """The report plus what the installed torch and CUDA lack for its KV dtype."""
+    extra = dtype_support(report.resolved.kv_dtype, detected)
+    return replace(report, findings=report.findings + extra) if extra else report
 
 
 def torch_dtype(dtype: KvDtype, matrix: Matrix = MATRIX) -> Any:

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from dataclasses import replace
 from typing import Any
 
 from compat.config import AttentionConfig, Parsed
@@ -572,11 +571,9 @@ def enforce(
     )
     report = check(config)
     if detected is not None:
-        from compat.detect import dtype_support
+        from compat.detect import with_software_findings
 
-        extra = dtype_support(config.parsed.kv_dtype, detected)
-        if extra:
-            report = replace(report, findings=report.findings + extra)
+        report = with_software_findings(report, detected)
     for finding in report.warnings:
         logger.warning("[%s] %s", finding.rule, finding.message)
     for finding in report.infos:

@@ -10,7 +10,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
-from types import MappingProxyType
 from typing import Any
 
 from compat.vocab import (
@@ -25,7 +24,6 @@ from compat.vocab import (
     ModelFeature,
     Phase,
     Platform,
-    Severity,
     Term,
     join_or,
 )
@@ -406,10 +404,3 @@ def _check_consistency(matrix: Matrix) -> None:
     ]
     if problems:
         raise ValueError("inconsistent capability matrix: " + "; ".join(problems))
-
-
-def frozen_map(mapping: Mapping[object, object]) -> MappingProxyType[object, object]:
-    return MappingProxyType(dict(mapping))
-
-
-SEVERITY_ORDER = {Severity.ERROR: 0, Severity.WARNING: 1, Severity.INFO: 2}

@@ -251,24 +251,16 @@ class Cell:
             return "n/a"
         if kind is CellKind.UNTESTED:
             return "❔ untested"
-        sizes = _join_or([str(size) for size in self.page_sizes])
+        sizes = join_or([str(size) for size in self.page_sizes])
         if kind is CellKind.PAGE_SIZES:
             return sizes
         return f"⚠️ (page_size={sizes} only)"
 
-    @property
-    def allows_any_page_size(self) -> bool:
-        return self.kind is not CellKind.CONDITIONAL
 
-
-def _join_or(items: list[str]) -> str:
+def join_or(items: list[str]) -> str:
+    """`a`, `a or b`, `a, b or c`: the way the tables list alternatives."""
     if len(items) <= 1:
         return "".join(items)
     if len(items) == 2:
         return f"{items[0]} or {items[1]}"
     return ", ".join(items[:-1]) + f" or {items[-1]}"
-
-
-def join_or(items: list[str]) -> str:
-    """`a`, `a or b`, `a, b or c`: the way the tables list alternatives."""
-    return _join_or(items)

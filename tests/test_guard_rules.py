@@ -1,7 +1,9 @@
 """One test per rule the guard enforces, with the exact cases of SGLang PR #14467.
 
 The expected lists here are the PR's own literal lists: an independent oracle for the
-guard, which derives them from the FP4 column and the pairing rule instead.
+guard, which derives them from the FP4 column and the pairing rule instead. They pin the
+baseline: a deliberate change of an FP4 cell makes them fail, saying the PR's lists no
+longer hold, and they then record the new baseline.
 """
 
 from __future__ import annotations
@@ -116,7 +118,10 @@ def test_kv4_fa4_prefill_decode_partner(arch: str, decode: str) -> None:
         kv_cache_dtype=FP4,
         **B200,
     )
-    assert report.ok == (decode in PR_FA4_PARTNERS[arch]), report.errors
+    assert report.ok == (decode in PR_FA4_PARTNERS[arch]), (
+        f"PR #14467 baseline: fa4 prefill + {decode} decode should be "
+        f"{'accepted' if decode in PR_FA4_PARTNERS[arch] else 'refused'}; {report.errors}"
+    )
     assert "kv4-hybrid-pair" not in rules(report)
 
 
@@ -152,7 +157,10 @@ PR_SINGLE_BACKEND = {
 @pytest.mark.parametrize("backend", ALL_BACKENDS)
 def test_kv4_single_backend(arch: str, backend: str) -> None:
     report = run(attention_arch=arch, attention_backend=backend, kv_cache_dtype=FP4, **B200)
-    assert report.ok == (backend in PR_SINGLE_BACKEND[arch]), report.errors
+    assert report.ok == (backend in PR_SINGLE_BACKEND[arch]), (
+        f"PR #14467 baseline: {backend} with an FP4 cache should be "
+        f"{'accepted' if backend in PR_SINGLE_BACKEND[arch] else 'refused'}; {report.errors}"
+    )
 
 
 def test_kv4_flashmla_mla_names_fp4_column_and_suggests_fp4_backends() -> None:

@@ -70,7 +70,11 @@ def test_tables_match_the_baseline_cell_by_cell(heading: str) -> None:
     for got, want in zip(_plain_labels(actual), expected.rows, strict=True):
         assert len(got) == len(expected.header), got
         for column, (cell, oracle) in enumerate(zip(got, want, strict=True)):
-            assert cell == oracle, f"{want[0]} / {expected.header[column]}: {cell!r} != {oracle!r}"
+            assert cell == oracle, (
+                f"{want[0]} / {expected.header[column]}: the page says {cell!r}, the PR #14467 "
+                f"baseline says {oracle!r}. If the matrix changed on purpose, record the new "
+                "baseline in tests/fixtures/baseline_tables.md"
+            )
 
 
 def test_committed_page_equals_a_fresh_render() -> None:

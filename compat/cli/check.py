@@ -10,13 +10,16 @@ import json
 import re
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from compat.config import AttentionConfig, InvalidConfigError
 from compat.guard import check
 from compat.launch import LaunchFlags, parse_launch_command
 from compat.report import Report
 from compat.vocab import Severity
+
+if TYPE_CHECKING:
+    from compat.detect import DetectedPlatform
 
 EXIT_OK, EXIT_INCOMPATIBLE, EXIT_INVALID = 0, 1, 2
 
@@ -75,6 +78,11 @@ def run(args: argparse.Namespace) -> int:
         print(f"compat check: {error}", file=sys.stderr)
         return EXIT_INVALID
     report = check(config)
+    detected = context.pop("_detected", None)
+    if detected is not None:
+        from compat.detect import with_software_findings
+
+        report = with_software_findings(report, detected)
     if args.json:
         print(json.dumps({**report.to_dict(), **context}, indent=2, ensure_ascii=False))
     else:
@@ -136,7 +144,7 @@ def _build(args: argparse.Namespace) -> tuple[AttentionConfig, dict[str, Any]]:
     if args.platform is not None:
         fields["platform"] = args.platform
     else:
-        context["detected"] = _detect(fields)
+        context["_detected"], context["detected"] = _detect(fields)
     return AttentionConfig(**fields), context
 
 
@@ -154,7 +162,8 @@ def _local_model_dir(model_path: str | None) -> str | None:
     return model_path if (path / "config.json").is_file() or path.is_file() else None
 
 
-def _detect(fields: dict[str, Any]) -> dict[str, Any]:
+def _detect(fields: dict[str, Any]) -> tuple[DetectedPlatform, dict[str, Any]]:
+    """Fill platform, compute capability and CUDA version from torch; say what was found."""
     from compat.detect import PlatformDetectionError, detect_platform
 
     try:
@@ -167,7 +176,7 @@ def _detect(fields: dict[str, Any]) -> dict[str, Any]:
         fields["compute_capability"] = (capability.major, capability.minor)
     if detected.cuda_version is not None:
         fields["cuda_version"] = detected.cuda_version
-    return {
+    return detected, {
         "platform": detected.platform.value,
         "compute_capability": None
         if detected.compute_capability is None

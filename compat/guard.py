@@ -11,15 +11,22 @@ from collections.abc import Callable
 from typing import Any
 
 from compat.config import AttentionConfig, Parsed
+from compat.findings import (
+    arch_finding,
+    capability_finding,
+    cell_finding,
+    feature_findings,
+    flags_for,
+    missing_row_finding,
+    phase_finding,
+    platform_finding,
+)
 from compat.matrix import MATRIX
-from compat.plan import BackendPlan, CellCheck, backend_plan
+from compat.plan import backend_plan
 from compat.report import Finding, IncompatibleConfigError, Report, Resolved, Suggestion
 from compat.resolve import phase_flag, resolve
-from compat.schema import ArchStatus, Backend, Column, ColumnId, Matrix, phase_rule_id
+from compat.schema import ArchStatus, ColumnId, Matrix
 from compat.vocab import (
-    Arch,
-    CapabilityRange,
-    Cell,
     CellKind,
     KvDtype,
     ModelFeature,
@@ -88,18 +95,6 @@ def _suggester(matrix: Matrix) -> Callable[[Report], tuple[Suggestion, ...]]:
     return suggest
 
 
-_FLAGS: dict[tuple[bool, bool, tuple[Phase, ...]], tuple[str, ...]] = {}
-
-
-def _flags(parsed: Parsed, phases: tuple[Phase, ...]) -> tuple[str, ...]:
-    """The flags that chose the backend of `phases`, each once."""
-    key = (parsed.prefill is None, parsed.decode is None, phases)
-    flags = _FLAGS.get(key)
-    if flags is None:
-        flags = _FLAGS[key] = tuple(dict.fromkeys(phase_flag(parsed, phase) for phase in phases))
-    return flags
-
-
 def _check_dtype_platform(
     parsed: Parsed, resolved: Resolved, findings: list[Finding], matrix: Matrix
 ) -> None:
@@ -155,12 +150,12 @@ def _check_backend(
     backend = plan.backend
     for phase in phases:
         if phase not in backend.phases:
-            findings.append(_phase_finding(parsed, backend, phase, matrix))
+            findings.append(phase_finding(parsed, backend, phase, matrix))
     if plan.status is not ArchStatus.ROW:
-        findings.append(_arch_finding(parsed, plan, phases, arch, matrix))
+        findings.append(arch_finding(parsed, plan, phases, arch, matrix))
     kind = plan.platforms.get(resolved.platform)
     if kind is not CellKind.SUPPORTED:
-        findings.append(_platform_finding(parsed, resolved, plan, kind, phases))
+        findings.append(platform_finding(parsed, resolved, plan, kind, phases))
     needed = plan.capability
     capability = resolved.compute_capability
     if (
@@ -168,7 +163,7 @@ def _check_backend(
         and resolved.platform is Platform.CUDA
         and (capability is None or capability not in needed)
     ):
-        findings.append(_capability_finding(parsed, resolved, name, needed, phases))
+        findings.append(capability_finding(parsed, resolved, name, needed, phases))
     if backend.kv_dtypes is not None and resolved.kv_dtype not in backend.kv_dtypes:
         accepted = tuple(sorted(d.value for d in backend.kv_dtypes))
         findings.append(
@@ -177,7 +172,7 @@ def _check_backend(
                 Severity.ERROR,
                 f"{name} accepts --kv-cache-dtype {', '.join(accepted)} only, not "
                 f"{resolved.kv_dtype.value}",
-                (*_flags(parsed, phases), "--kv-cache-dtype"),
+                (*flags_for(parsed, phases), "--kv-cache-dtype"),
                 value=resolved.kv_dtype.value,
                 allowed=accepted,
                 backend=name,
@@ -185,14 +180,14 @@ def _check_backend(
             )
         )
     if backend.requires_features or backend.refuses_features:
-        _check_features(parsed, backend, phases, findings)
+        feature_findings(parsed, backend, phases, findings)
     if backend.disables_cuda_graph and resolved.platform is Platform.CUDA:
         findings.append(
             Finding(
                 "cuda-graph-disabled",
                 Severity.INFO,
                 f"{name} turns CUDA graphs off",
-                _flags(parsed, phases),
+                flags_for(parsed, phases),
                 value=name,
                 backend=name,
                 phases=phases,
@@ -206,260 +201,14 @@ def _check_backend(
             continue
         if cell_check.cell is None:
             findings.append(
-                _missing_row_finding(parsed, resolved, name, cell_check, checked, matrix)
+                missing_row_finding(parsed, resolved, name, cell_check, checked, matrix)
             )
             continue
-        finding = _cell_finding(
+        finding = cell_finding(
             parsed, resolved, cell_check.column, cell_check.cell, name, checked, matrix
         )
         if finding is not None:
             findings.append(finding)
-
-
-def _phase_finding(parsed: Parsed, backend: Backend, phase: Phase, matrix: Matrix) -> Finding:
-    serving = tuple(b.name for b in matrix.backends if phase in b.phases)
-    runs = " and ".join(p.value for p in Phase if p in backend.phases)
-    return Finding(
-        phase_rule_id(backend),
-        Severity.ERROR,
-        f"{backend.name} cannot serve the {phase.value} phase (it runs only {runs}); choose "
-        f"another {phase.flag}",
-        (phase_flag(parsed, phase),),
-        value=backend.name,
-        allowed=serving,
-        backend=backend.name,
-        phases=(phase,),
-    )
-
-
-def _arch_finding(
-    parsed: Parsed, plan: BackendPlan, phases: tuple[Phase, ...], arch: Arch, matrix: Matrix
-) -> Finding:
-    name = plan.backend.name
-    with_row = plan.arch_rows
-    refused = plan.status is ArchStatus.REFUSED
-    return Finding(
-        "arch-refused" if refused else "arch-undocumented",
-        Severity.ERROR if refused else Severity.WARNING,
-        f"{name} {'does not work with' if refused else 'is undocumented for'} "
-        f"{arch.label} models (it has no row in the {arch.label} table)",
-        _flags(parsed, phases),
-        value=name,
-        allowed=with_row,
-        backend=name,
-        phases=phases,
-    )
-
-
-def _platform_finding(
-    parsed: Parsed,
-    resolved: Resolved,
-    plan: BackendPlan,
-    kind: CellKind | None,
-    phases: tuple[Phase, ...],
-) -> Finding:
-    name = plan.backend.name
-    runs_on = plan.runs_on
-    missing = kind is None
-    return Finding(
-        "platform-unsupported" if missing else "platform-untested",
-        Severity.ERROR if missing else Severity.WARNING,
-        f"{name} {'does not run' if missing else 'is untested'} on "
-        f"{resolved.platform.value} (it runs on {', '.join(runs_on)})",
-        (*_flags(parsed, phases), "--platform"),
-        value=resolved.platform.value,
-        allowed=runs_on,
-        backend=name,
-        phases=phases,
-    )
-
-
-def _capability_finding(
-    parsed: Parsed,
-    resolved: Resolved,
-    name: str,
-    needed: CapabilityRange,
-    phases: tuple[Phase, ...],
-) -> Finding:
-    arch = resolved.arch
-    capability = resolved.compute_capability
-    if capability is None:
-        return Finding(
-            "compute-capability-unknown",
-            Severity.INFO,
-            f"{name} needs {needed.label} for {arch.label} models; the compute capability is "
-            "unknown, so this was not checked",
-            ("--compute-capability",),
-            allowed=(needed.label,),
-            backend=name,
-            phases=phases,
-        )
-    return Finding(
-        "compute-capability",
-        Severity.ERROR,
-        f"{name} needs {needed.label} for {arch.label} models, not {capability}",
-        (*_flags(parsed, phases), "--compute-capability"),
-        value=str(capability),
-        allowed=(needed.label,),
-        backend=name,
-        phases=phases,
-    )
-
-
-def _check_features(
-    parsed: Parsed, backend: Backend, phases: tuple[Phase, ...], findings: list[Finding]
-) -> None:
-    name = backend.name
-    for feature in sorted(backend.requires_features - parsed.features, key=_feature_order):
-        findings.append(
-            Finding(
-                "model-feature-required",
-                Severity.ERROR,
-                f"{name} serves only models with {feature.label}; this model has none",
-                _flags(parsed, phases),
-                value=name,
-                backend=name,
-                phases=phases,
-            )
-        )
-    for feature in sorted(backend.refuses_features & parsed.features, key=_feature_order):
-        findings.append(
-            Finding(
-                "model-feature-refused",
-                Severity.ERROR,
-                f"{name} cannot serve models with {feature.label}",
-                _flags(parsed, phases),
-                value=name,
-                backend=name,
-                phases=phases,
-            )
-        )
-
-
-def _feature_order(feature: ModelFeature) -> int:
-    return list(ModelFeature).index(feature)
-
-
-def _missing_row_finding(
-    parsed: Parsed,
-    resolved: Resolved,
-    name: str,
-    cell_check: CellCheck,
-    phases: tuple[Phase, ...],
-    matrix: Matrix,
-) -> Finding:
-    """A refusing column needs a ✅; a backend without a row in the table has none."""
-    arch = resolved.arch
-    column_id = cell_check.column.id
-    allowed = matrix.supporting_in(arch, column_id, phases)
-    setting = _column_setting(column_id, resolved)
-    return Finding(
-        column_id.rule_id,
-        Severity.ERROR,
-        f"{cell_check.header} ({setting}) needs a ✅ in the {arch.label} table, and {name} has "
-        f"no row there; backends with ✅: {', '.join(allowed) or 'none'}",
-        (*_flags(parsed, phases), *_COLUMN_FLAGS.get(column_id, ())),
-        value=name,
-        allowed=allowed,
-        backend=name,
-        phases=phases,
-    )
-
-
-def _column_setting(column_id: ColumnId, resolved: Resolved) -> str:
-    if column_id is ColumnId.FP8_KV or column_id is ColumnId.FP4_KV:
-        return f"--kv-cache-dtype {resolved.kv_dtype.value}"
-    if column_id is ColumnId.SPEC_TOPK_1 or column_id is ColumnId.SPEC_TOPK_GT1:
-        return f"--speculative-eagle-topk {resolved.topk}"
-    if column_id is ColumnId.NATIVE_PAGE_SIZES:
-        return f"--page-size {resolved.page_size}"
-    return ""
-
-
-_COLUMN_FLAGS = {
-    ColumnId.FP8_KV: ("--kv-cache-dtype",),
-    ColumnId.FP4_KV: ("--kv-cache-dtype",),
-    ColumnId.SPEC_TOPK_1: ("--speculative-algorithm", "--speculative-eagle-topk"),
-    ColumnId.SPEC_TOPK_GT1: ("--speculative-eagle-topk",),
-    ColumnId.NATIVE_PAGE_SIZES: ("--page-size",),
-}
-
-
-def _cell_finding(
-    parsed: Parsed,
-    resolved: Resolved,
-    column: Column,
-    cell: Cell,
-    name: str,
-    phases: tuple[Phase, ...],
-    matrix: Matrix,
-) -> Finding | None:
-    arch = resolved.arch
-    column_id = column.id
-    header = matrix.header(arch, column_id) or column_id.value
-    flags = (*_flags(parsed, phases), *_COLUMN_FLAGS.get(column_id, ()))
-    setting = _column_setting(column_id, resolved)
-    with_setting = f" ({setting})" if setting else ""
-    allowed = matrix.supporting_in(arch, column_id, phases)
-    kind = cell.kind
-    if column_id is ColumnId.NATIVE_PAGE_SIZES:
-        if kind is CellKind.PAGE_SIZES and (cell.fixed or resolved.page_size in cell.page_sizes):
-            return None
-        return Finding(
-            column_id.rule_id,
-            Severity.INFO,
-            f"{name} has no native paging for page size {resolved.page_size}; SGLang "
-            "emulates it by expanding page tables",
-            flags,
-            value=str(resolved.page_size),
-            allowed=allowed,
-            backend=name,
-            phases=phases,
-        )
-    if kind is CellKind.CONDITIONAL:
-        if resolved.page_size in cell.page_sizes:
-            return None
-        sizes = ", ".join(map(str, cell.page_sizes))
-        return Finding(
-            column_id.rule_id,
-            column.action.severity,
-            f"{name} supports {header} for {arch.label} models only with --page-size {sizes}, "
-            f"not {resolved.page_size}",
-            (*flags, "--page-size"),
-            value=str(resolved.page_size),
-            allowed=tuple(map(str, cell.page_sizes)),
-            backend=name,
-            phases=phases,
-        )
-    if kind is CellKind.UNTESTED:
-        return Finding(
-            column_id.rule_id,
-            Severity.WARNING,
-            f"{header}{with_setting} is untested on {name} for {arch.label} models",
-            flags,
-            value=name,
-            allowed=allowed,
-            backend=name,
-            phases=phases,
-        )
-    what = "is disabled" if column.action.severity is Severity.INFO else "is not supported"
-    return Finding(
-        column_id.rule_id,
-        column.action.severity,
-        f"{header}{with_setting} {what} on {name} for {arch.label} models "
-        f"({_phase_words(phases)}); backends with ✅: {', '.join(allowed) or 'none'}",
-        flags,
-        value=name,
-        allowed=allowed,
-        backend=name,
-        phases=phases,
-    )
-
-
-def _phase_words(phases: tuple[Phase, ...]) -> str:
-    if len(phases) == 2:
-        return "both phases"
-    return f"{phases[0].value} phase"
 
 
 def _check_rules(

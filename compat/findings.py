@@ -1,0 +1,278 @@
+"""How the guard words a finding: the message, the flags, the value and the allowed set.
+
+Only called when a check fails, so the cost of formatting stays off the passing path.
+"""
+
+from __future__ import annotations
+
+from compat.config import Parsed
+from compat.plan import BackendPlan, CellCheck
+from compat.report import Finding, Resolved
+from compat.resolve import phase_flag
+from compat.schema import ArchStatus, Backend, Column, ColumnId, Matrix, phase_rule_id
+from compat.vocab import (
+    Arch,
+    CapabilityRange,
+    Cell,
+    CellKind,
+    ModelFeature,
+    Phase,
+    Severity,
+)
+
+_FLAGS: dict[tuple[bool, bool, tuple[Phase, ...]], tuple[str, ...]] = {}
+
+
+def flags_for(parsed: Parsed, phases: tuple[Phase, ...]) -> tuple[str, ...]:
+    """The flags that chose the backend of `phases`, each once."""
+    key = (parsed.prefill is None, parsed.decode is None, phases)
+    flags = _FLAGS.get(key)
+    if flags is None:
+        flags = _FLAGS[key] = tuple(dict.fromkeys(phase_flag(parsed, phase) for phase in phases))
+    return flags
+
+
+def phase_finding(parsed: Parsed, backend: Backend, phase: Phase, matrix: Matrix) -> Finding:
+    serving = tuple(b.name for b in matrix.backends if phase in b.phases)
+    runs = " and ".join(p.value for p in Phase if p in backend.phases)
+    return Finding(
+        phase_rule_id(backend),
+        Severity.ERROR,
+        f"{backend.name} cannot serve the {phase.value} phase (it runs only {runs}); choose "
+        f"another {phase.flag}",
+        (phase_flag(parsed, phase),),
+        value=backend.name,
+        allowed=serving,
+        backend=backend.name,
+        phases=(phase,),
+    )
+
+
+def arch_finding(
+    parsed: Parsed, plan: BackendPlan, phases: tuple[Phase, ...], arch: Arch, matrix: Matrix
+) -> Finding:
+    name = plan.backend.name
+    with_row = plan.arch_rows
+    refused = plan.status is ArchStatus.REFUSED
+    return Finding(
+        "arch-refused" if refused else "arch-undocumented",
+        Severity.ERROR if refused else Severity.WARNING,
+        f"{name} {'does not work with' if refused else 'is undocumented for'} "
+        f"{arch.label} models (it has no row in the {arch.label} table)",
+        flags_for(parsed, phases),
+        value=name,
+        allowed=with_row,
+        backend=name,
+        phases=phases,
+    )
+
+
+def platform_finding(
+    parsed: Parsed,
+    resolved: Resolved,
+    plan: BackendPlan,
+    kind: CellKind | None,
+    phases: tuple[Phase, ...],
+) -> Finding:
+    name = plan.backend.name
+    runs_on = plan.runs_on
+    missing = kind is None
+    return Finding(
+        "platform-unsupported" if missing else "platform-untested",
+        Severity.ERROR if missing else Severity.WARNING,
+        f"{name} {'does not run' if missing else 'is untested'} on "
+        f"{resolved.platform.value} (it runs on {', '.join(runs_on)})",
+        (*flags_for(parsed, phases), "--platform"),
+        value=resolved.platform.value,
+        allowed=runs_on,
+        backend=name,
+        phases=phases,
+    )
+
+
+def capability_finding(
+    parsed: Parsed,
+    resolved: Resolved,
+    name: str,
+    needed: CapabilityRange,
+    phases: tuple[Phase, ...],
+) -> Finding:
+    arch = resolved.arch
+    capability = resolved.compute_capability
+    if capability is None:
+        return Finding(
+            "compute-capability-unknown",
+            Severity.INFO,
+            f"{name} needs {needed.label} for {arch.label} models; the compute capability is "
+            "unknown, so this was not checked",
+            ("--compute-capability",),
+            allowed=(needed.label,),
+            backend=name,
+            phases=phases,
+        )
+    return Finding(
+        "compute-capability",
+        Severity.ERROR,
+        f"{name} needs {needed.label} for {arch.label} models, not {capability}",
+        (*flags_for(parsed, phases), "--compute-capability"),
+        value=str(capability),
+        allowed=(needed.label,),
+        backend=name,
+        phases=phases,
+    )
+
+
+def feature_findings(
+    parsed: Parsed, backend: Backend, phases: tuple[Phase, ...], findings: list[Finding]
+) -> None:
+    name = backend.name
+    for feature in sorted(backend.requires_features - parsed.features, key=_feature_order):
+        findings.append(
+            Finding(
+                "model-feature-required",
+                Severity.ERROR,
+                f"{name} serves only models with {feature.label}; this model has none",
+                flags_for(parsed, phases),
+                value=name,
+                backend=name,
+                phases=phases,
+            )
+        )
+    for feature in sorted(backend.refuses_features & parsed.features, key=_feature_order):
+        findings.append(
+            Finding(
+                "model-feature-refused",
+                Severity.ERROR,
+                f"{name} cannot serve models with {feature.label}",
+                flags_for(parsed, phases),
+                value=name,
+                backend=name,
+                phases=phases,
+            )
+        )
+
+
+def _feature_order(feature: ModelFeature) -> int:
+    return list(ModelFeature).index(feature)
+
+
+def missing_row_finding(
+    parsed: Parsed,
+    resolved: Resolved,
+    name: str,
+    cell_check: CellCheck,
+    phases: tuple[Phase, ...],
+    matrix: Matrix,
+) -> Finding:
+    """A refusing column needs a ✅; a backend without a row in the table has none."""
+    arch = resolved.arch
+    column_id = cell_check.column.id
+    allowed = matrix.supporting_in(arch, column_id, phases)
+    setting = column_setting(column_id, resolved)
+    return Finding(
+        column_id.rule_id,
+        Severity.ERROR,
+        f"{cell_check.header} ({setting}) needs a ✅ in the {arch.label} table, and {name} has "
+        f"no row there; backends with ✅: {', '.join(allowed) or 'none'}",
+        (*flags_for(parsed, phases), *COLUMN_FLAGS.get(column_id, ())),
+        value=name,
+        allowed=allowed,
+        backend=name,
+        phases=phases,
+    )
+
+
+def column_setting(column_id: ColumnId, resolved: Resolved) -> str:
+    if column_id is ColumnId.FP8_KV or column_id is ColumnId.FP4_KV:
+        return f"--kv-cache-dtype {resolved.kv_dtype.value}"
+    if column_id is ColumnId.SPEC_TOPK_1 or column_id is ColumnId.SPEC_TOPK_GT1:
+        return f"--speculative-eagle-topk {resolved.topk}"
+    if column_id is ColumnId.NATIVE_PAGE_SIZES:
+        return f"--page-size {resolved.page_size}"
+    return ""
+
+
+COLUMN_FLAGS = {
+    ColumnId.FP8_KV: ("--kv-cache-dtype",),
+    ColumnId.FP4_KV: ("--kv-cache-dtype",),
+    ColumnId.SPEC_TOPK_1: ("--speculative-algorithm", "--speculative-eagle-topk"),
+    ColumnId.SPEC_TOPK_GT1: ("--speculative-eagle-topk",),
+    ColumnId.NATIVE_PAGE_SIZES: ("--page-size",),
+}
+
+
+def cell_finding(
+    parsed: Parsed,
+    resolved: Resolved,
+    column: Column,
+    cell: Cell,
+    name: str,
+    phases: tuple[Phase, ...],
+    matrix: Matrix,
+) -> Finding | None:
+    arch = resolved.arch
+    column_id = column.id
+    header = matrix.header(arch, column_id) or column_id.value
+    flags = (*flags_for(parsed, phases), *COLUMN_FLAGS.get(column_id, ()))
+    setting = column_setting(column_id, resolved)
+    with_setting = f" ({setting})" if setting else ""
+    allowed = matrix.supporting_in(arch, column_id, phases)
+    kind = cell.kind
+    if column_id is ColumnId.NATIVE_PAGE_SIZES:
+        if kind is CellKind.PAGE_SIZES and (cell.fixed or resolved.page_size in cell.page_sizes):
+            return None
+        return Finding(
+            column_id.rule_id,
+            Severity.INFO,
+            f"{name} has no native paging for page size {resolved.page_size}; SGLang "
+            "emulates it by expanding page tables",
+            flags,
+            value=str(resolved.page_size),
+            allowed=allowed,
+            backend=name,
+            phases=phases,
+        )
+    if kind is CellKind.CONDITIONAL:
+        if resolved.page_size in cell.page_sizes:
+            return None
+        sizes = ", ".join(map(str, cell.page_sizes))
+        return Finding(
+            column_id.rule_id,
+            column.action.severity,
+            f"{name} supports {header} for {arch.label} models only with --page-size {sizes}, "
+            f"not {resolved.page_size}",
+            (*flags, "--page-size"),
+            value=str(resolved.page_size),
+            allowed=tuple(map(str, cell.page_sizes)),
+            backend=name,
+            phases=phases,
+        )
+    if kind is CellKind.UNTESTED:
+        return Finding(
+            column_id.rule_id,
+            Severity.WARNING,
+            f"{header}{with_setting} is untested on {name} for {arch.label} models",
+            flags,
+            value=name,
+            allowed=allowed,
+            backend=name,
+            phases=phases,
+        )
+    what = "is disabled" if column.action.severity is Severity.INFO else "is not supported"
+    return Finding(
+        column_id.rule_id,
+        column.action.severity,
+        f"{header}{with_setting} {what} on {name} for {arch.label} models "
+        f"({_phase_words(phases)}); backends with ✅: {', '.join(allowed) or 'none'}",
+        flags,
+        value=name,
+        allowed=allowed,
+        backend=name,
+        phases=phases,
+    )
+
+
+def _phase_words(phases: tuple[Phase, ...]) -> str:
+    if len(phases) == 2:
+        return "both phases"
+    return f"{phases[0].value} phase"

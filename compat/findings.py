@@ -276,3 +276,32 @@ def _phase_words(phases: tuple[Phase, ...]) -> str:
     if len(phases) == 2:
         return "both phases"
     return f"{phases[0].value} phase"
+
+
+def kv_dtype_finding(
+    parsed: Parsed, resolved: Resolved, backend: Backend, phases: tuple[Phase, ...]
+) -> Finding:
+    accepted = tuple(sorted(d.value for d in backend.kv_dtypes or ()))
+    return Finding(
+        "backend-kv-dtype",
+        Severity.ERROR,
+        f"{backend.name} accepts --kv-cache-dtype {', '.join(accepted)} only, not "
+        f"{resolved.kv_dtype.value}",
+        (*flags_for(parsed, phases), "--kv-cache-dtype"),
+        value=resolved.kv_dtype.value,
+        allowed=accepted,
+        backend=backend.name,
+        phases=phases,
+    )
+
+
+def cuda_graph_finding(parsed: Parsed, name: str, phases: tuple[Phase, ...]) -> Finding:
+    return Finding(
+        "cuda-graph-disabled",
+        Severity.INFO,
+        f"{name} turns CUDA graphs off",
+        flags_for(parsed, phases),
+        value=name,
+        backend=name,
+        phases=phases,
+    )

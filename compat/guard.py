@@ -15,8 +15,9 @@ from compat.findings import (
     arch_finding,
     capability_finding,
     cell_finding,
+    cuda_graph_finding,
     feature_findings,
-    flags_for,
+    kv_dtype_finding,
     missing_row_finding,
     phase_finding,
     platform_finding,
@@ -67,31 +68,42 @@ PREFILL_ONLY = (Phase.PREFILL,)
 DECODE_ONLY = (Phase.DECODE,)
 
 
-def _active_columns(parsed: Parsed, resolved: Resolved) -> frozenset[ColumnId]:
-    """The columns whose subject this configuration uses."""
+_DTYPE_COLUMN = {
+    KvDtype.FP4_E2M1: ColumnId.FP4_KV,
+    KvDtype.FP8_E4M3: ColumnId.FP8_KV,
+    KvDtype.FP8_E5M2: ColumnId.FP8_KV,
+}
+
+
+def _active_columns(parsed: Parsed, resolved: Resolved) -> list[ColumnId]:
+    """The columns whose subject this configuration uses (a handful: a list is fastest)."""
     active = [ColumnId.CHUNKED_PREFIX_CACHE]
-    dtype = resolved.kv_dtype
-    if dtype is KvDtype.FP4_E2M1:
-        active.append(ColumnId.FP4_KV)
-    elif dtype is KvDtype.FP8_E4M3 or dtype is KvDtype.FP8_E5M2:
-        active.append(ColumnId.FP8_KV)
+    dtype_column = _DTYPE_COLUMN.get(resolved.kv_dtype)
+    if dtype_column is not None:
+        active.append(dtype_column)
     topk = resolved.topk
     if topk is not None:
         active.append(ColumnId.SPEC_TOPK_1 if topk == 1 else ColumnId.SPEC_TOPK_GT1)
     if resolved.page_size > 1:
         active.append(ColumnId.NATIVE_PAGE_SIZES)
-    for column_id, feature in _FEATURE_COLUMNS.items():
-        if feature in parsed.features:
-            active.append(column_id)
-    return frozenset(active)
+    if parsed.features:
+        for column_id, feature in _FEATURE_COLUMNS.items():
+            if feature in parsed.features:
+                active.append(column_id)
+    return active
 
 
 def _suggester(matrix: Matrix) -> Callable[[Report], tuple[Suggestion, ...]]:
-    def suggest(report: Report) -> tuple[Suggestion, ...]:
-        from compat.suggest import suggest_fixes
+    """The report's lazy suggestion search, one function per matrix."""
+    suggest: Callable[[Report], tuple[Suggestion, ...]] | None = matrix.compiled.get("suggest")
+    if suggest is None:
 
-        return suggest_fixes(report, lambda config: check(config, matrix), matrix)
+        def suggest(report: Report) -> tuple[Suggestion, ...]:
+            from compat.suggest import suggest_fixes
 
+            return suggest_fixes(report, lambda config: check(config, matrix), matrix)
+
+        matrix.compiled["suggest"] = suggest
     return suggest
 
 
@@ -100,6 +112,11 @@ def _check_dtype_platform(
 ) -> None:
     requirement = matrix.dtype_requirement(resolved.kv_dtype)
     if requirement is None:
+        return
+    cuda = parsed.cuda_version
+    if (requirement.platforms is None or resolved.platform in requirement.platforms) and (
+        cuda is None or requirement.min_cuda is None
+    ):
         return
     dtype = resolved.kv_dtype.value
     if requirement.platforms is not None and resolved.platform not in requirement.platforms:
@@ -115,7 +132,6 @@ def _check_dtype_platform(
                 allowed=allowed,
             )
         )
-    cuda = parsed.cuda_version
     if (
         resolved.platform is Platform.CUDA
         and cuda is not None
@@ -141,74 +157,120 @@ def _check_backend(
     resolved: Resolved,
     name: str,
     phases: tuple[Phase, ...],
-    active: frozenset[ColumnId],
+    active: list[ColumnId],
     findings: list[Finding],
     matrix: Matrix,
 ) -> None:
+    """Judge one backend, serving `phases`, against its requirements and its row.
+
+    Findings are immutable and fully determined by the inputs named in their memo key, so
+    one built for an earlier configuration is reused; every rule is still evaluated.
+    """
     arch = resolved.arch
     plan = backend_plan(matrix, arch, name)
     backend = plan.backend
+    memo = _finding_memo(matrix)
+    chosen_by = (parsed.prefill is None, parsed.decode is None)
     for phase in phases:
         if phase not in backend.phases:
-            findings.append(phase_finding(parsed, backend, phase, matrix))
+            phase_key: tuple[object, ...] = ("phase", name, phase, chosen_by)
+            finding = memo.get(phase_key)
+            if finding is None:
+                finding = memo[phase_key] = phase_finding(parsed, backend, phase, matrix)
+            findings.append(finding)
     if plan.status is not ArchStatus.ROW:
-        findings.append(arch_finding(parsed, plan, phases, arch, matrix))
-    kind = plan.platforms.get(resolved.platform)
-    if kind is not CellKind.SUPPORTED:
-        findings.append(platform_finding(parsed, resolved, plan, kind, phases))
-    needed = plan.capability
-    capability = resolved.compute_capability
-    if (
-        needed is not None
-        and resolved.platform is Platform.CUDA
-        and (capability is None or capability not in needed)
-    ):
-        findings.append(capability_finding(parsed, resolved, name, needed, phases))
-    if backend.kv_dtypes is not None and resolved.kv_dtype not in backend.kv_dtypes:
-        accepted = tuple(sorted(d.value for d in backend.kv_dtypes))
         findings.append(
-            Finding(
-                "backend-kv-dtype",
-                Severity.ERROR,
-                f"{name} accepts --kv-cache-dtype {', '.join(accepted)} only, not "
-                f"{resolved.kv_dtype.value}",
-                (*flags_for(parsed, phases), "--kv-cache-dtype"),
-                value=resolved.kv_dtype.value,
-                allowed=accepted,
-                backend=name,
-                phases=phases,
+            _memoized(
+                memo,
+                ("arch", name, arch, phases, chosen_by),
+                lambda: arch_finding(parsed, plan, phases, arch, matrix),
             )
         )
+    platform = resolved.platform
+    kind = plan.platforms.get(platform)
+    if kind is not CellKind.SUPPORTED:
+        findings.append(
+            _memoized(
+                memo,
+                ("platform", name, arch, platform, phases, chosen_by),
+                lambda: platform_finding(parsed, resolved, plan, kind, phases),
+            )
+        )
+    needed = plan.capability
+    if needed is not None and platform is Platform.CUDA:
+        capability = resolved.compute_capability
+        if capability is None or not (
+            needed.min_major <= capability.major
+            and (needed.max_major is None or capability.major <= needed.max_major)
+        ):
+            findings.append(
+                _memoized(
+                    memo,
+                    ("capability", name, arch, capability, phases, chosen_by),
+                    lambda: capability_finding(parsed, resolved, name, needed, phases),
+                )
+            )
+    if backend.kv_dtypes is not None and resolved.kv_dtype not in backend.kv_dtypes:
+        findings.append(kv_dtype_finding(parsed, resolved, backend, phases))
     if backend.requires_features or backend.refuses_features:
         feature_findings(parsed, backend, phases, findings)
-    if backend.disables_cuda_graph and resolved.platform is Platform.CUDA:
+    if backend.disables_cuda_graph and platform is Platform.CUDA:
         findings.append(
-            Finding(
-                "cuda-graph-disabled",
-                Severity.INFO,
-                f"{name} turns CUDA graphs off",
-                flags_for(parsed, phases),
-                value=name,
-                backend=name,
-                phases=phases,
+            _memoized(
+                memo,
+                ("cuda-graph", name, phases, chosen_by),
+                lambda: cuda_graph_finding(parsed, name, phases),
             )
         )
     for cell_check in plan.cell_checks:
         if cell_check.column.id not in active:
             continue
-        checked = tuple(p for p in phases if p in cell_check.phases)
+        checked = (
+            phases if cell_check.all_phases else tuple(p for p in phases if p in cell_check.phases)
+        )
         if not checked:
             continue
-        if cell_check.cell is None:
-            findings.append(
-                missing_row_finding(parsed, resolved, name, cell_check, checked, matrix)
-            )
-            continue
-        finding = cell_finding(
-            parsed, resolved, cell_check.column, cell_check.cell, name, checked, matrix
+        key = (
+            "cell",
+            id(cell_check),
+            checked,
+            resolved.page_size,
+            resolved.topk,
+            resolved.kv_dtype,
+            chosen_by,
         )
+        finding = memo.get(key, _MISSING)
+        if finding is _MISSING:
+            finding = memo[key] = (
+                missing_row_finding(parsed, resolved, name, cell_check, checked, matrix)
+                if cell_check.cell is None
+                else cell_finding(
+                    parsed, resolved, cell_check.column, cell_check.cell, name, checked, matrix
+                )
+            )
         if finding is not None:
             findings.append(finding)
+
+
+_MISSING = object()
+# A long-running process checking ever new page sizes must not grow the memo forever.
+_MEMO_LIMIT = 50_000
+
+
+def _finding_memo(matrix: Matrix) -> dict[tuple[object, ...], Any]:
+    memo: dict[tuple[object, ...], Any] | None = matrix.compiled.get("findings")
+    if memo is None or len(memo) > _MEMO_LIMIT:
+        memo = matrix.compiled["findings"] = {}
+    return memo
+
+
+def _memoized(
+    memo: dict[tuple[object, ...], Any], key: tuple[object, ...], build: Callable[[], Finding]
+) -> Finding:
+    finding: Finding | None = memo.get(key)
+    if finding is None:
+        finding = memo[key] = build()
+    return finding
 
 
 def _check_rules(

@@ -1,7 +1,9 @@
-"""MkDocs hook: refuse to build the site from a stale `docs/attention_backend.md`.
+"""MkDocs hooks: refuse a stale `docs/attention_backend.md`; add the finder's data.
 
 Listed under `hooks:` in `mkdocs.yml`. The page is generated from `compat/matrix.py`; a
-hand edit, or a matrix edit without `compat docs`, makes `mkdocs build` fail here.
+hand edit, or a matrix edit without `compat docs`, makes `mkdocs build` fail here. The
+compatibility finder's data (the guard's verdicts over the finder's option space) is
+computed on every build and added to the site as a generated file, never committed.
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ from pathlib import Path
 
 from mkdocs.config.defaults import MkDocsConfig
 from mkdocs.exceptions import PluginError
+from mkdocs.structure.files import File, Files
 
 from compat.outputs import staleness
 from compat.render import PAGE_PATH, TemplateError, render_page
@@ -31,3 +34,16 @@ def on_pre_build(config: MkDocsConfig) -> None:
             f"{PAGE_PATH.as_posix()} is stale: it differs from a fresh render of "
             f"compat/matrix.py. Run `{FIX_COMMAND}` and commit the result.\n{stale.diff}"
         )
+
+
+def on_files(files: Files, config: MkDocsConfig) -> Files:
+    """Add the finder's data script, freshly computed from the matrix and the guard."""
+    from compat.finder import DATA_PATH, render_finder_script
+
+    if files.get_file_from_path(DATA_PATH) is not None:
+        raise PluginError(
+            f"{Path(config.docs_dir).name}/{DATA_PATH} must not exist: the finder's data is "
+            "generated at build time. Delete the file."
+        )
+    files.append(File.generated(config, DATA_PATH, content=render_finder_script()))
+    return files

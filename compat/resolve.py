@@ -7,9 +7,10 @@ from __future__ import annotations
 
 from compat.config import Parsed
 from compat.matrix import MATRIX
+from compat.plan import backend_plan
 from compat.report import Finding, Resolved
-from compat.schema import ColumnId, DefaultChoice, Matrix
-from compat.vocab import Arch, CellKind, Phase, Platform, Severity
+from compat.schema import DefaultChoice, Matrix
+from compat.vocab import Phase, Platform, Severity
 
 
 def phase_flag(parsed: Parsed, phase: Phase) -> str:
@@ -154,8 +155,11 @@ def _page_size(
     requested = parsed.page_size
     allowed: frozenset[int] | None = None
     owners: list[str] = []
-    for name in dict.fromkeys(b for b in backends if b is not None):
-        sizes = _fixed_sizes(parsed.arch, name, matrix)
+    prefill, decode = backends
+    for name in (prefill,) if prefill == decode else backends:
+        if name is None:
+            continue
+        sizes = backend_plan(matrix, parsed.arch, name).fixed_page_sizes
         if sizes is not None:
             owners.append(f"{name} ({', '.join(map(str, sorted(sizes)))})")
             allowed = sizes if allowed is None else allowed & sizes
@@ -202,13 +206,3 @@ def _page_size(
             )
         )
     return snapped
-
-
-def _fixed_sizes(arch: Arch, backend: str, matrix: Matrix) -> frozenset[int] | None:
-    row = matrix.row(arch, backend)
-    if row is None:
-        return None
-    cell = row.cells.get(ColumnId.NATIVE_PAGE_SIZES)
-    if cell is None or cell.kind is not CellKind.PAGE_SIZES or not cell.fixed:
-        return None
-    return frozenset(cell.page_sizes)

@@ -281,11 +281,12 @@ class Matrix:
             return cell.evidence
         return self.column(column_id).evidence or table.evidence
 
+    @cached_property
+    def _dtype_index(self) -> dict[KvDtype, DtypeRequirement]:
+        return {requirement.dtype: requirement for requirement in self.dtype_requirements}
+
     def dtype_requirement(self, dtype: KvDtype) -> DtypeRequirement | None:
-        for requirement in self.dtype_requirements:
-            if requirement.dtype is dtype:
-                return requirement
-        return None
+        return self._dtype_index.get(dtype)
 
     # -- views derived from cells and rules -----------------------------------------
 

@@ -1,0 +1,73 @@
+"""The benchmark runs end to end and prints every figure (its timings are not asserted here)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+SCRIPT = ROOT / "benchmarks" / "run.py"
+
+LABELS = (
+    'start-up: python -c "pass"',
+    'start-up: python -c "import compat"',
+    "start-up: import compat adds",
+    "start-up: torch, jinja2, mkdocs not imported",
+    "check(): configuration mix",
+    "check() per configuration",
+    "check() throughput",
+    "check() by verdict",
+    "AttentionConfig(...) construction",
+    "KV4 if-chain floor (PR #14467 rules)",
+    "check() / floor",
+    "consistency proof: full space",
+    "consistency proof: configurations",
+    "consistency proof: claims compared",
+    "consistency proof: mismatches",
+    "compat docs --check (end to end)",
+    "mkdocs build --strict",
+)
+
+
+@pytest.fixture(scope="module")
+def quick_run() -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, str(SCRIPT), "--quick", "--no-budgets"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+
+
+def test_the_quick_benchmark_exits_0(quick_run: subprocess.CompletedProcess[str]) -> None:
+    assert quick_run.returncode == 0, quick_run.stdout + quick_run.stderr
+    assert "Traceback" not in quick_run.stderr
+
+
+@pytest.mark.parametrize("label", LABELS)
+def test_every_figure_is_printed(label: str, quick_run: subprocess.CompletedProcess[str]) -> None:
+    lines = quick_run.stdout.splitlines()
+    assert any(line.startswith(label + " ") for line in lines), quick_run.stdout
+
+
+def test_every_budget_gets_a_verdict(quick_run: subprocess.CompletedProcess[str]) -> None:
+    rows = [line for line in quick_run.stdout.splitlines() if line.startswith(LABELS)]
+    budgeted = [row for row in rows if any(word in row for word in (" <", " >=", " must "))]
+    assert len(budgeted) >= 7  # 4 budgets (check() twice), heavy modules, mismatches, mkdocs
+    assert {row.split()[-1] for row in budgeted} <= {"PASS", "FAIL"}
+    assert any(line.startswith("budgets: ") for line in quick_run.stdout.splitlines())
+
+
+def test_the_proof_found_no_mismatch(quick_run: subprocess.CompletedProcess[str]) -> None:
+    (line,) = [
+        line
+        for line in quick_run.stdout.splitlines()
+        if line.startswith("consistency proof: mismatches")
+    ]
+    assert line.split()[3] == "0"
+    assert line.rstrip().endswith("PASS")

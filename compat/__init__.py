@@ -1,17 +1,43 @@
 """attention-compat: one capability matrix for SGLang's attention backends.
 
-`import compat` loads only the matrix and the guard: never torch, jinja2 or mkdocs.
+`import compat` is nearly free: the matrix and the guard load on first use of a name
+below (PEP 562), and nothing here ever imports torch, jinja2 or mkdocs.
 """
 
 from __future__ import annotations
 
-from compat.config import AttentionConfig, InputProblem, InvalidConfigError
-from compat.guard import check, enforce
-from compat.matrix import MATRIX
-from compat.report import Finding, IncompatibleConfigError, Report, Resolved, Suggestion
-from compat.vocab import Arch, ComputeCapability, KvDtype, Phase, Platform, Severity
+import importlib
+
+TYPE_CHECKING = False  # like typing.TYPE_CHECKING, without importing typing at start-up
+if TYPE_CHECKING:
+    from compat.config import AttentionConfig, InputProblem, InvalidConfigError
+    from compat.guard import check, enforce
+    from compat.matrix import MATRIX
+    from compat.report import Finding, IncompatibleConfigError, Report, Resolved, Suggestion
+    from compat.vocab import Arch, ComputeCapability, KvDtype, Phase, Platform, Severity
 
 __version__ = "0.1.0"
+
+# Public name -> the module that defines it.
+_HOMES = {
+    "AttentionConfig": "compat.config",
+    "InputProblem": "compat.config",
+    "InvalidConfigError": "compat.config",
+    "check": "compat.guard",
+    "enforce": "compat.guard",
+    "MATRIX": "compat.matrix",
+    "Finding": "compat.report",
+    "IncompatibleConfigError": "compat.report",
+    "Report": "compat.report",
+    "Resolved": "compat.report",
+    "Suggestion": "compat.report",
+    "Arch": "compat.vocab",
+    "ComputeCapability": "compat.vocab",
+    "KvDtype": "compat.vocab",
+    "Phase": "compat.vocab",
+    "Platform": "compat.vocab",
+    "Severity": "compat.vocab",
+}
 
 __all__ = [
     "MATRIX",
@@ -33,3 +59,16 @@ __all__ = [
     "check",
     "enforce",
 ]
+
+
+def __getattr__(name: str) -> object:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module 'compat' has no attribute {name!r}")
+    value = getattr(importlib.import_module(home), name)
+    globals()[name] = value  # later lookups skip this function
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_HOMES})

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
 import os
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -146,6 +145,8 @@ def _choice(
         )
         return None
     lowered = {option.lower(): option for option in options}
+    import difflib  # only on the error path: it costs start-up time
+
     close = difflib.get_close_matches(value.strip().lower(), list(lowered), n=1, cutoff=0.6)
     suggestion = lowered[close[0]] if close else None
     problems.append(InputProblem(flag, value, f"unknown value {value!r}", options, suggestion))
@@ -172,8 +173,10 @@ def _remember(capability: ComputeCapability) -> ComputeCapability:
 
 def _capability(problems: list[InputProblem], value: object) -> ComputeCapability | None:
     flag = "--compute-capability"
-    if value is None or isinstance(value, ComputeCapability):
-        return value
+    if value is None:
+        return None
+    if isinstance(value, ComputeCapability):
+        return _plausible(problems, value, value)
     if isinstance(value, str):
         try:
             return _plausible(problems, ComputeCapability.parse(value), value)
@@ -196,7 +199,8 @@ def _capability(problems: list[InputProblem], value: object) -> ComputeCapabilit
 def _plausible(
     problems: list[InputProblem], capability: ComputeCapability, given: object
 ) -> ComputeCapability | None:
-    if 1 <= capability.major <= 99 and 0 <= capability.minor <= 9:
+    major, minor = capability.major, capability.minor
+    if type(major) is int and type(minor) is int and 1 <= major <= 99 and 0 <= minor <= 9:
         return capability
     problems.append(
         InputProblem("--compute-capability", given, f"{given!r} is not a CUDA compute capability")
@@ -269,12 +273,14 @@ def _parse_common(config: AttentionConfig) -> Parsed | None:
             return None
     capability = config.compute_capability
     if type(capability) is tuple:
+        if len(capability) != 2 or type(capability[0]) is not int or type(capability[1]) is not int:
+            return None
         known = _CAPABILITIES.get(capability)
         if known is None:
             return None
         capability = known
-    elif capability is not None and not isinstance(capability, ComputeCapability):
-        return None
+    elif capability is not None:
+        return None  # strings and ComputeCapability objects go through full validation
     if config.cuda_version is not None:
         return None
     features = _NO_FEATURES

@@ -6,7 +6,6 @@ incompatible combination; `enforce()` is the engine-side wrapper that raises.
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Callable
 from typing import Any
 
@@ -35,8 +34,6 @@ from compat.vocab import (
     Platform,
     Severity,
 )
-
-logger = logging.getLogger("compat")
 
 _FEATURE_COLUMNS = {
     ColumnId.SLIDING_WINDOW: ModelFeature.SLIDING_WINDOW,
@@ -385,6 +382,9 @@ def enforce(
         from compat.detect import with_software_findings
 
         report = with_software_findings(report, detected)
+    import logging  # enforce() runs once per process; check() never logs
+
+    logger = logging.getLogger("compat")
     for finding in report.warnings:
         logger.warning("[%s] %s", finding.rule, finding.message)
     for finding in report.infos:

@@ -119,6 +119,13 @@ def load_model_facts(path: str | os.PathLike[str]) -> ModelFacts:
 
 
 def _config_file(path: Path) -> Path:
+    try:
+        return _existing_config_file(path)
+    except OSError as error:  # e.g. a name too long for the file system
+        raise ModelConfigError(f"{path}: {error.strerror or error}") from None
+
+
+def _existing_config_file(path: Path) -> Path:
     if path.is_dir():
         candidate = path / CONFIG_FILE
         if not candidate.is_file():

@@ -159,7 +159,11 @@ def _local_model_dir(model_path: str | None) -> str | None:
     if model_path is None:
         return None
     path = Path(model_path)
-    return model_path if (path / "config.json").is_file() or path.is_file() else None
+    try:
+        local = (path / "config.json").is_file() or path.is_file()
+    except OSError:  # not a usable local path (too long, ...): a hub id, most likely
+        return None
+    return model_path if local else None
 
 
 def _detect(fields: dict[str, Any]) -> tuple[DetectedPlatform, dict[str, Any]]:

@@ -21,6 +21,7 @@ LABELS = (
     "check() per configuration",
     "check() throughput",
     "check() by verdict",
+    "check() single call, finding memo cold / warm",
     "AttentionConfig(...) construction",
     "KV4 if-chain floor (PR #14467 rules)",
     "check() / floor",

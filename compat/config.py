@@ -112,6 +112,7 @@ class AttentionConfig:
         return cls(**{**facts.config_fields(), **flags})
 
 
+_BACKEND_FIELDS = ("attention_backend", "prefill_attention_backend", "decode_attention_backend")
 # The AttentionConfig fields that are SGLang launch flags, in the order SGLang lists them.
 FLAG_FIELDS = (
     "attention_backend",
@@ -295,20 +296,30 @@ def _parse_common(config: AttentionConfig) -> Parsed | None:
         return None
     if any(flags):
         features = frozenset(f for f, on in zip(_FEATURE_ORDER, flags, strict=True) if on)
+    return _assemble(config, capability, None, features)
+
+
+def _assemble(
+    config: AttentionConfig,
+    capability: ComputeCapability | None,
+    cuda_version: tuple[int, int] | None,
+    features: frozenset[ModelFeature],
+) -> Parsed:
+    """The canonical form of a config whose names have all been validated."""
     return Parsed(
-        arch=_ARCHS[arch],
-        platform=_PLATFORMS[platform],
+        arch=_ARCHS[config.attention_arch],
+        platform=_PLATFORMS[config.platform],
         capability=capability,
-        backend=main,
-        prefill=prefill,
-        decode=decode,
-        kv_dtype=KV_DTYPE_SPELLINGS[dtype],
-        page_size=page_size,
-        speculative=algorithm is not None,
-        topk=topk,
-        spec_mode=_MODES[mode],
+        backend=config.attention_backend,
+        prefill=config.prefill_attention_backend,
+        decode=config.decode_attention_backend,
+        kv_dtype=KV_DTYPE_SPELLINGS[config.kv_cache_dtype],
+        page_size=config.page_size,
+        speculative=config.speculative_algorithm is not None,
+        topk=config.speculative_eagle_topk,
+        spec_mode=_MODES[config.speculative_attention_mode],
         features=features,
-        cuda_version=None,
+        cuda_version=cuda_version,
     )
 
 
@@ -316,28 +327,24 @@ def _parse_reporting(config: AttentionConfig) -> Parsed:
     """The thorough path: validate every field and collect every problem."""
     problems: list[InputProblem] = []
     backends = sorted(_BACKENDS)
-
-    def backend(field_name: str) -> str | None:
+    for field_name in (
+        "attention_backend",
+        "prefill_attention_backend",
+        "decode_attention_backend",
+    ):
         value = getattr(config, field_name)
-        return None if value is None else _choice(problems, flag_of(field_name), value, backends)
-
-    main, prefill, decode = (
-        backend("attention_backend"),
-        backend("prefill_attention_backend"),
-        backend("decode_attention_backend"),
-    )
-    dtype_name = _choice(problems, "--kv-cache-dtype", config.kv_cache_dtype, KV_DTYPE_SPELLINGS)
-    arch_name = _choice(problems, "--attention-arch", config.attention_arch, _ARCHS)
-    platform_name = _choice(problems, "--platform", config.platform, _PLATFORMS)
-    mode_name = _choice(
-        problems, "--speculative-attention-mode", config.speculative_attention_mode, _MODES
-    )
+        if value is not None:
+            _choice(problems, flag_of(field_name), value, backends)
+    _choice(problems, "--kv-cache-dtype", config.kv_cache_dtype, KV_DTYPE_SPELLINGS)
+    _choice(problems, "--attention-arch", config.attention_arch, _ARCHS)
+    _choice(problems, "--platform", config.platform, _PLATFORMS)
+    _choice(problems, "--speculative-attention-mode", config.speculative_attention_mode, _MODES)
     algorithm = config.speculative_algorithm
     if algorithm is not None:
         upper = algorithm.upper() if isinstance(algorithm, str) else algorithm
         _choice(problems, "--speculative-algorithm", upper, SPECULATIVE_ALGORITHMS)
-    page_size = _positive_int(problems, "--page-size", config.page_size)
-    topk = _positive_int(problems, "--speculative-eagle-topk", config.speculative_eagle_topk)
+    _positive_int(problems, "--page-size", config.page_size)
+    _positive_int(problems, "--speculative-eagle-topk", config.speculative_eagle_topk)
     capability = _capability(problems, config.compute_capability)
     cuda_version = _cuda_version(problems, config.cuda_version)
     features = set()
@@ -351,23 +358,7 @@ def _parse_reporting(config: AttentionConfig) -> Parsed:
             features.add(feature)
     if problems:
         raise InvalidConfigError(problems)
-    assert dtype_name is not None and arch_name is not None
-    assert platform_name is not None and mode_name is not None
-    return Parsed(
-        arch=_ARCHS[arch_name],
-        platform=_PLATFORMS[platform_name],
-        capability=capability,
-        backend=main,
-        prefill=prefill,
-        decode=decode,
-        kv_dtype=KV_DTYPE_SPELLINGS[dtype_name],
-        page_size=page_size,
-        speculative=algorithm is not None,
-        topk=topk,
-        spec_mode=_MODES[mode_name],
-        features=frozenset(features),
-        cuda_version=cuda_version,
-    )
+    return _assemble(config, capability, cuda_version, frozenset(features))
 
 
 _FEATURE_FIELDS = (

@@ -21,7 +21,7 @@ from compat.guard import check
 from compat.matrix import MATRIX
 from compat.report import Finding, Report
 from compat.schema import Matrix
-from compat.vocab import KV_DTYPE_SPELLINGS, Arch, ComputeCapability, Platform, Severity
+from compat.vocab import KV_DTYPE_SPELLINGS, Arch, ComputeCapability, KvDtype, Platform, Severity
 
 __all__ = [
     "AXIS_ORDER",
@@ -147,7 +147,7 @@ def finder_options(matrix: Matrix = MATRIX) -> tuple[Axis, ...]:
     kv = Axis(
         "kv_cache_dtype",
         tuple(Option(name, name, (("kv_cache_dtype", name),)) for name in dtypes),
-        "fp4_e2m1",
+        KvDtype.FP4_E2M1.value,
     )
     page = Axis(
         "page_size",

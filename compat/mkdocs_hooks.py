@@ -1,7 +1,8 @@
-"""MkDocs hooks: refuse a stale `docs/attention_backend.md`; add the finder's data.
+"""MkDocs hooks: refuse a stale page or export; add the finder's data.
 
-Listed under `hooks:` in `mkdocs.yml`. The page is generated from `compat/matrix.py`; a
-hand edit, or a matrix edit without `compat docs`, makes `mkdocs build` fail here. The
+Listed under `hooks:` in `mkdocs.yml`. The page and `matrix.json` are generated from
+`compat/matrix.py`; a hand edit, or a matrix edit without `compat docs` / `compat export`,
+makes `mkdocs build` fail here. The
 compatibility finder's data (the guard's verdicts over the finder's option space) is
 computed on every build and added to the site as a generated file, never committed.
 """
@@ -34,6 +35,21 @@ def on_pre_build(config: MkDocsConfig) -> None:
             f"{PAGE_PATH.as_posix()} is stale: it differs from a fresh render of "
             f"compat/matrix.py. Run `{FIX_COMMAND}` and commit the result.\n{stale.diff}"
         )
+    _refuse_stale_export(Path(config.docs_dir))
+
+
+def _refuse_stale_export(docs_dir: Path) -> None:
+    """The published JSON export and its schema must match the matrix too."""
+    from compat.export import EXPORT_PATH, SCHEMA_PATH, render_export, render_schema
+
+    for path, content in ((EXPORT_PATH, render_export()), (SCHEMA_PATH, render_schema())):
+        name = Path(path).name
+        stale = staleness(docs_dir / name, content, label=path)
+        if not stale.fresh:
+            raise PluginError(
+                f"{path} is stale: it differs from a fresh export of compat/matrix.py. "
+                f"Run `compat export` and commit the result.\n{stale.diff}"
+            )
 
 
 def on_files(files: Files, config: MkDocsConfig) -> Files:

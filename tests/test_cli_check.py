@@ -1,4 +1,9 @@
-"""`compat check` as an operator runs it: exit codes, findings, suggestions, launch commands."""
+"""`compat check` as an operator runs it: exit codes, findings, suggestions, launch commands.
+
+The first section runs the acceptance commands of SGLang PR #14467 literally and pins its
+baseline; every other test picks its backends from the live matrix, so it passes after
+any single-cell change of `compat/matrix.py`.
+"""
 
 from __future__ import annotations
 
@@ -7,8 +12,17 @@ import subprocess
 import sys
 
 import pytest
+from cells import FP4, fp4_accepted_on_b200, fp4_refused_on_b200
+
+from compat import MATRIX, AttentionConfig, check
+from compat.schema import ColumnId
+from compat.vocab import Arch
 
 B200 = ["--platform", "cuda", "--compute-capability", "10.0"]
+BASELINE_HINT = (
+    "if the matrix changed on purpose, update this acceptance test in tests/test_cli_check.py "
+    "(and PR_FA4_PARTNERS / PR_SINGLE_BACKEND in tests/test_guard_rules.py) to the new baseline"
+)
 
 
 def compat(*args: str) -> subprocess.CompletedProcess[str]:
@@ -17,6 +31,12 @@ def compat(*args: str) -> subprocess.CompletedProcess[str]:
     )
     assert "Traceback" not in result.stdout + result.stderr
     return result
+
+
+# == The PR #14467 baseline: the issue's acceptance commands, run literally ======================
+#
+# These tests pin the PR's cases and are meant to fail when an FP4 cell changes, even on
+# purpose; their messages say which baseline to record.
 
 
 def test_fa4_with_trtllm_mha_decode_is_refused_with_a_verified_partner() -> None:
@@ -32,9 +52,11 @@ def test_fa4_with_trtllm_mha_decode_is_refused_with_a_verified_partner() -> None
         "--kv-cache-dtype",
         "fp4_e2m1",
     )
-    assert result.returncode == 1
+    assert result.returncode == 1, f"PR #14467 baseline: {result.stdout}; {BASELINE_HINT}"
     assert "kv4-fa4-decode-partner" in result.stdout
-    assert "--decode-attention-backend triton" in result.stdout
+    assert "--decode-attention-backend triton" in result.stdout, (
+        f"PR #14467 baseline: triton is the first MHA decode partner of fa4; {BASELINE_HINT}"
+    )
 
 
 def test_fa4_with_triton_decode_passes() -> None:
@@ -50,7 +72,10 @@ def test_fa4_with_triton_decode_passes() -> None:
         "--kv-cache-dtype",
         "fp4_e2m1",
     )
-    assert result.returncode == 0, result.stdout
+    assert result.returncode == 0, (
+        f"PR #14467 baseline: fa4 + triton with an FP4 cache passes; {result.stdout}; "
+        f"{BASELINE_HINT}"
+    )
     assert result.stdout.startswith("compatible")
 
 
@@ -65,9 +90,13 @@ def test_flashmla_fp4_suggests_the_fp4_mla_backends() -> None:
         "--kv-cache-dtype",
         "fp4_e2m1",
     )
-    assert result.returncode == 1
+    assert result.returncode == 1, (
+        f"PR #14467 baseline: flashmla refuses an FP4 cache; {result.stdout}; {BASELINE_HINT}"
+    )
     for backend in ("trtllm_mla", "cutlass_mla", "flashinfer"):
-        assert f"--attention-backend {backend}" in result.stdout
+        assert f"--attention-backend {backend}" in result.stdout, (
+            f"PR #14467 baseline: {backend} is suggested for FP4 MLA; {BASELINE_HINT}"
+        )
 
 
 def test_fp4_on_rocm_is_refused() -> None:
@@ -82,8 +111,11 @@ def test_fp4_on_rocm_is_refused() -> None:
         "--kv-cache-dtype",
         "fp4_e2m1",
     )
-    assert result.returncode == 1
+    assert result.returncode == 1, f"PR #14467 baseline: {result.stdout}; {BASELINE_HINT}"
     assert "kv4-requires-cuda" in result.stdout
+
+
+# == Mechanisms: pass after any single-cell change ==============================================
 
 
 def test_typo_gets_did_you_mean_and_exit_2() -> None:
@@ -120,6 +152,7 @@ def test_missing_architecture_is_explained() -> None:
 
 
 def test_whole_launch_command_after_double_dash() -> None:
+    backend = fp4_accepted_on_b200(Arch.MLA)[0]
     result = compat(
         "check",
         "--attention-arch",
@@ -134,12 +167,12 @@ def test_whole_launch_command_after_double_dash() -> None:
         "--tp",
         "8",
         "--attention-backend",
-        "trtllm_mla",
+        backend,
         "--kv-cache-dtype=fp4_e2m1",
         "--trust-remote-code",
     )
     assert result.returncode == 0, result.stdout
-    assert "backend trtllm_mla" in result.stdout and "KV fp4_e2m1" in result.stdout
+    assert f"backend {backend}" in result.stdout and "KV fp4_e2m1" in result.stdout
     assert "--tp 8" in result.stdout and "--trust-remote-code" in result.stdout
 
 
@@ -163,25 +196,42 @@ def test_launch_command_conflicting_with_a_flag_is_invalid() -> None:
 
 
 def test_json_output_is_the_report() -> None:
+    # An MLA backend the live matrix refuses an FP4 cache, on hardware where nothing else bars it.
+    backend = fp4_refused_on_b200(Arch.MLA)
     result = compat(
         "check",
         "--attention-arch",
         "mla",
         *B200,
         "--attention-backend",
-        "flashmla",
+        backend,
         "--kv-cache-dtype",
-        "fp4_e2m1",
+        FP4,
         "--json",
     )
     assert result.returncode == 1
     data = json.loads(result.stdout)
+    report = check(
+        AttentionConfig(
+            attention_arch="mla",
+            attention_backend=backend,
+            kv_cache_dtype=FP4,
+            platform="cuda",
+            compute_capability=(10, 0),
+        )
+    )
+    expected = report.to_dict()
+    assert {key: data[key] for key in expected} == expected
     assert data["ok"] is False
     assert data["errors"][0]["rule"] == "fp4-kv"
-    assert data["errors"][0]["value"] == "flashmla"
-    assert "flashinfer" in data["errors"][0]["allowed"]
-    assert data["resolved"]["page_size"] == 64
-    assert any(s["flags"] == "--attention-backend trtllm_mla" for s in data["suggestions"])
+    assert data["errors"][0]["value"] == backend
+    fp4_capable = set(MATRIX.supporting(Arch.MLA, ColumnId.FP4_KV))
+    assert data["errors"][0]["allowed"] and set(data["errors"][0]["allowed"]) <= fp4_capable
+    assert data["resolved"]["page_size"] == report.resolved.page_size
+    # The backend suggestions (the guard keeps a few) are backends that accept FP4 here.
+    backends = {s["flags"] for s in data["suggestions"] if "--attention-backend" in s["flags"]}
+    assert backends
+    assert backends <= {f"--attention-backend {b}" for b in fp4_accepted_on_b200(Arch.MLA)}
 
 
 @pytest.mark.parametrize("spelling", ["10.0", "sm100", "100"])

@@ -4,9 +4,18 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from cells import (
+    FP4,
+    fp4_accepted_on_b200,
+    fp4_refused_on_b200,
+    page_cell_position,
+    page_row_index,
+)
 from consistency import PAGE, read_claims, run_proof, verify
 
 from compat import AttentionConfig, check
+from compat.schema import ColumnId
+from compat.vocab import Arch
 
 
 def test_guard_verdicts_equal_the_page_on_every_claim() -> None:
@@ -20,21 +29,24 @@ def test_guard_verdicts_equal_the_page_on_every_claim() -> None:
 def test_the_proof_notices_a_page_that_disagrees() -> None:
     page = PAGE.read_text(encoding="utf-8")
     lines = page.splitlines()
-    # Hand-edit one FP4 claim: the page now says flashmla (MLA) reads an FP4 cache.
-    index = next(i for i, line in enumerate(lines) if line.startswith("| FlashMLA [`flashmla`]"))
+    # Hand-edit one FP4 claim: the page now says an MLA backend that the matrix refuses an
+    # FP4 cache (picked from the live matrix) reads one.
+    backend = fp4_refused_on_b200(Arch.MLA)
+    index = page_row_index(lines, Arch.MLA, backend)
     cells = lines[index].split("|")
-    assert cells[4].strip() == "❌"
-    cells[4] = " ✅ "
+    column = page_cell_position(Arch.MLA, ColumnId.FP4_KV)
+    assert cells[column].strip() == "❌"
+    cells[column] = " ✅ "
     lines[index] = "|".join(cells)
     claims = read_claims("\n".join(lines))
     config = AttentionConfig(
         attention_arch="mla",
-        attention_backend="flashmla",
-        kv_cache_dtype="fp4_e2m1",
+        attention_backend=backend,
+        kv_cache_dtype=FP4,
         platform="cuda",
         compute_capability=(10, 0),
     )
     _, mismatches = verify(config, check(config), claims)
     assert mismatches and "FP4 KV Cache" in mismatches[0]
-    fine = replace(config, attention_backend="trtllm_mla")
+    fine = replace(config, attention_backend=fp4_accepted_on_b200(Arch.MLA)[0])
     assert verify(fine, check(fine), claims)[1] == []

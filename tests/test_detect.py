@@ -12,6 +12,8 @@ import pytest
 
 torch = pytest.importorskip("torch", reason="the torch extra installs it; .ci/run always does")
 
+from cells import fp4_accepted_on_b200  # noqa: E402
+
 from compat import IncompatibleConfigError, KvDtype, Platform, enforce  # noqa: E402
 from compat.detect import (  # noqa: E402
     DetectedPlatform,
@@ -21,7 +23,8 @@ from compat.detect import (  # noqa: E402
     torch_dtype,
     version_tuple,
 )
-from compat.vocab import ComputeCapability  # noqa: E402
+from compat.matrix import MATRIX  # noqa: E402
+from compat.vocab import Arch, ComputeCapability  # noqa: E402
 
 
 def test_real_cpu_torch_is_detected_as_cpu() -> None:
@@ -144,14 +147,19 @@ def test_enforce_raises_with_every_error(monkeypatch: pytest.MonkeyPatch) -> Non
         enforce(args, attention_arch="mha")
     assert isinstance(caught.value, ValueError)
     assert "kv4-fa4-decode-partner" in str(caught.value)
-    assert "--decode-attention-backend triton" in str(caught.value)
+    # The first MHA decode partner the live matrix derives for fa4.
+    (rule,) = MATRIX.pairing_rules
+    partner = MATRIX.decode_partners(rule, Arch.MHA)[0]
+    assert f"--decode-attention-backend {partner}" in str(caught.value)
     assert caught.value.report.resolved.compute_capability == ComputeCapability(10, 0)
 
 
 def test_enforce_logs_warnings_and_returns_the_report(caplog: pytest.LogCaptureFixture) -> None:
+    # Two MHA backends that each accept an FP4 cache on a B200 in the live matrix.
+    prefill, decode = fp4_accepted_on_b200(Arch.MHA)[:2]
     args = server_args(
-        prefill_attention_backend="triton",
-        decode_attention_backend="trtllm_mha",
+        prefill_attention_backend=prefill,
+        decode_attention_backend=decode,
         kv_cache_dtype="fp4_e2m1",
     )
     with caplog.at_level(logging.INFO, logger="compat"):

@@ -8,11 +8,35 @@ import sys
 from pathlib import Path
 
 import pytest
+from cells import opposite, page_cell_position, page_row_index
+
+from compat.matrix import MATRIX
+from compat.schema import ColumnId
+from compat.vocab import Arch, CellKind
 
 ROOT = Path(__file__).resolve().parent.parent
 PAGE = Path("docs") / "attention_backend.md"
-FRESH_ROW = "| FlashMLA [`flashmla`] | 64 | ✅ | ❌ |"
-EDITED_ROW = "| FlashMLA [`flashmla`] | 64 | ✅ | ✅ |"
+
+
+def hand_edit(page: str) -> tuple[str, str]:
+    """(fresh line, edited line): the first MLA row with a ✅ or ❌ FP4 cell, that cell flipped.
+
+    Picked from the live matrix, so it holds after any single-cell change.
+    """
+    table = MATRIX.table(Arch.MLA)
+    row = next(
+        r
+        for r in table.rows
+        if r.cells[ColumnId.FP4_KV].kind in (CellKind.SUPPORTED, CellKind.UNSUPPORTED)
+    )
+    cell = row.cells[ColumnId.FP4_KV]
+    lines = page.splitlines()
+    fresh = lines[page_row_index(lines, Arch.MLA, row.backend)]
+    cells = fresh.split("|")
+    column = page_cell_position(Arch.MLA, ColumnId.FP4_KV)
+    assert cells[column].strip() == cell.symbol
+    cells[column] = f" {opposite(cell).symbol} "
+    return fresh, "|".join(cells)
 
 
 def _compat(*args: str) -> subprocess.CompletedProcess[str]:
@@ -43,8 +67,9 @@ def test_check_passes_on_a_fresh_page(project: Path) -> None:
 def test_check_fails_on_a_hand_edit_then_docs_repairs_it(project: Path) -> None:
     page = project / PAGE
     fresh = page.read_text(encoding="utf-8")
-    assert FRESH_ROW in fresh
-    edited = fresh.replace(FRESH_ROW, EDITED_ROW, 1)
+    fresh_row, edited_row = hand_edit(fresh)
+    assert fresh_row in fresh and edited_row != fresh_row
+    edited = fresh.replace(fresh_row, edited_row, 1)
     page.write_text(edited, encoding="utf-8")
 
     check = _compat("docs", "--check", "--root", str(project))
@@ -52,8 +77,8 @@ def test_check_fails_on_a_hand_edit_then_docs_repairs_it(project: Path) -> None:
     lines = check.stdout.splitlines()
     assert any(line.startswith("--- ") for line in lines)
     assert any(line.startswith("+++ ") for line in lines)
-    assert any(line.startswith(f"-{EDITED_ROW}") for line in lines)
-    assert any(line.startswith(f"+{FRESH_ROW}") for line in lines)
+    assert any(line.startswith(f"-{edited_row}") for line in lines)
+    assert any(line.startswith(f"+{fresh_row}") for line in lines)
     assert "compat docs" in check.stdout
     assert page.read_text(encoding="utf-8") == edited, "--check must not write"
 

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import shutil
 from pathlib import Path
 from typing import Any
 
 import pytest
+from cells import fp4_partner_candidate, opposite, with_cell
 from jsonschema import Draft202012Validator
 
 from compat.cli import main
@@ -22,8 +22,8 @@ from compat.export import (
 )
 from compat.matrix import MATRIX
 from compat.outputs import project_root
-from compat.schema import ColumnId, Matrix, Table
-from compat.vocab import Arch, Cell, CellKind
+from compat.schema import ColumnId
+from compat.vocab import Arch, CellKind
 
 ROOT = project_root()
 
@@ -129,36 +129,29 @@ def test_backends_columns_and_rules_come_from_the_matrix() -> None:
     assert len(exported["defaults"]) == len(MATRIX.defaults)
 
 
-def _flip(matrix: Matrix, arch: Arch, backend: str, column: ColumnId, cell: Cell) -> Matrix:
-    tables = []
-    for table in matrix.tables:
-        if table.arch is arch:
-            rows = tuple(
-                dataclasses.replace(row, cells={**row.cells, column: cell})
-                if row.backend == backend
-                else row
-                for row in table.rows
-            )
-            table = dataclasses.replace(table, rows=rows)
-        tables.append(table)
-    return dataclasses.replace(matrix, tables=tuple[Table, ...](tables))
-
-
 def test_flipping_one_cell_changes_the_export() -> None:
-    # PR #14989 made flashmla FP4-capable for MLA: one cell, and the derived partners follow.
-    flipped = _flip(MATRIX, Arch.MLA, "flashmla", ColumnId.FP4_KV, Cell(CellKind.SUPPORTED))
+    # One FP4 cell that decides whether its backend is an MLA decode partner of the pairing
+    # rule, picked from the live matrix and flipped whichever way it points today.
+    row = fp4_partner_candidate(Arch.MLA)
+    old = row.cells[ColumnId.FP4_KV]
+    flipped = with_cell(MATRIX, Arch.MLA, row.backend, ColumnId.FP4_KV, opposite(old))
     before, after = export_matrix(), export_matrix(flipped)
     assert render_export(flipped) != render_export()
 
     def cell(data: dict[str, Any]) -> str:
         mla = next(t for t in data["tables"] if t["arch"] == "mla")
-        row = next(r for r in mla["rows"] if r["backend"] == "flashmla")
-        return str(row["cells"]["fp4_kv"]["symbol"])
+        exported = next(r for r in mla["rows"] if r["backend"] == row.backend)
+        return str(exported["cells"]["fp4_kv"]["symbol"])
 
-    assert (cell(before), cell(after)) == ("❌", "✅")
-    partners = after["rules"]["pairing"][0]["decode_partners"]["mla"]
-    assert "flashmla" in partners
-    assert "flashmla" not in before["rules"]["pairing"][0]["decode_partners"]["mla"]
+    assert (cell(before), cell(after)) == (old.symbol, opposite(old).symbol)
+    partners = {
+        name: data["rules"]["pairing"][0]["decode_partners"]["mla"]
+        for name, data in (("before", before), ("after", after))
+    }
+    supported_now = old.kind is CellKind.SUPPORTED
+    assert (row.backend in partners["before"]) is supported_now
+    assert (row.backend in partners["after"]) is not supported_now
+    assert set(partners["before"]) ^ set(partners["after"]) == {row.backend}
     Draft202012Validator(matrix_schema()).validate(after)
 
 

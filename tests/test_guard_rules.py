@@ -1,9 +1,12 @@
-"""One test per rule the guard enforces, with the exact cases of SGLang PR #14467.
+"""One test per rule the guard enforces, with the cases of SGLang PR #14467.
 
-The expected lists here are the PR's own literal lists: an independent oracle for the
-guard, which derives them from the FP4 column and the pairing rule instead. They pin the
-baseline: a deliberate change of an FP4 cell makes them fail, saying the PR's lists no
-longer hold, and they then record the new baseline.
+Two kinds of test live here. The PR #14467 baseline section (first) checks the PR's own
+literal lists: an independent oracle for the guard, which derives them from the FP4
+column and the pairing rule instead. Those tests pin the baseline: a deliberate change of
+an FP4 cell makes them fail, saying the PR's lists no longer hold, and the reviewer then
+records the new baseline in them. Every other test checks a mechanism and must pass after
+any single-cell change of the matrix: it pins the cells it relies on in an in-memory copy
+of the matrix (`with_cell`), or picks its example from the live matrix.
 """
 
 from __future__ import annotations
@@ -12,9 +15,12 @@ from dataclasses import replace
 from typing import Any
 
 import pytest
+from cells import NO, YES, fp4_refused_on_b200, with_cell, with_cells
 
 from compat import MATRIX, AttentionConfig, InvalidConfigError, Report, Severity, check
 from compat.report import Suggestion
+from compat.schema import ColumnId, Matrix
+from compat.vocab import Arch, Cell, CellKind
 
 ALL_BACKENDS = MATRIX.backend_names
 B200: dict[str, Any] = {"platform": "cuda", "compute_capability": (10, 0)}
@@ -22,12 +28,101 @@ H100: dict[str, Any] = {"platform": "cuda", "compute_capability": (9, 0)}
 FP4 = "fp4_e2m1"
 
 
-def run(**fields: Any) -> Report:
-    return check(AttentionConfig(**fields))
+def run(matrix: Matrix = MATRIX, **fields: Any) -> Report:
+    return check(AttentionConfig(**fields), matrix)
 
 
 def rules(report: Report, severity: Severity | None = None) -> set[str]:
     return {f.rule for f in report.findings if severity is None or f.severity is severity}
+
+
+# == The PR #14467 baseline ======================================================================
+#
+# The tests of this section pin SGLang PR #14467's literal lists and cases. They are meant to
+# fail when an FP4 cell of `compat/matrix.py` changes, even on purpose: if the matrix changed
+# on purpose, update PR_FA4_PARTNERS / PR_SINGLE_BACKEND below to the new baseline (and
+# tests/fixtures/baseline_tables.md, which test_page.py compares the page with).
+
+BASELINE_HINT = (
+    "if the matrix changed on purpose, update {lists} in tests/test_guard_rules.py "
+    "to the new baseline"
+)
+
+# Rule 4: prefill on fa4 needs one of the PR's decode partners.
+PR_FA4_PARTNERS = {
+    "mla": {"cutlass_mla", "flashinfer", "trtllm_mla"},
+    "mha": {"triton", "torch_native", "flex_attention"},
+}
+
+# Rule 5: one backend for both phases must be in the PR's list.
+PR_SINGLE_BACKEND = {
+    "mla": {"cutlass_mla", "flashinfer", "trtllm_mla"},
+    "mha": {"triton", "torch_native", "flex_attention", "trtllm_mha"},
+}
+
+
+@pytest.mark.parametrize("arch", ["mha", "mla"])
+@pytest.mark.parametrize("decode", ALL_BACKENDS)
+def test_kv4_fa4_prefill_decode_partner(arch: str, decode: str) -> None:
+    report = run(
+        attention_arch=arch,
+        prefill_attention_backend="fa4",
+        decode_attention_backend=decode,
+        kv_cache_dtype=FP4,
+        **B200,
+    )
+    assert report.ok == (decode in PR_FA4_PARTNERS[arch]), (
+        f"PR #14467 baseline: fa4 prefill + {decode} decode should be "
+        f"{'accepted' if decode in PR_FA4_PARTNERS[arch] else 'refused'}; {report.errors}; "
+        + BASELINE_HINT.format(lists="PR_FA4_PARTNERS")
+    )
+    assert "kv4-hybrid-pair" not in rules(report)
+
+
+def test_kv4_fa4_with_trtllm_mha_names_the_pairing_rule() -> None:
+    report = run(
+        attention_arch="mha",
+        prefill_attention_backend="fa4",
+        decode_attention_backend="trtllm_mha",
+        kv_cache_dtype=FP4,
+        **B200,
+    )
+    hint = BASELINE_HINT.format(lists="PR_FA4_PARTNERS")
+    assert len(report.errors) == 1, f"PR #14467 baseline: one error; {report.errors}; {hint}"
+    (error,) = report.errors
+    assert error.rule == "kv4-fa4-decode-partner"
+    assert error.value == "trtllm_mha"
+    assert set(error.allowed) == PR_FA4_PARTNERS["mha"], (
+        f"PR #14467 baseline: the MHA partners of fa4 are {sorted(PR_FA4_PARTNERS['mha'])}, "
+        f"the guard allows {sorted(error.allowed)}; {hint}"
+    )
+    assert "--decode-attention-backend" in error.flags
+
+
+@pytest.mark.parametrize("arch", ["mha", "mla"])
+@pytest.mark.parametrize("backend", ALL_BACKENDS)
+def test_kv4_single_backend(arch: str, backend: str) -> None:
+    report = run(attention_arch=arch, attention_backend=backend, kv_cache_dtype=FP4, **B200)
+    assert report.ok == (backend in PR_SINGLE_BACKEND[arch]), (
+        f"PR #14467 baseline: {backend} with an FP4 cache should be "
+        f"{'accepted' if backend in PR_SINGLE_BACKEND[arch] else 'refused'}; {report.errors}; "
+        + BASELINE_HINT.format(lists="PR_SINGLE_BACKEND")
+    )
+
+
+def test_kv4_flashmla_mla_names_fp4_column_and_suggests_fp4_backends() -> None:
+    report = run(attention_arch="mla", attention_backend="flashmla", kv_cache_dtype=FP4, **B200)
+    hint = BASELINE_HINT.format(lists="this test and PR_SINGLE_BACKEND")
+    assert rules(report, Severity.ERROR) == {"fp4-kv"}, (
+        f"PR #14467 baseline: flashmla (MLA) does not read an FP4 cache; {report.errors}; {hint}"
+    )
+    suggested = {s.args for s in report.suggestions}
+    assert {f"--attention-backend {b}" for b in PR_SINGLE_BACKEND["mla"]} <= suggested, (
+        f"PR #14467 baseline: suggestions {sorted(suggested)}; {hint}"
+    )
+
+
+# == Mechanisms: pass after any single-cell change ==============================================
 
 
 # -- PR #14467 rule 1: nothing is checked without an FP4 KV cache -----------------------
@@ -100,74 +195,12 @@ def test_kv4_hybrid_pair_is_not_warned_for_one_backend() -> None:
     assert "kv4-hybrid-pair" not in rules(report)
 
 
-# -- rule 4: prefill on fa4 needs one of the PR's decode partners ---------------------------
-
-PR_FA4_PARTNERS = {
-    "mla": {"cutlass_mla", "flashinfer", "trtllm_mla"},
-    "mha": {"triton", "torch_native", "flex_attention"},
-}
-
-
-@pytest.mark.parametrize("arch", ["mha", "mla"])
-@pytest.mark.parametrize("decode", ALL_BACKENDS)
-def test_kv4_fa4_prefill_decode_partner(arch: str, decode: str) -> None:
-    report = run(
-        attention_arch=arch,
-        prefill_attention_backend="fa4",
-        decode_attention_backend=decode,
-        kv_cache_dtype=FP4,
-        **B200,
-    )
-    assert report.ok == (decode in PR_FA4_PARTNERS[arch]), (
-        f"PR #14467 baseline: fa4 prefill + {decode} decode should be "
-        f"{'accepted' if decode in PR_FA4_PARTNERS[arch] else 'refused'}; {report.errors}"
-    )
-    assert "kv4-hybrid-pair" not in rules(report)
-
-
-def test_kv4_fa4_with_trtllm_mha_names_the_pairing_rule() -> None:
-    report = run(
-        attention_arch="mha",
-        prefill_attention_backend="fa4",
-        decode_attention_backend="trtllm_mha",
-        kv_cache_dtype=FP4,
-        **B200,
-    )
-    (error,) = report.errors
-    assert error.rule == "kv4-fa4-decode-partner"
-    assert error.value == "trtllm_mha"
-    assert set(error.allowed) == PR_FA4_PARTNERS["mha"]
-    assert "--decode-attention-backend" in error.flags
+# -- rule 4: prefill on fa4 needs a decode partner (the PR's lists: see the baseline) --------
 
 
 def test_kv4_fa4_for_both_phases_is_refused_as_prefill_only() -> None:
     report = run(attention_arch="mha", attention_backend="fa4", kv_cache_dtype=FP4, **B200)
     assert "fa4-prefill-only" in rules(report, Severity.ERROR)
-
-
-# -- rule 5: one backend for both phases must be in the PR's list ----------------------------
-
-PR_SINGLE_BACKEND = {
-    "mla": {"cutlass_mla", "flashinfer", "trtllm_mla"},
-    "mha": {"triton", "torch_native", "flex_attention", "trtllm_mha"},
-}
-
-
-@pytest.mark.parametrize("arch", ["mha", "mla"])
-@pytest.mark.parametrize("backend", ALL_BACKENDS)
-def test_kv4_single_backend(arch: str, backend: str) -> None:
-    report = run(attention_arch=arch, attention_backend=backend, kv_cache_dtype=FP4, **B200)
-    assert report.ok == (backend in PR_SINGLE_BACKEND[arch]), (
-        f"PR #14467 baseline: {backend} with an FP4 cache should be "
-        f"{'accepted' if backend in PR_SINGLE_BACKEND[arch] else 'refused'}; {report.errors}"
-    )
-
-
-def test_kv4_flashmla_mla_names_fp4_column_and_suggests_fp4_backends() -> None:
-    report = run(attention_arch="mla", attention_backend="flashmla", kv_cache_dtype=FP4, **B200)
-    assert rules(report, Severity.ERROR) == {"fp4-kv"}
-    suggested = {s.args for s in report.suggestions}
-    assert {f"--attention-backend {b}" for b in PR_SINGLE_BACKEND["mla"]} <= suggested
 
 
 # -- phases, architectures, hardware ------------------------------------------------------------
@@ -277,62 +310,82 @@ def test_bf16_and_bfloat16_are_one_dtype() -> None:
 
 # -- speculative decoding --------------------------------------------------------------------
 
+ONLY_PAGE_1 = Cell(CellKind.CONDITIONAL, page_sizes=(1,))
 
+
+def spec_column(topk: int | None) -> ColumnId:
+    return ColumnId.SPEC_TOPK_GT1 if topk is not None and topk > 1 else ColumnId.SPEC_TOPK_1
+
+
+def spec_report(
+    arch: str, backend: str, topk: int | None, page: int | None, matrix: Matrix = MATRIX
+) -> Report:
+    capability = (9, 0) if backend == "fa3" else (10, 0)
+    return run(
+        matrix,
+        attention_arch=arch,
+        attention_backend=backend,
+        speculative_algorithm="EAGLE",
+        speculative_eagle_topk=topk,
+        page_size=page,
+        platform="cuda",
+        compute_capability=capability,
+    )
+
+
+# `cell`: what the backend's speculative cell is pinned to (None: the rule is cross-field).
 @pytest.mark.parametrize(
-    ("arch", "backend", "topk", "page", "rule"),
+    ("arch", "backend", "topk", "page", "cell", "rule"),
     [
-        ("mha", "flex_attention", None, None, "spec-topk-1"),
-        ("mha", "torch_native", 1, None, "spec-topk-1"),
-        ("mha", "trtllm_mha", 2, None, "spec-topk-gt1"),
-        ("mla", "flashinfer", 4, None, "spec-topk-gt1"),
-        ("mla", "fa3", 2, 16, "spec-topk-gt1"),
-        ("mla", "triton", 2, 64, "spec-topk-gt1"),
-        ("mha", "fa3", 2, 16, "spec-topk-gt1-paged"),
-        ("mha", "triton", 3, 32, "spec-topk-gt1-paged"),
+        ("mha", "flex_attention", None, None, NO, "spec-topk-1"),
+        ("mha", "torch_native", 1, None, NO, "spec-topk-1"),
+        ("mha", "trtllm_mha", 2, None, NO, "spec-topk-gt1"),
+        ("mla", "flashinfer", 4, None, NO, "spec-topk-gt1"),
+        ("mla", "fa3", 2, 16, ONLY_PAGE_1, "spec-topk-gt1"),
+        ("mla", "triton", 2, 64, ONLY_PAGE_1, "spec-topk-gt1"),
+        ("mha", "fa3", 2, 16, None, "spec-topk-gt1-paged"),
+        ("mha", "triton", 3, 32, None, "spec-topk-gt1-paged"),
     ],
 )
 def test_speculative_errors(
-    arch: str, backend: str, topk: int | None, page: int | None, rule: str
+    arch: str, backend: str, topk: int | None, page: int | None, cell: Cell | None, rule: str
 ) -> None:
-    capability = (9, 0) if backend == "fa3" else (10, 0)
-    report = run(
-        attention_arch=arch,
-        attention_backend=backend,
-        speculative_algorithm="EAGLE",
-        speculative_eagle_topk=topk,
-        page_size=page,
-        platform="cuda",
-        compute_capability=capability,
-    )
-    assert rule in rules(report, Severity.ERROR)
+    matrix = MATRIX
+    if cell is not None:
+        matrix = with_cell(MATRIX, Arch(arch), backend, spec_column(topk), cell)
+    assert rule in rules(spec_report(arch, backend, topk, page, matrix), Severity.ERROR)
+    if cell is not None:
+        # The cell decides: the same configuration with a ✅ cell loses the finding.
+        supported = with_cell(MATRIX, Arch(arch), backend, spec_column(topk), YES)
+        assert rule not in rules(spec_report(arch, backend, topk, page, supported))
 
 
 @pytest.mark.parametrize(
-    ("arch", "backend", "topk", "page"),
+    ("arch", "backend", "topk", "page", "cell"),
     [
-        ("mla", "fa3", 2, 1),
-        ("mla", "triton", 3, None),
-        ("mha", "flashinfer", 4, 16),
-        ("mha", "fa3", 2, 1),
-        ("mha", "trtllm_mha", 1, 64),
+        ("mla", "fa3", 2, 1, ONLY_PAGE_1),
+        ("mla", "triton", 3, None, ONLY_PAGE_1),
+        ("mha", "flashinfer", 4, 16, YES),
+        ("mha", "fa3", 2, 1, YES),
+        ("mha", "trtllm_mha", 1, 64, YES),
     ],
 )
-def test_speculative_passes(arch: str, backend: str, topk: int, page: int | None) -> None:
-    capability = (9, 0) if backend == "fa3" else (10, 0)
-    report = run(
-        attention_arch=arch,
-        attention_backend=backend,
-        speculative_algorithm="EAGLE",
-        speculative_eagle_topk=topk,
-        page_size=page,
-        platform="cuda",
-        compute_capability=capability,
-    )
+def test_speculative_passes(
+    arch: str, backend: str, topk: int, page: int | None, cell: Cell
+) -> None:
+    matrix = with_cell(MATRIX, Arch(arch), backend, spec_column(topk), cell)
+    report = spec_report(arch, backend, topk, page, matrix)
     assert report.ok, report.errors
 
 
-def test_trtllm_mha_in_any_phase_refuses_topk_above_one() -> None:
+def test_the_decode_backend_is_checked_for_spec_topk_gt1() -> None:
+    matrix = with_cells(
+        MATRIX,
+        (Arch.MHA, "flashinfer", ColumnId.SPEC_TOPK_GT1, YES),
+        (Arch.MHA, "trtllm_mha", ColumnId.SPEC_TOPK_GT1, NO),
+    )
     report = run(
+        matrix,
         attention_arch="mha",
         prefill_attention_backend="flashinfer",
         decode_attention_backend="trtllm_mha",
@@ -340,17 +393,19 @@ def test_trtllm_mha_in_any_phase_refuses_topk_above_one() -> None:
         speculative_eagle_topk=2,
         **B200,
     )
-    assert any(f.rule == "spec-topk-gt1" and f.backend == "trtllm_mha" for f in report.errors)
+    assert [f.backend for f in report.errors if f.rule == "spec-topk-gt1"] == ["trtllm_mha"]
 
 
 # -- columns with a softer action -------------------------------------------------------------
 
 
+# `cell`: the (arch, backend, column) pinned to ❌; pinned to ✅ the finding goes away.
 @pytest.mark.parametrize(
-    ("fields", "rule", "severity"),
+    ("fields", "cell", "rule", "severity"),
     [
         (
             {"attention_arch": "mha", "attention_backend": "triton", "kv_cache_dtype": "fp8_e4m3"},
+            (Arch.MHA, "triton", ColumnId.FP8_KV),
             "fp8-kv",
             Severity.WARNING,
         ),
@@ -361,40 +416,65 @@ def test_trtllm_mha_in_any_phase_refuses_topk_above_one() -> None:
                 "sliding_window": True,
                 "decode_attention_backend": "triton",
             },
+            (Arch.MHA, "fa4", ColumnId.SLIDING_WINDOW),
             "sliding-window",
             Severity.WARNING,
         ),
         (
             {"attention_arch": "mha", "attention_backend": "flashinfer", "multimodal": True},
+            (Arch.MHA, "flashinfer", ColumnId.MULTIMODAL),
             "multimodal",
             Severity.WARNING,
         ),
         (
             {"attention_arch": "mla", "attention_backend": "triton"},
+            (Arch.MLA, "triton", ColumnId.CHUNKED_PREFIX_CACHE),
             "chunked-prefix-cache",
             Severity.INFO,
         ),
         (
             {"attention_arch": "mha", "attention_backend": "triton", "page_size": 16},
+            (Arch.MHA, "triton", ColumnId.NATIVE_PAGE_SIZES),
             "native-page-sizes",
             Severity.INFO,
         ),
     ],
 )
-def test_soft_columns(fields: dict[str, Any], rule: str, severity: Severity) -> None:
-    report = run(**fields, **B200)
-    assert rule in rules(report, severity)
+def test_soft_columns(
+    fields: dict[str, Any], cell: tuple[Arch, str, ColumnId], rule: str, severity: Severity
+) -> None:
+    arch, backend, column = cell
+    report = run(with_cell(MATRIX, arch, backend, column, NO), **fields, **B200)
+    assert (rule, severity) in {
+        (f.rule, f.severity) for f in report.findings if f.backend == backend
+    }
     assert report.ok
+    supported = run(with_cell(MATRIX, arch, backend, column, YES), **fields, **B200)
+    assert rule not in {f.rule for f in supported.findings if f.backend == backend}
 
 
 def test_chunked_prefix_cache_is_judged_on_the_prefill_backend_only() -> None:
+    matrix = with_cells(
+        MATRIX,
+        (Arch.MLA, "flashinfer", ColumnId.CHUNKED_PREFIX_CACHE, YES),
+        (Arch.MLA, "triton", ColumnId.CHUNKED_PREFIX_CACHE, NO),
+    )
     report = run(
+        matrix,
         attention_arch="mla",
         prefill_attention_backend="flashinfer",
         decode_attention_backend="triton",
         **B200,
     )
     assert "chunked-prefix-cache" not in rules(report)
+    swapped = run(
+        matrix,
+        attention_arch="mla",
+        prefill_attention_backend="triton",
+        decode_attention_backend="flashinfer",
+        **B200,
+    )
+    assert "chunked-prefix-cache" in rules(swapped, Severity.INFO)
 
 
 # -- resolution: defaults, page sizes, dtype fallbacks --------------------------------------
@@ -443,6 +523,21 @@ def test_phase_left_unset_inherits_attention_backend() -> None:
     )
 
 
+def page_sizes(*sizes: int, fixed: bool = True) -> Cell:
+    return Cell(CellKind.PAGE_SIZES, page_sizes=sizes, fixed=fixed)
+
+
+# The page-size cells the cases below rely on, pinned to their PR #14467 values.
+PAGES_PINNED = with_cells(
+    MATRIX,
+    (Arch.MLA, "flashmla", ColumnId.NATIVE_PAGE_SIZES, page_sizes(64)),
+    (Arch.MLA, "cutlass_mla", ColumnId.NATIVE_PAGE_SIZES, page_sizes(128)),
+    (Arch.MLA, "trtllm_mla", ColumnId.NATIVE_PAGE_SIZES, page_sizes(32, 64)),
+    (Arch.MHA, "trtllm_mha", ColumnId.NATIVE_PAGE_SIZES, page_sizes(16, 32, 64)),
+    (Arch.MHA, "flashinfer", ColumnId.NATIVE_PAGE_SIZES, YES),
+)
+
+
 @pytest.mark.parametrize(
     ("arch", "backend", "page", "resolved", "rule"),
     [
@@ -460,6 +555,7 @@ def test_fixed_page_sizes_are_snapped(
 ) -> None:
     capability = (9, 0) if backend == "flashmla" else (10, 0)
     report = run(
+        PAGES_PINNED,
         attention_arch=arch,
         attention_backend=backend,
         page_size=page,
@@ -474,6 +570,7 @@ def test_fixed_page_sizes_are_snapped(
 
 def test_conflicting_fixed_page_sizes_are_an_error() -> None:
     report = run(
+        PAGES_PINNED,
         attention_arch="mla",
         prefill_attention_backend="flashmla",
         decode_attention_backend="cutlass_mla",
@@ -550,7 +647,13 @@ SUGGESTION_CASES = [
         "kv_cache_dtype": FP4,
         **B200,
     },
-    {"attention_arch": "mla", "attention_backend": "flashmla", "kv_cache_dtype": FP4, **B200},
+    # An MLA backend refused on a B200 for its ❌ FP4 cell alone, picked from the live matrix.
+    {
+        "attention_arch": "mla",
+        "attention_backend": fp4_refused_on_b200(Arch.MLA),
+        "kv_cache_dtype": FP4,
+        **B200,
+    },
     {
         "attention_arch": "mha",
         "attention_backend": "aiter",

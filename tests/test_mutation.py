@@ -187,16 +187,28 @@ def test_every_cell_is_parametrized() -> None:
 
 
 def test_a_difference_names_the_changed_claim() -> None:
-    """The search finds the exact configuration that the FlashMLA FP4 cell decides."""
+    """The search finds the exact configuration that one FP4 cell decides.
+
+    The cell is the first MLA FP4 cell that is ✅ or ❌ for a backend able to serve both
+    phases, picked from the live matrix and flipped whichever way it points today.
+    """
     mla = next(i for i, t in enumerate(MATRIX.tables) if t.arch.value == "mla")
-    index = next(i for i, r in enumerate(MATRIX.tables[mla].rows) if r.backend == "flashmla")
-    mutated = mutated_matrix(mla, index, ColumnId.FP4_KV, YES)
-    difference = first_difference(MATRIX.tables[mla], "flashmla", mutated)
+    table = MATRIX.tables[mla]
+    index, row = next(
+        (i, r)
+        for i, r in enumerate(table.rows)
+        if r.cells[ColumnId.FP4_KV].kind in (CellKind.SUPPORTED, CellKind.UNSUPPORTED)
+        and len(MATRIX.backend(r.backend).phases) == 2
+    )
+    supported = row.cells[ColumnId.FP4_KV].kind is CellKind.SUPPORTED
+    mutated = mutated_matrix(mla, index, ColumnId.FP4_KV, NO if supported else YES)
+    difference = first_difference(table, row.backend, mutated)
     assert difference is not None
     config, before, after = difference
     assert config.kv_cache_dtype == "fp4_e2m1"
-    assert ("fp4-kv", "error", "flashmla") in before
-    assert ("fp4-kv", "error", "flashmla") not in after
+    refused, accepted = (after, before) if supported else (before, after)
+    assert ("fp4-kv", "error", row.backend) in refused
+    assert ("fp4-kv", "error", row.backend) not in accepted
 
 
 def test_documentation_only_columns_are_labelled_on_the_page() -> None:

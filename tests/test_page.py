@@ -1,4 +1,10 @@
-"""The rendered page: the baseline tables cell by cell, freshness, and facts derived from cells."""
+"""The rendered page: the baseline tables cell by cell, freshness, and facts derived from cells.
+
+`test_tables_match_the_baseline_cell_by_cell` pins the PR #14467 baseline and is meant to
+fail on any cell change, even a deliberate one. Every other test here checks a mechanism
+and passes after any single-cell change: it picks its cells from the live matrix or pins
+them in an in-memory copy.
+"""
 
 from __future__ import annotations
 
@@ -9,11 +15,12 @@ from pathlib import Path
 
 import jinja2
 import pytest
+from cells import fp4_partner_candidate, opposite, with_cell
 from markdown_tables import MarkdownTable, read_tables, table_under
 
 from compat.matrix import MATRIX
 from compat.render import PAGE_PATH, TEMPLATE_NAME, render_page
-from compat.schema import ColumnId, Matrix
+from compat.schema import ColumnId
 from compat.vocab import Arch, Cell, CellKind
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -32,23 +39,6 @@ def _plain_labels(table: MarkdownTable) -> list[list[str]]:
     return [[row[0].replace("`", ""), *row[1:]] for row in table.rows]
 
 
-def _with_cell(matrix: Matrix, arch: Arch, backend: str, column: ColumnId, cell: Cell) -> Matrix:
-    """A copy of `matrix` with one cell replaced."""
-    tables = []
-    for table in matrix.tables:
-        if table.arch is arch:
-            rows = tuple(
-                dataclasses.replace(row, cells={**row.cells, column: cell})
-                if row.backend == backend
-                else row
-                for row in table.rows
-            )
-            assert rows != table.rows, f"no {arch.value} row for {backend}"
-            table = dataclasses.replace(table, rows=rows)
-        tables.append(table)
-    return dataclasses.replace(matrix, tables=tuple(tables))
-
-
 def _note(page: str, title: str) -> str:
     """The body of the `!!! note "title"` admonition."""
     lines = page.splitlines()
@@ -59,6 +49,10 @@ def _note(page: str, title: str) -> str:
             break
         body.append(line)
     return "\n".join(body)
+
+
+# == The PR #14467 baseline: fails on purpose when a cell changes; then record the new baseline in
+# tests/fixtures/baseline_tables.md.
 
 
 @pytest.mark.parametrize("heading", TABLE_HEADINGS)
@@ -75,6 +69,9 @@ def test_tables_match_the_baseline_cell_by_cell(heading: str) -> None:
                 f"baseline says {oracle!r}. If the matrix changed on purpose, record the new "
                 "baseline in tests/fixtures/baseline_tables.md"
             )
+
+
+# == Mechanisms: pass after any single-cell change ==============================================
 
 
 def test_committed_page_equals_a_fresh_render() -> None:
@@ -127,38 +124,75 @@ def test_headings_are_unique() -> None:
     assert len(headings) == len(set(headings))
 
 
+def _listed(names: tuple[str, ...]) -> str:
+    """`a`, `a` or `b`, `a`, `b` or `c`: how the note lists backends."""
+    quoted = [f"`{name}`" for name in names]
+    return quoted[0] if len(quoted) == 1 else ", ".join(quoted[:-1]) + " or " + quoted[-1]
+
+
 def test_one_cell_change_moves_that_cell_and_the_fp4_partners() -> None:
+    # An MLA FP4 cell that decides whether its backend is a decode partner of fa4, picked
+    # from the live matrix and flipped whichever way it points today.
+    row = fp4_partner_candidate(Arch.MLA)
+    old = row.cells[ColumnId.FP4_KV]
+    new = opposite(old)
     before = render_page()
-    changed = _with_cell(MATRIX, Arch.MLA, "flashmla", ColumnId.FP4_KV, Cell(CellKind.SUPPORTED))
+    changed = with_cell(MATRIX, Arch.MLA, row.backend, ColumnId.FP4_KV, new)
     after = render_page(changed)
 
     differences = []
     for heading in TABLE_HEADINGS:
-        old, new = table_under(before, heading), table_under(after, heading)
-        assert old.header == new.header
-        for old_row, new_row in zip(old.rows, new.rows, strict=True):
+        old_table, new_table = table_under(before, heading), table_under(after, heading)
+        assert old_table.header == new_table.header
+        for old_row, new_row in zip(old_table.rows, new_table.rows, strict=True):
             for column, (old_cell, new_cell) in enumerate(zip(old_row, new_row, strict=True)):
                 if old_cell != new_cell:
                     differences.append(
-                        (heading, old_row[0], old.header[column], old_cell, new_cell)
+                        (heading, old_row[0], old_table.header[column], old_cell, new_cell)
                     )
-    assert differences == [("MLA backends", "FlashMLA [`flashmla`]", "FP4 KV Cache", "❌", "✅")]
+    label = f"{row.display_name} [`{row.backend}`]"
+    header = MATRIX.header(Arch.MLA, ColumnId.FP4_KV)
+    assert differences == [("MLA backends", label, header, old.symbol, new.symbol)]
 
-    title = "fp4_e2m1 KV cache with fa4"
+    (rule,) = MATRIX.pairing_rules
+    title = f"{rule.kv_dtype.value} KV cache with {rule.prefill_backend}"
     old_note, new_note = _note(before, title), _note(after, title)
-    assert "`flashinfer`, `cutlass_mla` or `trtllm_mla` for MLA models" in old_note
-    assert "`flashinfer`, `flashmla`, `cutlass_mla` or `trtllm_mla` for MLA models" in new_note
-    assert "`flashmla`" not in old_note
+    old_partners = tuple(
+        r.backend
+        for r in MATRIX.table(Arch.MLA).rows
+        if r.backend in MATRIX.decode_partners(rule, Arch.MLA)
+    )
+    # The flipped backend joins or leaves the list; nothing else moves.
+    new_partners = tuple(
+        r.backend for r in MATRIX.table(Arch.MLA).rows if (r.backend in old_partners) != (r is row)
+    )
+    assert (row.backend in old_partners) is (old.kind is CellKind.SUPPORTED)
+    assert f" for MHA models and {_listed(old_partners)} for MLA models" in old_note
+    assert f" for MHA models and {_listed(new_partners)} for MLA models" in new_note
 
 
 def test_fixed_page_sizes_follow_the_cells() -> None:
     title = "Native and emulated paging"
-    before = _note(render_page(), title)
+    # Pinned in memory: fa4 (MHA) lists 128 without fixing it, flashmla (MLA) is fixed at 64.
+    baseline = with_cell(
+        with_cell(
+            MATRIX,
+            Arch.MHA,
+            "fa4",
+            ColumnId.NATIVE_PAGE_SIZES,
+            Cell(CellKind.PAGE_SIZES, page_sizes=(128,)),
+        ),
+        Arch.MLA,
+        "flashmla",
+        ColumnId.NATIVE_PAGE_SIZES,
+        Cell(CellKind.PAGE_SIZES, page_sizes=(64,), fixed=True),
+    )
+    before = _note(render_page(baseline), title)
     assert "FA4 (FlashAttention 4) [`fa4`] (MHA)" not in before
     assert "FlashMLA [`flashmla`] (MLA): 64; any other page size becomes 64." in before
 
-    fixed_fa4 = _with_cell(
-        MATRIX,
+    fixed_fa4 = with_cell(
+        baseline,
         Arch.MHA,
         "fa4",
         ColumnId.NATIVE_PAGE_SIZES,
@@ -169,8 +203,8 @@ def test_fixed_page_sizes_follow_the_cells() -> None:
         in _note(render_page(fixed_fa4), title)
     )
 
-    loose_flashmla = _with_cell(
-        MATRIX, Arch.MLA, "flashmla", ColumnId.NATIVE_PAGE_SIZES, Cell(CellKind.SUPPORTED)
+    loose_flashmla = with_cell(
+        baseline, Arch.MLA, "flashmla", ColumnId.NATIVE_PAGE_SIZES, Cell(CellKind.SUPPORTED)
     )
     assert "FlashMLA [`flashmla`]" not in _note(render_page(loose_flashmla), title)
 

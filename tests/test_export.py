@@ -189,7 +189,7 @@ def test_check_fails_after_a_hand_edit(checkout: Path, capsys: pytest.CaptureFix
     assert "Traceback" not in out
 
 
-def test_export_writes_then_reports_unchanged(
+def test_export_writes_then_reports_up_to_date(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     assert main(["export", "--check", "--root", str(tmp_path)]) == 1
@@ -198,7 +198,7 @@ def test_export_writes_then_reports_unchanged(
     assert "wrote docs/matrix.json" in capsys.readouterr().out
     assert (tmp_path / EXPORT_PATH).read_text(encoding="utf-8") == render_export()
     assert main(["export", "--root", str(tmp_path)]) == 0
-    assert "unchanged: docs/matrix.json" in capsys.readouterr().out
+    assert "docs/matrix.json is up to date" in capsys.readouterr().out
     assert main(["export", "--check", "--root", str(tmp_path)]) == 0
 
 

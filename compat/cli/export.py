@@ -61,7 +61,7 @@ def run(args: argparse.Namespace) -> int:
             print(f"compat export: error: --output {args.output!r} is a directory", file=sys.stderr)
             return 2
         changed = write_if_changed(path, render_export())
-        print(f"{'wrote' if changed else 'unchanged:'} {path}")
+        print(f"wrote {path}" if changed else f"{path} is up to date")
         return 0
     if not root.is_dir():
         print(f"compat export: error: --root {str(root)!r} is not a directory", file=sys.stderr)
@@ -85,5 +85,5 @@ def run(args: argparse.Namespace) -> int:
         return 0
     for relative, content in _targets():
         changed = write_if_changed(root / relative, content)
-        print(f"{'wrote' if changed else 'unchanged:'} {relative}")
+        print(f"wrote {relative}" if changed else f"{relative} is up to date")
     return 0

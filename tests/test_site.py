@@ -29,6 +29,16 @@ def _build(config: Path, site: Path, cwd: Path) -> subprocess.CompletedProcess[s
     )
 
 
+def _site_project(project: Path) -> Path:
+    """A copy of what `mkdocs build` reads, to hand-edit without touching the checkout."""
+    shutil.copytree(ROOT / "docs", project / "docs")
+    shutil.copytree(ROOT / "templates", project / "templates")
+    (project / "compat").mkdir()
+    shutil.copy(ROOT / "compat" / "mkdocs_hooks.py", project / "compat" / "mkdocs_hooks.py")
+    shutil.copy(ROOT / "mkdocs.yml", project / "mkdocs.yml")
+    return project
+
+
 def test_site_builds_strict_without_warnings_or_cdn(tmp_path: Path) -> None:
     site = tmp_path / "site"
     result = _build(ROOT / "mkdocs.yml", site, tmp_path)
@@ -48,12 +58,7 @@ def test_site_builds_strict_without_warnings_or_cdn(tmp_path: Path) -> None:
 
 
 def test_stale_page_fails_the_build(tmp_path: Path) -> None:
-    project = tmp_path / "project"
-    shutil.copytree(ROOT / "docs", project / "docs")
-    shutil.copytree(ROOT / "templates", project / "templates")
-    (project / "compat").mkdir()
-    shutil.copy(ROOT / "compat" / "mkdocs_hooks.py", project / "compat" / "mkdocs_hooks.py")
-    shutil.copy(ROOT / "mkdocs.yml", project / "mkdocs.yml")
+    project = _site_project(tmp_path / "project")
 
     fresh = _build(project / "mkdocs.yml", tmp_path / "fresh-site", tmp_path)
     assert fresh.returncode == 0, fresh.stdout + fresh.stderr
@@ -76,12 +81,7 @@ def test_stale_page_fails_the_build(tmp_path: Path) -> None:
 
 
 def test_stale_export_fails_the_build(tmp_path: Path) -> None:
-    project = tmp_path / "project"
-    shutil.copytree(ROOT / "docs", project / "docs")
-    shutil.copytree(ROOT / "templates", project / "templates")
-    (project / "compat").mkdir()
-    shutil.copy(ROOT / "compat" / "mkdocs_hooks.py", project / "compat" / "mkdocs_hooks.py")
-    shutil.copy(ROOT / "mkdocs.yml", project / "mkdocs.yml")
+    project = _site_project(tmp_path / "project")
     export = project / "docs" / "matrix.json"
     text = export.read_text(encoding="utf-8")
     edited = text.replace('"schema_version": 1,', '"schema_version": 2,', 1)

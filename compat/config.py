@@ -20,6 +20,8 @@ from compat.vocab import (
 
 # SGLang's --speculative-algorithm choices at the baseline (case-insensitive there too).
 SPECULATIVE_ALGORITHMS = ("EAGLE", "EAGLE3", "NEXTN", "STANDALONE", "NGRAM")
+# The algorithm assumed where only a topk is chosen (the finder, `compat matrix`).
+DEFAULT_SPECULATIVE_ALGORITHM = SPECULATIVE_ALGORITHMS[0]
 
 _BACKENDS = frozenset(MATRIX.backend_names)
 _ARCHS = {arch.value: arch for arch in Arch}

@@ -16,7 +16,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from compat.config import AttentionConfig, flag_of
+from compat.config import DEFAULT_SPECULATIVE_ALGORITHM, AttentionConfig, flag_of
 from compat.guard import check
 from compat.matrix import MATRIX
 from compat.report import Finding, Report
@@ -63,7 +63,7 @@ CAPABILITY_PRESETS = (
 TOPK_CHOICES = (1, 2, 4)
 """Speculative top-k values offered besides "off": 1 and more than 1 are different columns."""
 
-SPECULATIVE_ALGORITHM = "EAGLE"
+SPECULATIVE_ALGORITHM = DEFAULT_SPECULATIVE_ALGORITHM
 """The algorithm the finder assumes when speculative decoding is on."""
 
 VERDICTS = ("compatible", "warnings", "incompatible")

@@ -25,7 +25,7 @@ from compat.matrix import MATRIX
 from compat.plan import backend_plan
 from compat.report import Finding, IncompatibleConfigError, Report, Resolved, Suggestion
 from compat.resolve import phase_flag, resolve
-from compat.schema import ArchStatus, ColumnId, Matrix
+from compat.schema import ArchStatus, ColumnId, Matrix, kv_column
 from compat.vocab import (
     CellKind,
     KvDtype,
@@ -65,11 +65,8 @@ PREFILL_ONLY = (Phase.PREFILL,)
 DECODE_ONLY = (Phase.DECODE,)
 
 
-_DTYPE_COLUMN = {
-    KvDtype.FP4_E2M1: ColumnId.FP4_KV,
-    KvDtype.FP8_E4M3: ColumnId.FP8_KV,
-    KvDtype.FP8_E5M2: ColumnId.FP8_KV,
-}
+# Which column speaks for each KV dtype that has one (schema.kv_column), looked up per check.
+_DTYPE_COLUMN = {dtype: kv_column(dtype) for dtype in KvDtype if dtype.is_fp4 or dtype.is_fp8}
 
 
 def _active_columns(parsed: Parsed, resolved: Resolved) -> list[ColumnId]:

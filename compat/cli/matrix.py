@@ -14,7 +14,7 @@ import unicodedata
 from collections.abc import Sequence
 from typing import Any
 
-from compat.config import AttentionConfig, InvalidConfigError
+from compat.config import DEFAULT_SPECULATIVE_ALGORITHM, AttentionConfig, InvalidConfigError
 from compat.guard import check
 from compat.matrix import MATRIX
 from compat.report import Report
@@ -29,7 +29,7 @@ _FILTERS: tuple[tuple[str, str, type], ...] = (
     ("--page-size", "page_size", int),
     ("--speculative-eagle-topk", "speculative_eagle_topk", int),
 )
-SPECULATIVE_ALGORITHM = "EAGLE"
+SPECULATIVE_ALGORITHM = DEFAULT_SPECULATIVE_ALGORITHM
 """Set when `--speculative-eagle-topk` is given: topk means nothing without an algorithm."""
 
 

@@ -8,6 +8,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from compat.matrix import MATRIX
+from compat.releases import (
+    NEWEST,
+    RELEASES,
+    ReleaseRules,
+    UnknownReleaseError,
+    installed_sglang_version,
+    release_rules,
+)
 from compat.vocab import (
     KV_DTYPE_SPELLINGS,
     Arch,
@@ -74,6 +82,15 @@ class Parsed:
     spec_mode: SpeculativeAttentionMode
     features: frozenset[ModelFeature]
     cuda_version: tuple[int, int] | None
+    kv_spelling: str
+    """`--kv-cache-dtype` as written: SGLang's string checks tell `bf16` from `bfloat16`."""
+    algorithm: str | None
+    steps: int | None
+    draft_tokens: int | None
+    model_architecture: str | None
+    kv_heads: int | None
+    release: ReleaseRules
+    version_source: str
 
 
 @dataclass(frozen=True)
@@ -97,6 +114,14 @@ class AttentionConfig:
     dual_chunk_attention: bool = False
     sparse_attention: bool = False
     cuda_version: tuple[int, int] | None = None
+    speculative_num_steps: int | None = None
+    speculative_num_draft_tokens: int | None = None
+    model_architecture: str | None = None
+    """The model's `architectures[0]` (e.g. `DeepseekV3ForCausalLM`): SGLang's defaults read it."""
+    kv_heads: int | None = None
+    """KV heads per tensor-parallel rank (SGLang's ROCm MLA default reads it)."""
+    sglang_version: str | None = None
+    """The SGLang release to predict; default: the installed one, else the newest modelled."""
     parsed: Parsed = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -124,6 +149,8 @@ FLAG_FIELDS = (
     "page_size",
     "speculative_algorithm",
     "speculative_eagle_topk",
+    "speculative_num_steps",
+    "speculative_num_draft_tokens",
     "speculative_attention_mode",
 )
 
@@ -270,10 +297,21 @@ def _parse_common(config: AttentionConfig) -> Parsed | None:
     algorithm = config.speculative_algorithm
     if algorithm is not None and not (type(algorithm) is str and algorithm.upper() in _ALGORITHMS):
         return None
-    page_size, topk = config.page_size, config.speculative_eagle_topk
-    for number in (page_size, topk):
+    for number in (
+        config.page_size,
+        config.speculative_eagle_topk,
+        config.speculative_num_steps,
+        config.speculative_num_draft_tokens,
+        config.kv_heads,
+    ):
         if number is not None and not (type(number) is int and number >= 1):
             return None
+    architecture = config.model_architecture
+    if architecture is not None and not (type(architecture) is str and architecture.isidentifier()):
+        return None
+    version = config.sglang_version
+    if version is not None and not (type(version) is str and version in RELEASES):
+        return None
     capability = config.compute_capability
     if type(capability) is tuple:
         if len(capability) != 2 or type(capability[0]) is not int or type(capability[1]) is not int:
@@ -298,7 +336,21 @@ def _parse_common(config: AttentionConfig) -> Parsed | None:
         return None
     if any(flags):
         features = frozenset(f for f, on in zip(_FEATURE_ORDER, flags, strict=True) if on)
-    return _assemble(config, capability, None, features)
+    try:
+        release, source = _release(config.sglang_version)
+    except UnknownReleaseError:
+        return None
+    return _assemble(config, capability, None, features, release, source)
+
+
+def _release(version: str | None) -> tuple[ReleaseRules, str]:
+    """The rules to predict with and where the release came from; raises UnknownReleaseError."""
+    if version is not None:
+        return release_rules(version), "given"
+    installed = installed_sglang_version()
+    if installed is not None:
+        return release_rules(installed), "installed"
+    return RELEASES[NEWEST], "newest modelled"
 
 
 def _assemble(
@@ -306,8 +358,11 @@ def _assemble(
     capability: ComputeCapability | None,
     cuda_version: tuple[int, int] | None,
     features: frozenset[ModelFeature],
+    release: ReleaseRules,
+    version_source: str,
 ) -> Parsed:
     """The canonical form of a config whose names have all been validated."""
+    algorithm = config.speculative_algorithm
     return Parsed(
         arch=_ARCHS[config.attention_arch],
         platform=_PLATFORMS[config.platform],
@@ -322,6 +377,14 @@ def _assemble(
         spec_mode=_MODES[config.speculative_attention_mode],
         features=features,
         cuda_version=cuda_version,
+        kv_spelling=config.kv_cache_dtype,
+        algorithm=None if algorithm is None else algorithm.upper(),
+        steps=config.speculative_num_steps,
+        draft_tokens=config.speculative_num_draft_tokens,
+        model_architecture=config.model_architecture,
+        kv_heads=config.kv_heads,
+        release=release,
+        version_source=version_source,
     )
 
 
@@ -347,6 +410,33 @@ def _parse_reporting(config: AttentionConfig) -> Parsed:
         _choice(problems, "--speculative-algorithm", upper, SPECULATIVE_ALGORITHMS)
     _positive_int(problems, "--page-size", config.page_size)
     _positive_int(problems, "--speculative-eagle-topk", config.speculative_eagle_topk)
+    _positive_int(problems, "--speculative-num-steps", config.speculative_num_steps)
+    _positive_int(problems, "--speculative-num-draft-tokens", config.speculative_num_draft_tokens)
+    _positive_int(problems, "--kv-heads", config.kv_heads)
+    architecture = config.model_architecture
+    if architecture is not None and not (
+        isinstance(architecture, str) and architecture.isidentifier()
+    ):
+        problems.append(
+            InputProblem(
+                "--model-architecture",
+                architecture,
+                f"expected a class name such as LlamaForCausalLM, got {architecture!r}",
+            )
+        )
+    release = None
+    version = config.sglang_version
+    if version is not None and not isinstance(version, str):
+        problems.append(
+            InputProblem("--sglang-version", version, f"expected a string, got {version!r}")
+        )
+    else:
+        try:
+            release = _release(version)
+        except UnknownReleaseError as error:
+            problems.append(
+                InputProblem("--sglang-version", version, str(error).split(";")[0], tuple(RELEASES))
+            )
     capability = _capability(problems, config.compute_capability)
     cuda_version = _cuda_version(problems, config.cuda_version)
     features = set()
@@ -360,7 +450,8 @@ def _parse_reporting(config: AttentionConfig) -> Parsed:
             features.add(feature)
     if problems:
         raise InvalidConfigError(problems)
-    return _assemble(config, capability, cuda_version, frozenset(features))
+    assert release is not None
+    return _assemble(config, capability, cuda_version, frozenset(features), *release)
 
 
 _FEATURE_FIELDS = (

@@ -6,7 +6,8 @@ incompatible combination; `enforce()` is the engine-side wrapper that raises.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from dataclasses import replace
 from typing import Any
 
 from compat.config import AttentionConfig, Parsed
@@ -23,7 +24,14 @@ from compat.findings import (
 )
 from compat.matrix import MATRIX
 from compat.plan import backend_plan
-from compat.report import Finding, IncompatibleConfigError, Report, Resolved, Suggestion
+from compat.report import (
+    Enforcement,
+    Finding,
+    IncompatibleConfigError,
+    Report,
+    Resolved,
+    Suggestion,
+)
 from compat.resolve import phase_flag, resolve
 from compat.schema import ArchStatus, ColumnId, Matrix, kv_column
 from compat.vocab import (
@@ -57,7 +65,39 @@ def check(config: AttentionConfig, matrix: Matrix = MATRIX) -> Report:
         if decode is not None:
             _check_backend(parsed, resolved, decode, DECODE_ONLY, active, findings, matrix)
     _check_rules(parsed, resolved, findings, matrix)
-    return Report(config, resolved, tuple(findings), _suggester(matrix))
+    release = parsed.release
+    _mark_enforcement(findings, release.backend_build)
+    return Report(
+        config,
+        resolved,
+        tuple(findings),
+        _suggester(matrix),
+        release.release,
+        parsed.version_source,
+    )
+
+
+def _mark_enforcement(findings: list[Finding], build: Mapping[tuple[str, str], str]) -> None:
+    """Say where each documented finding is enforced, in place.
+
+    A page finding whose rule SGLang's start-up code also applies (its twin `startup-RULE`
+    for the same backend) is enforced at start-up; one that the release's backend
+    constructors refuse fails later. Both findings stay: the page's words and SGLang's.
+    """
+    applied = {
+        (f.rule.removeprefix("startup-"), f.backend)
+        for f in findings
+        if f.enforced is Enforcement.STARTUP and f.severity is not Severity.INFO
+    }
+    if not applied and not build:
+        return
+    for index, finding in enumerate(findings):
+        if finding.enforced is not Enforcement.DOCUMENTED:
+            continue
+        if (finding.rule, finding.backend) in applied:
+            findings[index] = replace(finding, enforced=Enforcement.STARTUP)
+        elif (finding.rule, finding.backend or "") in build:
+            findings[index] = replace(finding, enforced=Enforcement.BACKEND_BUILD)
 
 
 BOTH_PHASES = (Phase.PREFILL, Phase.DECODE)
@@ -334,16 +374,22 @@ def _check_rules(
 def enforce(
     server_args: Any,
     *,
-    attention_arch: str,
+    attention_arch: str | None = None,
     platform: str | None = None,
     compute_capability: tuple[int, int] | str | None = None,
     sliding_window: bool = False,
     multimodal: bool = False,
+    sglang_version: str | None = None,
+    parity: bool = False,
 ) -> Report:
     """Check SGLang's ServerArgs (duck-typed) at start-up; raise if the model would not run.
 
-    Platform and compute capability are detected with torch when not given. Warnings are
-    logged on the `compat` logger; the report is returned when nothing is an error.
+    Call it after SGLang resolved its arguments (after `ServerArgs.__post_init__`). The
+    model's architecture, name and KV heads are read from `server_args.model_config` when
+    SGLang has built it; `attention_arch` overrides. Platform and compute capability are
+    detected with torch when not given. Raises IncompatibleConfigError when the page
+    documents the launch as unsupported, or with `parity=True` only when SGLang's own
+    start-up code refuses it. Warnings are logged on the `compat` logger.
     """
     cuda_version = None
     detected = None
@@ -358,21 +404,25 @@ def enforce(
                 detected.compute_capability.minor,
             )
         cuda_version = detected.cuda_version
+    model = _model_facts(server_args)
+    arch = attention_arch or model.get("attention_arch")
+    if arch is None:
+        raise TypeError(
+            "enforce(): the model's attention architecture is unknown; pass "
+            "attention_arch='mha' or 'mla' (or call it after SGLang built server_args.model_config)"
+        )
+    fields = {name: getattr(server_args, name, None) for name in _SERVER_ARGS_FIELDS}
     config = AttentionConfig(
-        attention_backend=getattr(server_args, "attention_backend", None),
-        prefill_attention_backend=getattr(server_args, "prefill_attention_backend", None),
-        decode_attention_backend=getattr(server_args, "decode_attention_backend", None),
-        kv_cache_dtype=getattr(server_args, "kv_cache_dtype", "auto"),
-        page_size=getattr(server_args, "page_size", None),
-        speculative_algorithm=getattr(server_args, "speculative_algorithm", None),
-        speculative_eagle_topk=getattr(server_args, "speculative_eagle_topk", None),
-        speculative_attention_mode=getattr(server_args, "speculative_attention_mode", "prefill"),
-        attention_arch=attention_arch,
+        **{name: value for name, value in fields.items() if value is not None},
+        attention_arch=arch,
         platform=platform,
         compute_capability=compute_capability,
         sliding_window=sliding_window,
         multimodal=multimodal,
         cuda_version=cuda_version,
+        model_architecture=model.get("model_architecture"),
+        kv_heads=model.get("kv_heads"),
+        sglang_version=sglang_version,
     )
     report = check(config)
     if detected is not None:
@@ -386,6 +436,42 @@ def enforce(
         logger.warning("[%s] %s", finding.rule, finding.message)
     for finding in report.infos:
         logger.info("[%s] %s", finding.rule, finding.message)
-    if not report.ok:
+    if report.refused_at_startup if parity else not report.ok:
         raise IncompatibleConfigError(report)
     return report
+
+
+# The ServerArgs fields enforce() reads, named as AttentionConfig names them.
+_SERVER_ARGS_FIELDS = (
+    "attention_backend",
+    "prefill_attention_backend",
+    "decode_attention_backend",
+    "kv_cache_dtype",
+    "page_size",
+    "speculative_algorithm",
+    "speculative_eagle_topk",
+    "speculative_num_steps",
+    "speculative_num_draft_tokens",
+    "speculative_attention_mode",
+)
+
+
+def _model_facts(server_args: Any) -> dict[str, Any]:
+    """What SGLang's own ModelConfig says of the model, when the ServerArgs holds one."""
+    model_config = getattr(server_args, "model_config", None)
+    if model_config is None:
+        return {}
+    facts: dict[str, Any] = {}
+    arch = getattr(getattr(model_config, "attention_arch", None), "name", None)
+    if isinstance(arch, str) and arch.lower() in ("mha", "mla"):
+        facts["attention_arch"] = arch.lower()
+    names = getattr(getattr(model_config, "hf_config", None), "architectures", None)
+    if isinstance(names, list) and names and isinstance(names[0], str):
+        facts["model_architecture"] = names[0]
+    try:
+        heads = model_config.get_num_kv_heads(getattr(server_args, "tp_size", 1) or 1)
+    except Exception:  # an older or stubbed ModelConfig: the heads only refine ROCm's default
+        heads = None
+    if type(heads) is int and heads > 0:
+        facts["kv_heads"] = heads
+    return facts

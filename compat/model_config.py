@@ -84,10 +84,17 @@ class ModelFacts:
     dual_chunk_attention: bool
     evidence: tuple[tuple[str, str], ...]
     """(AttentionConfig field name, why), e.g. ("attention_arch", "kv_lora_rank=512 in ...")."""
+    kv_heads: int | None = None
+    """`num_key_value_heads` (per rank at tensor parallelism 1)."""
 
     def config_fields(self) -> dict[str, object]:
         """The AttentionConfig keyword arguments these facts imply."""
-        return {
+        fields: dict[str, object] = {}
+        if self.architectures:
+            fields["model_architecture"] = self.architectures[0]
+        if self.kv_heads is not None:
+            fields["kv_heads"] = self.kv_heads
+        return fields | {
             "attention_arch": self.attention_arch.value,
             "sliding_window": self.sliding_window,
             "multimodal": self.multimodal,
@@ -260,7 +267,14 @@ def _derive(file: Path, data: Mapping[str, Any]) -> ModelFacts:
         evidence.append(
             ("dual_chunk_attention", f"{scope.name(DUAL_CHUNK_KEY)} is set in {file.name}")
         )
+    heads = top.data.get("num_key_value_heads")
+    kv_heads = heads if type(heads) is int and 0 < heads < 1 << 20 else None
+    if kv_heads is not None:
+        evidence.append(("kv_heads", f"num_key_value_heads={kv_heads} in {file.name}"))
+    if architectures:
+        evidence.append(("model_architecture", f"architectures[0] in {file.name}"))
     return ModelFacts(
+        kv_heads=kv_heads,
         path=file,
         architectures=architectures,
         model_type=model_type,

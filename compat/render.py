@@ -14,9 +14,11 @@ from pathlib import Path
 import jinja2
 from jinja2 import TemplateError
 
+from compat import startup_text
 from compat.config import AttentionConfig
 from compat.matrix import MATRIX
 from compat.outputs import project_root
+from compat.releases import NEWEST, RELEASES, ReleaseRules
 from compat.schema import (
     ArchStatus,
     Backend,
@@ -157,6 +159,19 @@ class PageView:
     rules: GridView
     defaults: GridView
     sources: GridView
+    startup: StartupView
+
+
+@dataclass(frozen=True)
+class StartupView:
+    """What the newest modelled release's start-up code does, for the page."""
+
+    release: str
+    overrides: tuple[str, ...]
+    fa3_architectures: str
+    enforcement: GridView
+    divergences: tuple[str, ...]
+    evidence: tuple[str, ...]
 
 
 # -- small helpers ------------------------------------------------------------------------
@@ -307,9 +322,10 @@ def _pairing_notes(matrix: Matrix) -> tuple[PairingNote, ...]:
             else ""
         )
         cautions = tuple(
-            f"Any other pair of different prefill and decode backends with "
-            f"`--kv-cache-dtype {caution.kv_dtype.value}` starts with a warning "
-            f"(rule {_code(caution.id)}): hybrid pairs are less exercised with this cache."
+            f"SGLang starts any other pair of different prefill and decode backends with "
+            f"`--kv-cache-dtype {caution.kv_dtype.value}` with a warning "
+            f"(rule {_code(caution.id)}): hybrid pairs are less exercised with this cache. "
+            "The page still marks each phase by its own FP4 cell."
             for caution in matrix.hybrid_caution_rules
             if caution.kv_dtype is rule.kv_dtype
         )
@@ -573,8 +589,9 @@ def _rules(matrix: Matrix) -> GridView:
         rows.append(
             (
                 _code(caution.id),
-                f"With `--kv-cache-dtype {caution.kv_dtype.value}`, different prefill and "
-                "decode backends that no pairing rule covers start with a warning.",
+                f"With `--kv-cache-dtype {caution.kv_dtype.value}`, SGLang starts different "
+                "prefill and decode backends that no pairing rule covers with a warning; each "
+                "phase is still judged by its own FP4 cell.",
                 _linked(caution.evidence),
             )
         )
@@ -609,29 +626,22 @@ def _rules(matrix: Matrix) -> GridView:
     return _grid(headers, rows)
 
 
-def _defaults(matrix: Matrix) -> GridView:
-    headers = (
-        "#",
-        "Platform",
-        "Architecture",
-        "Compute capability",
-        "Min CUDA",
-        "Default backend",
-        "Fallback",
+def _defaults(rules: ReleaseRules) -> GridView:
+    return _grid(("#", "Architecture", "When", "Backend"), startup_text.default_rows(rules))
+
+
+def _startup(matrix: Matrix, rules: ReleaseRules) -> StartupView:
+    return StartupView(
+        release=rules.release,
+        overrides=tuple(startup_text.override_text(o) for o in rules.model_overrides),
+        fa3_architectures=startup_text.fa3_architectures(rules),
+        enforcement=_grid(
+            ("Column or rule", f"What SGLang {rules.release} does at start-up"),
+            startup_text.enforcement_rows(matrix, rules),
+        ),
+        divergences=tuple(startup_text.divergences(matrix, rules)),
+        evidence=tuple(sorted({f"{e.source}" for e in rules.evidence.values()})),
     )
-    rows = [
-        (
-            str(number),
-            choice.platform.label,
-            choice.arch.label if choice.arch is not None else "any",
-            choice.capability.label if choice.capability is not None else "any",
-            _version(choice.min_cuda) if choice.min_cuda is not None else "—",
-            _code(choice.backend),
-            _code(choice.fallback) if choice.fallback is not None else "—",
-        )
-        for number, choice in enumerate(matrix.defaults, start=1)
-    ]
-    return _grid(headers, rows)
 
 
 def _unique(evidence: Iterable[Evidence]) -> list[Evidence]:
@@ -713,9 +723,14 @@ def build_page(matrix: Matrix = MATRIX) -> PageView:
         hardware=_hardware(matrix),
         legend=_legend(matrix),
         rules=_rules(matrix),
-        defaults=_defaults(matrix),
+        defaults=_defaults(_rules_of_newest()),
         sources=_sources(matrix),
+        startup=_startup(matrix, _rules_of_newest()),
     )
+
+
+def _rules_of_newest() -> ReleaseRules:
+    return RELEASES[NEWEST]
 
 
 def _environment(template_dir: Path) -> jinja2.Environment:

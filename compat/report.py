@@ -7,10 +7,29 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
-from compat.vocab import Arch, ComputeCapability, KvDtype, Phase, Platform, Severity
+from compat.vocab import Arch, ComputeCapability, KvDtype, Phase, Platform, Severity, Term
 
 if TYPE_CHECKING:
     from compat.config import AttentionConfig
+
+
+class Enforcement(Term):
+    """Where a finding is enforced: by SGLang at start-up, later, or only by the page."""
+
+    STARTUP = "startup"
+    BACKEND_BUILD = "backend-build"
+    DOCUMENTED = "documented"
+
+    @property
+    def label(self) -> str:
+        return _ENFORCEMENT_LABELS[self.value]
+
+
+_ENFORCEMENT_LABELS = {
+    "startup": "SGLang refuses at start-up",
+    "backend-build": "SGLang starts, then fails building the backend (after the weights load)",
+    "documented": "documented only: SGLang does not check it",
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -25,6 +44,7 @@ class Finding:
     allowed: tuple[str, ...] = ()
     backend: str | None = None
     phases: tuple[Phase, ...] = ()
+    enforced: Enforcement = Enforcement.DOCUMENTED
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -36,6 +56,7 @@ class Finding:
             "allowed": list(self.allowed),
             "backend": self.backend,
             "phases": [phase.value for phase in self.phases],
+            "enforced": self.enforced.value,
         }
 
 
@@ -52,6 +73,8 @@ class Resolved:
     page_size: int
     speculative: bool
     topk: int | None
+    num_steps: int | None = None
+    num_draft_tokens: int | None = None
 
     def backend(self, phase: Phase) -> str | None:
         return self.prefill_backend if phase is Phase.PREFILL else self.decode_backend
@@ -68,6 +91,8 @@ class Resolved:
             "page_size": self.page_size,
             "speculative": self.speculative,
             "speculative_eagle_topk": self.topk,
+            "speculative_num_steps": self.num_steps,
+            "speculative_num_draft_tokens": self.num_draft_tokens,
         }
 
 
@@ -105,10 +130,58 @@ class Report:
     resolved: Resolved
     findings: tuple[Finding, ...]
     _suggest: Callable[[Report], tuple[Suggestion, ...]] = field(repr=False, compare=False)
+    sglang_version: str = ""
+    """The SGLang release whose start-up code the report predicts."""
+    version_source: str = ""
+    """Where `sglang_version` came from: given, the installed package, or the newest modelled."""
 
     @property
     def ok(self) -> bool:
+        """The guard's verdict over everything the page documents (start-up refusals included)."""
         return not any(f.severity is Severity.ERROR for f in self.findings)
+
+    @property
+    def refused_at_startup(self) -> bool:
+        """Whether SGLang's own start-up code raises before loading weights."""
+        return any(
+            f.severity is Severity.ERROR and f.enforced is Enforcement.STARTUP
+            for f in self.findings
+        )
+
+    @property
+    def startup_summary(self) -> str:
+        """One line: what SGLang does at start-up, and how the page's verdict differs."""
+        where = {"given": "--sglang-version", "installed": "installed"}.get(
+            self.version_source, self.version_source
+        )
+        head = f"SGLang {self.sglang_version} ({where})"
+        if self.refused_at_startup:
+            return f"{head}: refuses to start"
+        later = sum(1 for f in self.errors if f.enforced is Enforcement.BACKEND_BUILD)
+        documented = sum(1 for f in self.errors if f.enforced is Enforcement.DOCUMENTED)
+        text = f"{head}: starts"
+        if later:
+            text += f", then fails building the backend ({later} problem{'s' * (later > 1)})"
+        if documented:
+            text += (
+                f"; the page documents {documented} problem{'s' * (documented > 1)} "
+                "that SGLang does not check at start-up"
+            )
+        return text
+
+    @property
+    def startup_findings(self) -> tuple[Finding, ...]:
+        """What SGLang itself says at start-up: refusals, warnings and adjustments."""
+        return tuple(f for f in self.findings if f.enforced is Enforcement.STARTUP)
+
+    @property
+    def startup_reasons(self) -> tuple[Finding, ...]:
+        """The start-up refusals: why SGLang would not start."""
+        return tuple(
+            f
+            for f in self.findings
+            if f.enforced is Enforcement.STARTUP and f.severity is Severity.ERROR
+        )
 
     @property
     def errors(self) -> tuple[Finding, ...]:
@@ -134,6 +207,9 @@ class Report:
     def to_dict(self) -> dict[str, Any]:
         return {
             "ok": self.ok,
+            "sglang_version": self.sglang_version,
+            "sglang_version_source": self.version_source,
+            "refused_at_startup": self.refused_at_startup,
             "resolved": self.resolved.to_dict(),
             "errors": [f.to_dict() for f in self.errors],
             "warnings": [f.to_dict() for f in self.warnings],

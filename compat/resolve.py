@@ -1,4 +1,4 @@
-"""Turn flags into what SGLang would run: phase inheritance, defaults, dtype and page-size fixes.
+"""Turn flags into what SGLang would run, as its own start-up code does (`compat.startup`).
 
 Each adjustment is recorded as a finding, so nothing the engine would change goes unsaid.
 """
@@ -8,9 +8,10 @@ from __future__ import annotations
 from compat.config import Parsed
 from compat.matrix import MATRIX
 from compat.plan import backend_plan
-from compat.report import Finding, Resolved
-from compat.schema import DefaultChoice, Matrix
-from compat.vocab import Phase, Platform, Severity
+from compat.report import Enforcement, Finding, Resolved
+from compat.schema import Matrix
+from compat.startup import replay
+from compat.vocab import KV_DTYPE_SPELLINGS, Phase, Platform, Severity
 
 
 def phase_flag(parsed: Parsed, phase: Phase) -> str:
@@ -19,190 +20,140 @@ def phase_flag(parsed: Parsed, phase: Phase) -> str:
     return phase.flag if own is not None else "--attention-backend"
 
 
-def default_backend(parsed: Parsed, matrix: Matrix = MATRIX) -> tuple[DefaultChoice, str] | None:
-    """The default-table line that applies and the backend it yields, or None."""
-    for choice in matrix.defaults:
-        if choice.matches(parsed.platform, parsed.arch, parsed.capability, parsed.cuda_version):
-            backend = choice.backend
-            if choice.fallback is not None and not _hardware_fits(parsed, backend, matrix):
-                backend = choice.fallback
-            return choice, backend
-    return None
-
-
-def _hardware_fits(parsed: Parsed, name: str, matrix: Matrix) -> bool:
-    backend = matrix.backend(name)
-    if parsed.platform not in backend.platforms:
-        return False
-    needed = backend.capability.get(parsed.arch)
-    return needed is None or parsed.capability is None or parsed.capability in needed
-
-
 def resolve(parsed: Parsed, findings: list[Finding], matrix: Matrix = MATRIX) -> Resolved:
-    prefill = parsed.prefill or parsed.backend
-    decode = parsed.decode or parsed.backend
-    if prefill is None or decode is None:
-        default = default_backend(parsed, matrix)
-        if default is None:
-            findings.append(
-                Finding(
-                    "no-default-backend",
-                    Severity.WARNING,
-                    f"no default attention backend is known for {parsed.arch.label} models on "
-                    f"{parsed.platform.label}; pass --attention-backend to have it checked",
-                    ("--attention-backend",),
-                    value=None,
-                    allowed=tuple(
-                        b.name for b in matrix.backends if parsed.platform in b.platforms
-                    ),
-                )
+    """What SGLang's start-up code runs: its own findings, then the page's view of the result.
+
+    A pure function of the launch, so each distinct launch is replayed once per process.
+    """
+    key = (
+        id(matrix),
+        id(parsed.release),
+        parsed.arch,
+        parsed.platform,
+        parsed.capability,
+        parsed.cuda_version,
+        parsed.backend,
+        parsed.prefill,
+        parsed.decode,
+        parsed.kv_spelling,
+        parsed.page_size,
+        parsed.algorithm,
+        parsed.topk,
+        parsed.steps,
+        parsed.draft_tokens,
+        parsed.model_architecture,
+        parsed.kv_heads,
+        parsed.features,
+    )
+    known = _RESOLVED.get(key)
+    if known is None:
+        if len(_RESOLVED) > _MEMO_LIMIT:
+            _RESOLVED.clear()
+        own: list[Finding] = []
+        known = _RESOLVED[key] = (_resolve(parsed, own, matrix), tuple(own))
+    findings.extend(known[1])
+    return known[0]
+
+
+# A long-running process checking ever new launches must not grow the memo forever.
+_MEMO_LIMIT = 50_000
+_RESOLVED: dict[tuple[object, ...], tuple[Resolved, tuple[Finding, ...]]] = {}
+
+
+def _resolve(parsed: Parsed, findings: list[Finding], matrix: Matrix) -> Resolved:
+    startup = replay(parsed, parsed.release)
+    findings.extend(startup.findings)
+    release = parsed.release.release
+    chosen = startup.default_backend
+    if chosen is not None:
+        both_set = parsed.prefill is not None and parsed.decode is not None
+        unused = " (neither phase runs it, but its page-size rules still apply)" if both_set else ""
+        findings.append(
+            Finding(
+                "default-backend",
+                Severity.INFO,
+                f"--attention-backend is unset: SGLang {release} picks {chosen} for "
+                f"{parsed.arch.label} models on {_where(parsed)}{unused}",
+                ("--attention-backend",),
+                value=chosen,
+                backend=chosen,
+                enforced=Enforcement.STARTUP,
             )
-        else:
-            _, chosen = default
-            findings.append(
-                Finding(
-                    "default-backend",
-                    Severity.INFO,
-                    f"--attention-backend is unset: SGLang picks {chosen} for "
-                    f"{parsed.arch.label} models on {_where(parsed)}",
-                    ("--attention-backend",),
-                    value=chosen,
-                    backend=chosen,
-                )
+        )
+    auto_spec = parsed.algorithm is not None and parsed.steps is None
+    if parsed.model_architecture is None and (chosen is not None or auto_spec):
+        assumed = parsed.release.assumed_architecture(parsed.arch)
+        findings.append(
+            Finding(
+                "model-architecture-assumed",
+                Severity.INFO,
+                f"SGLang's choice depends on the model; assumed {assumed} (pass "
+                "--model-architecture or --model-config)",
+                ("--model-architecture",),
+                value=assumed,
+                enforced=Enforcement.STARTUP,
             )
-            prefill = prefill or chosen
-            decode = decode or chosen
-    prefill, decode = _dtype_fallback(parsed, prefill, decode, findings, matrix)
-    topk = parsed.topk
-    if parsed.speculative and topk is None:
-        topk = 1
-    elif not parsed.speculative and topk is not None:
+        )
+    speculative = startup.algorithm is not None
+    if not speculative and parsed.topk is not None:
         findings.append(
             Finding(
                 "spec-topk-without-algorithm",
                 Severity.INFO,
-                f"--speculative-eagle-topk {topk} has no effect without --speculative-algorithm",
+                f"--speculative-eagle-topk {parsed.topk} has no effect without "
+                "--speculative-algorithm",
                 ("--speculative-eagle-topk",),
-                value=str(topk),
+                value=str(parsed.topk),
             )
         )
-        topk = None
-    page_size = _page_size(parsed, (prefill, decode), findings, matrix)
+    prefill, decode = startup.prefill_backend, startup.decode_backend
+    _fixed_page_conflicts(parsed, (prefill, decode), startup.page_size, findings, matrix)
     return Resolved(
         arch=parsed.arch,
         platform=parsed.platform,
         compute_capability=parsed.capability,
         prefill_backend=prefill,
         decode_backend=decode,
-        kv_dtype=parsed.kv_dtype,
-        page_size=page_size,
-        speculative=parsed.speculative,
-        topk=topk,
+        kv_dtype=KV_DTYPE_SPELLINGS.get(startup.kv_dtype, parsed.kv_dtype),
+        page_size=startup.page_size,
+        speculative=speculative,
+        topk=startup.topk if speculative else None,
+        num_steps=startup.steps if speculative else None,
+        num_draft_tokens=startup.draft_tokens if speculative else None,
     )
+
+
+def _fixed_page_conflicts(
+    parsed: Parsed,
+    backends: tuple[str | None, str | None],
+    page_size: int,
+    findings: list[Finding],
+    matrix: Matrix,
+) -> None:
+    """A kernel with fixed page sizes that SGLang leaves on another size (the other phase's)."""
+    for phase, name in zip(Phase, backends, strict=True):
+        if name is None or (phase is Phase.DECODE and name == backends[0]):
+            continue
+        sizes = backend_plan(matrix, parsed.arch, name).fixed_page_sizes
+        if sizes is None or page_size in sizes:
+            continue
+        allowed = tuple(str(size) for size in sorted(sizes))
+        findings.append(
+            Finding(
+                "page-size-conflict",
+                Severity.ERROR,
+                f"{name} runs only with page size {' or '.join(allowed)}, but SGLang runs "
+                f"page size {page_size} (set for the other phase or by --page-size)",
+                (phase_flag(parsed, phase), "--page-size"),
+                value=str(page_size),
+                allowed=allowed,
+                backend=name,
+                phases=(phase,),
+            )
+        )
 
 
 def _where(parsed: Parsed) -> str:
     if parsed.platform is Platform.CUDA and parsed.capability is not None:
         return f"{parsed.platform.label} {parsed.capability}"
     return parsed.platform.label
-
-
-def _dtype_fallback(
-    parsed: Parsed,
-    prefill: str | None,
-    decode: str | None,
-    findings: list[Finding],
-    matrix: Matrix,
-) -> tuple[str | None, str | None]:
-    for rule in matrix.dtype_fallback_rules:
-        if parsed.kv_dtype is not rule.kv_dtype:
-            continue
-        phases = tuple(
-            phase
-            for phase, name in ((Phase.PREFILL, prefill), (Phase.DECODE, decode))
-            if name == rule.backend
-        )
-        if not phases:
-            continue
-        which = "both phases" if len(phases) == 2 else f"the {phases[0].value} phase"
-        findings.append(
-            Finding(
-                rule.id,
-                Severity.WARNING,
-                f"{rule.why} With --kv-cache-dtype {rule.kv_dtype.value}, SGLang runs "
-                f"{which} on {rule.replacement} instead of {rule.backend}",
-                (*dict.fromkeys(phase_flag(parsed, phase) for phase in phases), "--kv-cache-dtype"),
-                value=rule.backend,
-                allowed=(rule.replacement,),
-                backend=rule.backend,
-                phases=phases,
-            )
-        )
-        if Phase.PREFILL in phases:
-            prefill = rule.replacement
-        if Phase.DECODE in phases:
-            decode = rule.replacement
-    return prefill, decode
-
-
-def _page_size(
-    parsed: Parsed,
-    backends: tuple[str | None, str | None],
-    findings: list[Finding],
-    matrix: Matrix,
-) -> int:
-    """Snap the page size to what fixed-size kernels can run, as SGLang does."""
-    requested = parsed.page_size
-    allowed: frozenset[int] | None = None
-    owners: list[str] = []
-    prefill, decode = backends
-    for name in (prefill,) if prefill == decode else backends:
-        if name is None:
-            continue
-        sizes = backend_plan(matrix, parsed.arch, name).fixed_page_sizes
-        if sizes is not None:
-            owners.append(f"{name} ({', '.join(map(str, sorted(sizes)))})")
-            allowed = sizes if allowed is None else allowed & sizes
-    if allowed is None:
-        return requested if requested is not None else 1
-    if not allowed:
-        findings.append(
-            Finding(
-                "page-size-conflict",
-                Severity.ERROR,
-                f"no page size satisfies both phases: {' and '.join(owners)} run only with "
-                "their own native sizes",
-                ("--prefill-attention-backend", "--decode-attention-backend", "--page-size"),
-                value=None if requested is None else str(requested),
-            )
-        )
-        return requested if requested is not None else 1
-    if requested in allowed:
-        assert requested is not None
-        return requested
-    snapped = max(allowed)
-    choices = tuple(str(size) for size in sorted(allowed))
-    if requested is None:
-        findings.append(
-            Finding(
-                "page-size-default",
-                Severity.INFO,
-                f"--page-size is unset: SGLang uses {snapped} for {' and '.join(owners)}",
-                ("--page-size",),
-                value=str(snapped),
-                allowed=choices,
-            )
-        )
-    else:
-        findings.append(
-            Finding(
-                "page-size-snapped",
-                Severity.WARNING,
-                f"--page-size {requested} is not native to {' and '.join(owners)}; "
-                f"SGLang changes it to {snapped}",
-                ("--page-size",),
-                value=str(requested),
-                allowed=choices,
-            )
-        )
-    return snapped

@@ -142,6 +142,13 @@ VALID: dict[str, st.SearchStrategy[Any]] = {
     "dual_chunk_attention": st.booleans(),
     "sparse_attention": st.booleans(),
     "cuda_version": st.one_of(st.none(), st.sampled_from([(11, 8), (12, 4), (12, 8), (13, 0)])),
+    "speculative_num_steps": st.one_of(st.none(), st.integers(min_value=1, max_value=8)),
+    "speculative_num_draft_tokens": st.one_of(st.none(), st.integers(min_value=1, max_value=16)),
+    "model_architecture": st.one_of(
+        st.none(), st.sampled_from(["LlamaForCausalLM", "DeepseekV3ForCausalLM", "Phi3ForCausalLM"])
+    ),
+    "kv_heads": st.one_of(st.none(), st.sampled_from([1, 8, 16, 128])),
+    "sglang_version": st.one_of(st.none(), st.sampled_from(["0.5.7", "0.5.7.post1"])),
 }
 
 

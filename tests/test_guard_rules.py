@@ -18,7 +18,7 @@ import pytest
 from cells import NO, YES, fp4_refused_on_b200, with_cell, with_cells
 
 from compat import MATRIX, AttentionConfig, InvalidConfigError, Report, Severity, check
-from compat.report import Suggestion
+from compat.report import Enforcement, Suggestion
 from compat.schema import ColumnId, Matrix
 from compat.vocab import Arch, Cell, CellKind
 
@@ -88,9 +88,16 @@ def test_kv4_fa4_with_trtllm_mha_names_the_pairing_rule() -> None:
         **B200,
     )
     hint = BASELINE_HINT.format(lists="PR_FA4_PARTNERS")
-    assert len(report.errors) == 1, f"PR #14467 baseline: one error; {report.errors}; {hint}"
-    (error,) = report.errors
-    assert error.rule == "kv4-fa4-decode-partner"
+    pairing = [e for e in report.errors if e.rule == "kv4-fa4-decode-partner"]
+    assert len(pairing) == 1, f"PR #14467 baseline: one pairing error; {report.errors}; {hint}"
+    (error,) = pairing
+    assert error.enforced is Enforcement.STARTUP, "SGLang's own KV4 check refuses this pair"
+    # fa4 forces page size 128 for an MHA model, which trtllm_mha's kernels cannot run.
+    assert {e.rule for e in report.errors} == {
+        "kv4-fa4-decode-partner",
+        "startup-kv4-fa4-decode-partner",
+        "page-size-conflict",
+    }
     assert error.value == "trtllm_mha"
     assert set(error.allowed) == PR_FA4_PARTNERS["mha"], (
         f"PR #14467 baseline: the MHA partners of fa4 are {sorted(PR_FA4_PARTNERS['mha'])}, "
@@ -302,10 +309,15 @@ def test_trtllm_mla_kv_dtype_limit(dtype: str, ok: bool) -> None:
     assert ("backend-kv-dtype" in rules(report, Severity.ERROR)) != ok
 
 
-def test_bf16_and_bfloat16_are_one_dtype() -> None:
+def test_bf16_and_bfloat16_are_one_dtype_on_the_page_but_not_in_sglangs_string_check() -> None:
     a = run(attention_arch="mla", attention_backend="trtllm_mla", kv_cache_dtype="bf16", **B200)
     b = run(attention_arch="mla", attention_backend="trtllm_mla", kv_cache_dtype="bfloat16", **B200)
-    assert a.resolved == b.resolved and a.findings == b.findings
+    assert a.resolved == b.resolved
+    documented = [f for f in b.findings if f.enforced is not Enforcement.STARTUP]
+    assert documented == [f for f in a.findings if f.enforced is not Enforcement.STARTUP]
+    assert not a.refused_at_startup
+    assert [f.rule for f in b.startup_reasons] == ["startup-backend-kv-dtype"]
+    assert b.startup_reasons[0].value == "bfloat16"
 
 
 # -- speculative decoding --------------------------------------------------------------------
@@ -321,6 +333,8 @@ def spec_report(
     arch: str, backend: str, topk: int | None, page: int | None, matrix: Matrix = MATRIX
 ) -> Report:
     capability = (9, 0) if backend == "fa3" else (10, 0)
+    # SGLang takes topk only together with the number of steps (else it chooses all three).
+    steps = {} if topk is None else {"speculative_num_steps": 3, "speculative_num_draft_tokens": 8}
     return run(
         matrix,
         attention_arch=arch,
@@ -328,6 +342,7 @@ def spec_report(
         speculative_algorithm="EAGLE",
         speculative_eagle_topk=topk,
         page_size=page,
+        **steps,
         platform="cuda",
         compute_capability=capability,
     )
@@ -337,7 +352,7 @@ def spec_report(
 @pytest.mark.parametrize(
     ("arch", "backend", "topk", "page", "cell", "rule"),
     [
-        ("mha", "flex_attention", None, None, NO, "spec-topk-1"),
+        ("mha", "flex_attention", 1, None, NO, "spec-topk-1"),
         ("mha", "torch_native", 1, None, NO, "spec-topk-1"),
         ("mha", "trtllm_mha", 2, None, NO, "spec-topk-gt1"),
         ("mla", "flashinfer", 4, None, NO, "spec-topk-gt1"),
@@ -391,6 +406,8 @@ def test_the_decode_backend_is_checked_for_spec_topk_gt1() -> None:
         decode_attention_backend="trtllm_mha",
         speculative_algorithm="EAGLE",
         speculative_eagle_topk=2,
+        speculative_num_steps=3,
+        speculative_num_draft_tokens=8,
         **B200,
     )
     assert [f.backend for f in report.errors if f.rule == "spec-topk-gt1"] == ["trtllm_mha"]
@@ -412,7 +429,7 @@ def test_the_decode_backend_is_checked_for_spec_topk_gt1() -> None:
         (
             {
                 "attention_arch": "mha",
-                "attention_backend": "fa4",
+                "prefill_attention_backend": "fa4",
                 "sliding_window": True,
                 "decode_attention_backend": "triton",
             },
@@ -487,8 +504,10 @@ def test_chunked_prefix_cache_is_judged_on_the_prefill_backend_only() -> None:
         ("mha", "cuda", (9, 0), (12, 1), "flashinfer"),
         ("mha", "cuda", (10, 0), None, "trtllm_mha"),
         ("mha", "cuda", (8, 0), None, "flashinfer"),
-        ("mha", "cuda", (7, 5), None, "triton"),
+        # SGLang 0.5.7 does not look at the GPU generation here: flashinfer is installed.
+        ("mha", "cuda", (7, 5), None, "flashinfer"),
         ("mla", "cuda", (9, 0), None, "fa3"),
+        # The assumed MLA model is DeepSeek-V3, whose own rule picks trtllm_mla on sm100.
         ("mla", "cuda", (10, 0), None, "trtllm_mla"),
         ("mla", "cuda", (8, 9), None, "triton"),
         ("mha", "rocm", None, None, "aiter"),
@@ -508,6 +527,38 @@ def test_default_backend(
     )
     assert report.resolved.prefill_backend == report.resolved.decode_backend == expected
     assert "default-backend" in rules(report, Severity.INFO)
+
+
+@pytest.mark.parametrize(
+    ("architecture", "capability", "topk", "expected"),
+    [
+        ("LlamaForCausalLM", (9, 0), None, "fa3"),
+        ("MistralForCausalLM", (9, 0), None, "flashinfer"),  # not an FA3-default architecture
+        ("LlamaForCausalLM", (10, 0), 4, "flashinfer"),
+        ("LlamaForCausalLM", (10, 0), 1, "trtllm_mha"),
+    ],
+)
+def test_the_default_reads_the_model_and_speculation(
+    architecture: str, capability: tuple[int, int], topk: int | None, expected: str
+) -> None:
+    spec = (
+        {}
+        if topk is None
+        else {
+            "speculative_algorithm": "EAGLE",
+            "speculative_eagle_topk": topk,
+            "speculative_num_steps": 3,
+            "speculative_num_draft_tokens": 8,
+        }
+    )
+    report = run(
+        attention_arch="mha",
+        platform="cuda",
+        compute_capability=capability,
+        model_architecture=architecture,
+        **spec,
+    )
+    assert report.resolved.prefill_backend == expected
 
 
 def test_phase_left_unset_inherits_attention_backend() -> None:
@@ -541,11 +592,12 @@ PAGES_PINNED = with_cells(
 @pytest.mark.parametrize(
     ("arch", "backend", "page", "resolved", "rule"),
     [
-        ("mla", "flashmla", 16, 64, "page-size-snapped"),
-        ("mla", "cutlass_mla", None, 128, "page-size-default"),
-        ("mla", "trtllm_mla", 16, 64, "page-size-snapped"),
+        ("mla", "flashmla", 16, 64, "startup-page-size-snapped"),
+        ("mla", "cutlass_mla", None, 128, "startup-page-size-default"),
+        ("mha", "trtllm_mha", None, 64, "startup-page-size-default"),
+        ("mla", "trtllm_mla", 16, 64, "startup-page-size-snapped"),
         ("mla", "trtllm_mla", 32, 32, None),
-        ("mha", "trtllm_mha", 128, 64, "page-size-snapped"),
+        ("mha", "trtllm_mha", 128, 64, "startup-page-size-snapped"),
         ("mha", "trtllm_mha", 16, 16, None),
         ("mha", "flashinfer", 16, 16, None),
     ],
@@ -564,7 +616,7 @@ def test_fixed_page_sizes_are_snapped(
     )
     assert report.resolved.page_size == resolved
     assert report.ok
-    snaps = rules(report) & {"page-size-snapped", "page-size-default"}
+    snaps = rules(report) & {"startup-page-size-snapped", "startup-page-size-default"}
     assert snaps == ({rule} if rule else set())
 
 
@@ -582,7 +634,7 @@ def test_conflicting_fixed_page_sizes_are_an_error() -> None:
 def test_fa3_with_fp8_e5m2_runs_triton() -> None:
     report = run(attention_arch="mha", attention_backend="fa3", kv_cache_dtype="fp8_e5m2", **H100)
     assert report.resolved.prefill_backend == report.resolved.decode_backend == "triton"
-    assert "fa3-fp8-e5m2-fallback" in rules(report, Severity.WARNING)
+    assert "startup-fa3-fp8-e5m2-fallback" in rules(report, Severity.WARNING)
 
 
 def test_old_cuda_refuses_fp4() -> None:

@@ -82,6 +82,7 @@ def test_config_fields_build_an_attention_config() -> None:
     facts = load_model_facts(MODELS / "gemma-3-27b-it")
     fields = facts.config_fields()
     assert fields == {
+        "model_architecture": "Gemma3ForConditionalGeneration",
         "attention_arch": "mha",
         "sliding_window": True,
         "multimodal": True,
@@ -187,6 +188,7 @@ def test_single_keys(
 
 def test_reasons_join_every_reason_of_a_field() -> None:
     reasons = load_model_facts(MODELS / "deepseek-r1").reasons()
-    assert list(reasons) == ["attention_arch"]
+    assert list(reasons) == ["attention_arch", "kv_heads", "model_architecture"]
+    assert reasons["kv_heads"] == "num_key_value_heads=128 in config.json"
     assert "kv_lora_rank=512" in reasons["attention_arch"]
     assert "DeepseekV3ForCausalLM" in reasons["attention_arch"]

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from compat.config import AttentionConfig, InvalidConfigError
 from compat.guard import check
 from compat.launch import LaunchFlags, parse_launch_command
-from compat.report import Report
+from compat.report import Enforcement, Report
 from compat.vocab import Severity
 
 if TYPE_CHECKING:
@@ -32,6 +32,8 @@ _SGLANG_FLAGS = (
     ("--page-size", "page_size", True),
     ("--speculative-algorithm", "speculative_algorithm", False),
     ("--speculative-eagle-topk", "speculative_eagle_topk", True),
+    ("--speculative-num-steps", "speculative_num_steps", True),
+    ("--speculative-num-draft-tokens", "speculative_num_draft_tokens", True),
     ("--speculative-attention-mode", "speculative_attention_mode", False),
 )
 _INTEGER_FIELDS = {field for _, field, is_int in _SGLANG_FLAGS if is_int}
@@ -64,9 +66,28 @@ def register(subparsers: Any) -> None:
     model.add_argument(
         "--compute-capability", metavar="CC", help="10.0, sm100 or 100 (detected if unset)"
     )
+    model.add_argument(
+        "--model-architecture",
+        metavar="NAME",
+        help="the model's architectures[0], e.g. LlamaForCausalLM (SGLang's defaults read it)",
+    )
+    model.add_argument(
+        "--kv-heads", metavar="N", help="KV heads per tensor-parallel rank (ROCm MLA default)"
+    )
+    model.add_argument(
+        "--sglang-version",
+        metavar="X.Y.Z",
+        help="the SGLang release to predict (default: the installed one, else the newest known)",
+    )
     model.add_argument("--sliding-window", action=argparse.BooleanOptionalAction, default=None)
     model.add_argument("--multimodal", action=argparse.BooleanOptionalAction, default=None)
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
+    parser.add_argument(
+        "--parity",
+        action="store_true",
+        help="exit 1 only when SGLang itself refuses to start (default: also for what the "
+        "page documents as unsupported)",
+    )
     parser.add_argument("launch", nargs="*", metavar="-- LAUNCH COMMAND", help=argparse.SUPPRESS)
     parser.set_defaults(run=run)
 
@@ -87,7 +108,8 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps({**report.to_dict(), **context}, indent=2, ensure_ascii=False))
     else:
         print(format_report(report, context))
-    return EXIT_OK if report.ok else EXIT_INCOMPATIBLE
+    passes = not report.refused_at_startup if args.parity else report.ok
+    return EXIT_OK if passes else EXIT_INCOMPATIBLE
 
 
 def _build(args: argparse.Namespace) -> tuple[AttentionConfig, dict[str, Any]]:
@@ -120,6 +142,8 @@ def _build(args: argparse.Namespace) -> tuple[AttentionConfig, dict[str, Any]]:
             "attention_arch": args.attention_arch,
             "sliding_window": args.sliding_window,
             "multimodal": args.multimodal,
+            "model_architecture": args.model_architecture,
+            "kv_heads": args.kv_heads,
         }
         for name, value in facts.config_fields().items():
             if explicit.get(name) is None:
@@ -131,9 +155,13 @@ def _build(args: argparse.Namespace) -> tuple[AttentionConfig, dict[str, Any]]:
             for name, why in facts.reasons().items()
             if explicit.get(name) is None and name in derived
         }
-    for name in ("attention_arch", "sliding_window", "multimodal"):
+    for name in ("attention_arch", "sliding_window", "multimodal", "model_architecture"):
         if getattr(args, name) is not None:
             fields[name] = getattr(args, name)
+    if args.kv_heads is not None:
+        fields["kv_heads"] = _integer("kv_heads", args.kv_heads)
+    if args.sglang_version is not None:
+        fields["sglang_version"] = args.sglang_version
     if "attention_arch" not in fields:
         raise UsageError(
             "the model's attention architecture is unknown: pass --attention-arch {mha,mla} "
@@ -213,10 +241,21 @@ def format_report(report: Report, context: dict[str, Any]) -> str:
         f"  runs as: {resolved.arch.label} model on {where}; {phases}; KV "
         f"{resolved.kv_dtype.value}; page size {resolved.page_size}{spec}",
     ]
+    lines.append(f"  {report.startup_summary}")
     for name, fact in context.get("from_model_config", {}).items():
         lines.append(f"  from the model config: {name}={fact['value']} ({fact['why']})")
-    for finding in sorted(report.findings, key=lambda f: _ORDER[f.severity]):
-        lines.append(f"{_LABELS[finding.severity]} [{finding.rule}] {finding.message}")
+    startup = [f for f in report.findings if f.enforced is Enforcement.STARTUP]
+    documented = [f for f in report.findings if f.enforced is not Enforcement.STARTUP]
+    for title, group in (
+        (f"what SGLang {report.sglang_version} does at start-up:", startup),
+        ("what the page documents:", documented),
+    ):
+        if group:
+            lines.append(title)
+        for finding in sorted(group, key=lambda f: _ORDER[f.severity]):
+            lines.append(f"  {_LABELS[finding.severity]} [{finding.rule}] {finding.message}")
+            if finding.severity is Severity.ERROR and finding.enforced is not Enforcement.STARTUP:
+                lines.append(f"            ({finding.enforced.label})")
     if report.suggestions:
         lines.append("suggested flags (each checked to pass):")
         width = min(max(len(s.summary) for s in report.suggestions), 40)

@@ -3,15 +3,15 @@
 `prediction(row)` is the one adapter from a grid row to `compat.check()`; adjust it when
 the product's API moves. Rows are the dump's: {"gpu", "model", "argv", "outcome"}.
 
-    PYTHONPATH=tests python -m conformance.compare conformance-0.5.7.jsonl
+    PYTHONPATH=tests python -m conformance.compare conformance-0.5.7.jsonl [--examples N]
 
-prints the agreement figure and every disagreement, grouped (the dump is not re-run).
+prints the agreement figure and every disagreement, grouped (SGLang is not re-run).
 """
 
 from __future__ import annotations
 
+import argparse
 import json
-import sys
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -117,17 +117,18 @@ def observed(row: dict[str, Any]) -> Verdict:
 class Disagreement:
     row: dict[str, Any]
     sglang: Verdict
-    product: Verdict
+    product: Verdict | None  # None: the product raised `raised` instead of predicting
+    raised: str | None = None
 
     @property
     def group(self) -> str:
+        if self.product is None:
+            return f"product raised | {self.raised}"[:140]
         if self.sglang.refused != self.product.refused:
-            who = (
-                "SGLang refuses, product predicts start"
-                if self.sglang.refused
-                else ("SGLang starts, product predicts refusal")
-            )
-            reason = (self.sglang if self.sglang.refused else self.product).reasons
+            if self.sglang.refused:
+                who, reason = "SGLang refuses, product predicts start", self.sglang.reasons
+            else:
+                who, reason = "SGLang starts, product predicts refusal", self.product.reasons
             return f"{who} | {(reason or ('?',))[0][:110]}"
         fields = [
             name
@@ -142,24 +143,31 @@ class Disagreement:
 
     def line(self) -> str:
         row = self.row
+        product = self.product.describe() if self.product else f"raised {self.raised}"
         return (
             f"  {row['gpu']} {row['model']} {' '.join(row['argv']) or '(no flags)'}\n"
             f"      SGLang : {self.sglang.describe()}\n"
-            f"      product: {self.product.describe()}"
+            f"      product: {product}"
         )
 
 
 def disagreements(rows: Iterable[dict[str, Any]]) -> list[Disagreement]:
     found = []
     for row in rows:
-        sglang, product = observed(row), prediction(row)
+        sglang = observed(row)
+        try:
+            product = prediction(row)
+        except Exception as exc:  # reported with the rest, not as one traceback
+            found.append(Disagreement(row, sglang, None, f"{type(exc).__name__}: {exc}"))
+            continue
         if sglang.key() != product.key():
             found.append(Disagreement(row, sglang, product))
     return found
 
 
-def report(total: int, found: Sequence[Disagreement]) -> str:
-    """The agreement figure, the groups with counts, then every disagreement."""
+def report(total: int, found: Sequence[Disagreement], examples: int | None = None) -> str:
+    """The agreement figure, the groups with counts, then every disagreement (or the
+    first `examples` of each group)."""
     agreed = total - len(found)
     lines = [f"agreement {agreed}/{total} ({100 * agreed / max(total, 1):.2f}%)"]
     groups: dict[str, list[Disagreement]] = defaultdict(list)
@@ -169,7 +177,7 @@ def report(total: int, found: Sequence[Disagreement]) -> str:
     lines += [f"{count:6d}  {name}" for name, count in counts.most_common()]
     for name, _ in counts.most_common():
         lines += ["", f"== {name} ({counts[name]})"]
-        lines += [item.line() for item in groups[name]]
+        lines += [item.line() for item in groups[name][:examples]]
     return "\n".join(lines)
 
 
@@ -179,13 +187,13 @@ def load(path: Path) -> list[dict[str, Any]]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = list(sys.argv[1:] if argv is None else argv)
-    if len(args) != 1:
-        print("usage: python -m conformance.compare DUMP.jsonl", file=sys.stderr)
-        return 2
-    rows = load(Path(args[0]))
+    parser = argparse.ArgumentParser(prog="python -m conformance.compare", description=__doc__)
+    parser.add_argument("dump", type=Path, help="JSON Lines written by conformance.dump")
+    parser.add_argument("--examples", type=int, help="print only N launches per group")
+    args = parser.parse_args(argv)
+    rows = load(args.dump)
     found = disagreements(rows)
-    print(report(len(rows), found))
+    print(report(len(rows), found, args.examples))
     return 1 if found else 0
 
 

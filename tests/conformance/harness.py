@@ -6,7 +6,7 @@
 
 `open_runtime` keeps one loaded runtime for many launches and hands out the post-init
 `ServerArgs` itself; `run_many` spreads a grid over worker processes (one fresh
-interpreter per chunk, so the fake torch never meets the rest of the test session).
+interpreter per chunk, so the fake torch never meets the rest of the test run).
 """
 
 from __future__ import annotations

@@ -16,6 +16,7 @@ and from hf_transformers_utils.py / sglang/utils.py the functions named in _stub
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import logging
 import os
@@ -259,5 +260,11 @@ class PretrainedConfig:
         return dict(vars(self))
 
 
+@functools.cache
+def _config_text(model: str) -> str:
+    return (Path(model) / "config.json").read_text()
+
+
 def _get_config(model: str, *args: object, **kwargs: object) -> PretrainedConfig:
-    return PretrainedConfig(**json.loads((Path(model) / "config.json").read_text()))
+    # A fresh object per launch: SGLang writes into hf_config (context_len, ...).
+    return PretrainedConfig(**json.loads(_config_text(model)))

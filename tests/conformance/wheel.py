@@ -8,8 +8,10 @@ extracted next to it, into `sglang-<version>-src/`.
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 import zipfile
 from pathlib import Path
 
@@ -78,14 +80,23 @@ def source_root(version: str) -> Path:
     if marker.exists():
         return root
     wheel = wheel_path(version)
+    # Extract beside the final place and rename, so a concurrent run never reads half a file.
+    staging = Path(tempfile.mkdtemp(prefix=root.name + ".", dir=root.parent))
     with zipfile.ZipFile(wheel) as archive:
         names = set(archive.namelist())
         missing = [name for name in NEEDED_FILES if name not in names]
         if missing:
             raise WheelUnavailableError(f"{wheel.name} lacks {', '.join(missing)}")
         for name in NEEDED_FILES:
-            target = root / name
+            target = staging / name
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_bytes(archive.read(name))
-    marker.write_text(wheel.name + "\n")
+    (staging / ".complete").write_text(wheel.name + "\n")
+    try:
+        staging.rename(root)
+    except OSError:  # another run (or a stale partial copy) got there first
+        shutil.rmtree(staging, ignore_errors=True)
+        if not marker.exists():
+            shutil.rmtree(root, ignore_errors=True)
+            return source_root(version)
     return root

@@ -152,6 +152,15 @@ def test_a_stub_used_by_sglang_fails_loudly() -> None:
         _ = instance.shape
 
 
+def test_a_launch_that_reaches_a_stub_is_a_harness_error(source: Path) -> None:
+    with open_runtime(VERSION, "H200") as runtime:
+        # --speculative-moe-runner-backend makes post-init construct MoeRunnerBackend, which
+        # lives in a module the harness stubs: the launch must not count as SGLang's answer.
+        argv = ["--speculative-algorithm", "EAGLE", "--speculative-moe-runner-backend", "triton"]
+        with pytest.raises(stubs.StubUsedError, match="MoeRunnerBackend"):
+            runtime.outcome("DeepSeek-V3", argv)
+
+
 def test_grid_spans_the_dimensions(source: Path) -> None:
     launches = grid_module.grid(VERSION)
     assert len(launches) >= 15_000

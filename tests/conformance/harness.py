@@ -99,7 +99,10 @@ class Runtime:
         )
 
     def server_args(self, model: str, argv: Sequence[str]) -> Any:
-        """The post-init ServerArgs of an accepted launch; raises what SGLang raises."""
+        """The post-init ServerArgs of an accepted launch; RefusedError when SGLang refuses.
+
+        Use it inside the `open_runtime` block: its methods import SGLang modules lazily.
+        """
         server_args, error, _ = self._runtime.start(model, list(argv))
         if server_args is None:
             raise RefusedError(error or "refused")

@@ -218,6 +218,7 @@ class SglangRuntime:
     def start(self, model: str, argv: list[str]) -> tuple[Any, str | None, tuple[str, ...]]:
         """Parse and post-init `argv` for `model`: (ServerArgs or None, error, warnings)."""
         self.records.messages.clear()
+        stub_uses = len(stubs.USES)
         server_args = error = None
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
@@ -228,6 +229,9 @@ class SglangRuntime:
                 error = f"argparse: {exc}"
             except REFUSALS as exc:
                 error = f"{type(exc).__name__}: {exc}"
+        if len(stubs.USES) != stub_uses:
+            used = ", ".join(stubs.USES[stub_uses:])
+            raise stubs.StubUsedError(f"SGLang used harness stubs ({used}) for {model} {argv}")
         messages = [*self.records.messages, *(str(w.message) for w in caught)]
         prefix = self._models_dir.name + os.sep
         clean = tuple(m.replace(prefix, "") for m in messages)

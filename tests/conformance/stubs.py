@@ -26,13 +26,18 @@ class StubUsedError(AttributeError):
     """SGLang code used a stub in a way the harness does not model."""
 
 
+# Every construction or call of a stand-in, in order. The runtime checks that no launch
+# adds to it: SGLang's start-up decisions must not have run through a stub.
+USES: list[str] = []
+
+
 class _Inert:
     """An inert stand-in: constructible and subclassable; anything else is an error."""
 
     _stub_name = "?"
 
     def __init__(self, *args: object, **kwargs: object) -> None:
-        pass
+        USES.append(self._stub_name)
 
     def __init_subclass__(cls, **kwargs: object) -> None:
         pass
@@ -42,6 +47,7 @@ class _Inert:
 
     def __call__(self, *args: object, **kwargs: object) -> object:
         # Used as a decorator (`@placeholder(...)` then applied to a function).
+        USES.append(f"{self._stub_name}(...)")
         return args[0] if len(args) == 1 and callable(args[0]) else self
 
     def __getattr__(self, name: str) -> Any:

@@ -133,35 +133,33 @@ def run_many(version: str, launches: Sequence[Launch], workers: int = 2) -> list
         _profile(launch.gpu)
         if launch.model not in MODELS:
             raise KeyError(f"unknown model {launch.model!r}; known: {', '.join(MODELS)}")
+    # One process per worker, each loading a GPU profile once for all its launches.
     by_gpu: dict[str, list[int]] = {}
     for index, launch in enumerate(launches):
         by_gpu.setdefault(launch.gpu, []).append(index)
-    chunks: list[tuple[str, list[int]]] = []
-    for gpu, indices in by_gpu.items():
-        size = -(-len(indices) // max(1, workers))
-        chunks += [(gpu, indices[i : i + size]) for i in range(0, len(indices), size)]
+    shares: list[list[int]] = [[] for _ in range(max(1, min(workers, len(by_gpu))))]
+    for indices in sorted(by_gpu.values(), key=len, reverse=True):
+        min(shares, key=len).extend(indices)  # largest profile to the least loaded worker
     results: list[StartupOutcome | None] = [None] * len(launches)
 
-    def work(chunk: tuple[str, list[int]]) -> None:
-        gpu, indices = chunk
-        lines = [json.dumps([launches[i].model, list(launches[i].argv)]) for i in indices]
-        outcomes = _worker_process(version, gpu, "\n".join(lines) + "\n")
-        for index, outcome in zip(indices, outcomes, strict=True):
+    def work(share: list[int]) -> None:
+        lines = [json.dumps([launches[i].gpu, launches[i].model, list(launches[i].argv)])
+                 for i in share]  # fmt: skip
+        outcomes = _worker_process(version, "\n".join(lines) + "\n")
+        for index, outcome in zip(share, outcomes, strict=True):
             results[index] = outcome
 
-    with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
-        list(pool.map(work, chunks))
+    with ThreadPoolExecutor(max_workers=len(shares)) as pool:
+        list(pool.map(work, shares))
     return [outcome for outcome in results if outcome is not None]
 
 
-def _worker_process(version: str, gpu: str, stdin: str) -> list[StartupOutcome]:
+def _worker_process(version: str, stdin: str) -> list[StartupOutcome]:
     tests_dir = str(Path(__file__).resolve().parent.parent)
-    env = {
-        **os.environ,
-        "PYTHONPATH": os.pathsep.join([tests_dir, os.environ.get("PYTHONPATH", "")]),
-    }
+    path = os.pathsep.join([tests_dir, os.environ.get("PYTHONPATH", "")])
+    env = {**os.environ, "PYTHONPATH": path}
     done = subprocess.run(
-        [sys.executable, "-m", "conformance._worker", version, gpu],
+        [sys.executable, "-m", "conformance._worker", version],
         input=stdin,
         capture_output=True,
         text=True,
@@ -169,7 +167,7 @@ def _worker_process(version: str, gpu: str, stdin: str) -> list[StartupOutcome]:
         check=False,
     )
     if done.returncode != 0:
-        raise RuntimeError(f"conformance worker for {gpu} failed:\n{done.stderr}")
+        raise RuntimeError(f"conformance worker failed:\n{done.stderr}")
     return [StartupOutcome.from_json(json.loads(line)) for line in done.stdout.splitlines()]
 
 

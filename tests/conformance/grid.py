@@ -2,7 +2,7 @@
 
 Dimensions: every GPU profile x every model x a backend selection x KV dtype x page size x
 speculative setting. The backend list is read from the wheel (ATTENTION_BACKEND_CHOICES),
-not typed here. The full product (~220k) is sampled deterministically: for each
+not typed here. The full product (288,000) is sampled deterministically: for each
 (GPU, model, selection) a fixed-seed sample of the KV x page x speculation combinations
 (hybrid selections add `--speculative-attention-mode decode` variants), and the full
 product for launches without a backend flag, where SGLang's default decides.

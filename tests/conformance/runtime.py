@@ -50,8 +50,7 @@ PLACEHOLDER_ROOTS = (
 # Must look uninstalled to importlib.util.find_spec (SGLang probes them).
 ABSENT = ("triton_kernels", "habana_frameworks", "torch_npu")
 # Every module name the runtime may shadow; saved on entry, restored on exit.
-_SHADOWED_ROOTS = {*PLACEHOLDER_ROOTS, *ABSENT, "torch", "transformers", "flashinfer"}
-_SHADOWED_ROOTS.add("sgl_kernel")
+_SHADOWED_ROOTS = {*PLACEHOLDER_ROOTS, *ABSENT, "torch", "transformers", "flashinfer", "sgl_kernel"}
 # Refusals SGLang raises at start-up. Anything else (AttributeError, TypeError, ...) is a
 # gap in the harness and propagates instead of being recorded as a refusal.
 REFUSALS = (ValueError, AssertionError, RuntimeError, NotImplementedError)

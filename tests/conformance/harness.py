@@ -1,0 +1,178 @@
+"""Public API: what SGLang's own start-up code does with one launch, or with many.
+
+    from conformance.harness import run_startup, GPU_PROFILES, MODELS
+    outcome = run_startup("0.5.7", "B200", "Llama-3.1-8B", ["--attention-backend", "fa4"])
+    outcome.refused, outcome.error  # True, "ValueError: FA4 backend is only supported ..."
+
+`open_runtime` keeps one loaded runtime for many launches and hands out the post-init
+`ServerArgs` itself; `run_many` spreads a grid over worker processes (one fresh
+interpreter per chunk, so the fake torch never meets the rest of the test run).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from conformance.fake_torch import GPU_PROFILES, GpuProfile
+from conformance.models import MODELS
+from conformance.runtime import SglangRuntime
+from conformance.wheel import source_root
+
+__all__ = [
+    "GPU_PROFILES",
+    "MODELS",
+    "GpuProfile",
+    "Launch",
+    "StartupOutcome",
+    "open_runtime",
+    "run_many",
+    "run_startup",
+]
+
+
+@dataclass(frozen=True)
+class Launch:
+    """One grid point: a machine, a model and SGLang launch flags."""
+
+    gpu: str
+    model: str
+    argv: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class StartupOutcome:
+    """What SGLang's start-up did. Backend fields are None when it refused."""
+
+    refused: bool
+    error: str | None  # "ExceptionType: message" (or "argparse: ...") when refused
+    attention_backend: str | None  # the attention_backend field after post-init
+    prefill_backend: str | None  # resolved: prefill_attention_backend, else attention_backend
+    decode_backend: str | None  # resolved: decode_attention_backend, else attention_backend
+    page_size: int | None
+    topk: int | None
+    num_steps: int | None
+    num_draft_tokens: int | None
+    kv_cache_dtype: str | None
+    warnings: tuple[str, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        return {**asdict(self), "warnings": list(self.warnings)}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> StartupOutcome:
+        return cls(**{**data, "warnings": tuple(data["warnings"])})
+
+
+class Runtime:
+    """A loaded SGLang runtime for one GPU profile (see open_runtime)."""
+
+    def __init__(self, runtime: SglangRuntime) -> None:
+        self._runtime = runtime
+        self.ServerArgs = runtime.server_args.ServerArgs
+
+    def outcome(self, model: str, argv: Sequence[str]) -> StartupOutcome:
+        server_args, error, warnings = self._runtime.start(model, list(argv))
+        if server_args is None:
+            return StartupOutcome(True, error, *([None] * 8), warnings=warnings)
+        prefill, decode = server_args.get_attention_backends()  # SGLang's own resolution
+        return StartupOutcome(
+            refused=False,
+            error=None,
+            attention_backend=server_args.attention_backend,
+            prefill_backend=prefill,
+            decode_backend=decode,
+            page_size=server_args.page_size,
+            topk=server_args.speculative_eagle_topk,
+            num_steps=server_args.speculative_num_steps,
+            num_draft_tokens=server_args.speculative_num_draft_tokens,
+            kv_cache_dtype=server_args.kv_cache_dtype,
+            warnings=warnings,
+        )
+
+    def server_args(self, model: str, argv: Sequence[str]) -> Any:
+        """The post-init ServerArgs of an accepted launch; RefusedError when SGLang refuses.
+
+        Use it inside the `open_runtime` block: its methods import SGLang modules lazily.
+        """
+        server_args, error, _ = self._runtime.start(model, list(argv))
+        if server_args is None:
+            raise RefusedError(error or "refused")
+        return server_args
+
+
+class RefusedError(Exception):
+    """SGLang refused the launch at start-up (its message is the argument)."""
+
+
+@contextmanager
+def open_runtime(version: str, gpu: str) -> Iterator[Runtime]:
+    """SGLang `version` loaded for `gpu`; the fake torch is in sys.modules only inside."""
+    with SglangRuntime(source_root(version), _profile(gpu)) as runtime:
+        yield Runtime(runtime)
+
+
+def run_startup(version: str, gpu: str, model: str, argv: Sequence[str]) -> StartupOutcome:
+    """One launch through SGLang `version`'s argument parser and ServerArgs post-init."""
+    with open_runtime(version, gpu) as runtime:
+        return runtime.outcome(model, argv)
+
+
+def run_many(version: str, launches: Sequence[Launch], workers: int = 2) -> list[StartupOutcome]:
+    """Outcomes of `launches`, in order, computed by `workers` parallel interpreters."""
+    source_root(version)  # download and extract once, before the workers start
+    for launch in launches:
+        _profile(launch.gpu)
+        if launch.model not in MODELS:
+            raise KeyError(f"unknown model {launch.model!r}; known: {', '.join(MODELS)}")
+    # One process per worker, each loading a GPU profile once for all its launches.
+    by_gpu: dict[str, list[int]] = {}
+    for index, launch in enumerate(launches):
+        by_gpu.setdefault(launch.gpu, []).append(index)
+    shares: list[list[int]] = [[] for _ in range(max(1, min(workers, len(by_gpu))))]
+    for indices in sorted(by_gpu.values(), key=len, reverse=True):
+        min(shares, key=len).extend(indices)  # largest profile to the least loaded worker
+    results: list[StartupOutcome | None] = [None] * len(launches)
+
+    def work(share: list[int]) -> None:
+        lines = [json.dumps([launches[i].gpu, launches[i].model, list(launches[i].argv)])
+                 for i in share]  # fmt: skip
+        outcomes = _worker_process(version, "\n".join(lines) + "\n")
+        for index, outcome in zip(share, outcomes, strict=True):
+            results[index] = outcome
+
+    with ThreadPoolExecutor(max_workers=len(shares)) as pool:
+        list(pool.map(work, shares))
+    return [outcome for outcome in results if outcome is not None]
+
+
+def _worker_process(version: str, stdin: str) -> list[StartupOutcome]:
+    tests_dir = str(Path(__file__).resolve().parent.parent)
+    path = os.pathsep.join([tests_dir, os.environ.get("PYTHONPATH", "")])
+    env = {**os.environ, "PYTHONPATH": path}
+    done = subprocess.run(
+        [sys.executable, "-m", "conformance._worker", version],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
+    )
+    if done.returncode != 0:
+        raise RuntimeError(f"conformance worker failed:\n{done.stderr}")
+    return [StartupOutcome.from_json(json.loads(line)) for line in done.stdout.splitlines()]
+
+
+def _profile(gpu: str) -> GpuProfile:
+    try:
+        return GPU_PROFILES[gpu]
+    except KeyError:
+        raise KeyError(f"unknown GPU profile {gpu!r}; known: {', '.join(GPU_PROFILES)}") from None

@@ -1,0 +1,158 @@
+"""Stand-ins for the modules SGLang's start-up files import but whose code we do not run.
+
+Two kinds:
+
+- placeholder modules, for heavy third-party packages (numpy, triton, zmq, ...) and for
+  `sglang` modules that matter only after start-up. Any attribute is an inert class that
+  can be subclassed, instantiated or used as a decorator; touching anything on it raises
+  StubUsedError, so a start-up decision that really depends on a stub fails loudly
+  instead of reading a made-up value.
+- selected real definitions: `exec_definitions` runs chosen top-level functions and
+  constants of a real file from the wheel (for modules whose other imports are heavy).
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib.abc
+import importlib.machinery
+import types
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+
+class StubUsedError(AttributeError):
+    """SGLang code used a stub in a way the harness does not model."""
+
+
+# Every construction or call of a stand-in, in order. The runtime checks that no launch
+# adds to it: SGLang's start-up decisions must not have run through a stub.
+USES: list[str] = []
+
+
+class _Inert:
+    """An inert stand-in: constructible and subclassable; anything else is an error."""
+
+    _stub_name = "?"
+
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        USES.append(self._stub_name)
+
+    def __init_subclass__(cls, **kwargs: object) -> None:
+        pass
+
+    def __class_getitem__(cls, item: object) -> type:
+        return cls
+
+    def __call__(self, *args: object, **kwargs: object) -> object:
+        # Used as a decorator (`@placeholder(...)` then applied to a function).
+        USES.append(f"{self._stub_name}(...)")
+        return args[0] if len(args) == 1 and callable(args[0]) else self
+
+    def __getattr__(self, name: str) -> Any:
+        raise StubUsedError(f"{self._stub_name}.{name} is a harness stub, not modelled")
+
+
+def _inert_class(qualname: str) -> type:
+    return type(qualname.rsplit(".", 1)[-1], (_Inert,), {"_stub_name": qualname})
+
+
+class _PlaceholderModule(types.ModuleType):
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        value = _inert_class(f"{self.__name__}.{name}")
+        setattr(self, name, value)
+        return value
+
+
+def placeholder_module(name: str) -> types.ModuleType:
+    module = _PlaceholderModule(name)
+    module.__path__ = []  # importable submodules: `from numpy.typing import X`
+    module.__spec__ = importlib.machinery.ModuleSpec(name, None, is_package=True)
+    return module
+
+
+class StubFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    """Imports `real` names from source files, `fixed` names from prepared modules, and
+    everything under a `placeholder_roots` package as a placeholder module."""
+
+    def __init__(
+        self,
+        real: dict[str, Path],
+        fixed: dict[str, types.ModuleType],
+        placeholder_roots: Iterable[str],
+    ) -> None:
+        self.real = real
+        self.fixed = fixed
+        self.roots = frozenset(placeholder_roots)
+
+    def find_spec(
+        self, fullname: str, path: object = None, target: object = None
+    ) -> importlib.machinery.ModuleSpec | None:
+        if fullname in self.real:
+            file = self.real[fullname]
+            is_package = file.name == "__init__.py"
+            return importlib.util.spec_from_file_location(
+                fullname,
+                file,
+                submodule_search_locations=[str(file.parent)] if is_package else None,
+            )
+        if fullname in self.fixed or fullname.split(".")[0] in self.roots:
+            return importlib.machinery.ModuleSpec(fullname, self, is_package=True)
+        return None
+
+    def create_module(self, spec: importlib.machinery.ModuleSpec) -> types.ModuleType:
+        module = self.fixed.get(spec.name) or placeholder_module(spec.name)
+        module.__spec__ = spec
+        if not hasattr(module, "__path__"):
+            module.__path__ = []
+        return module
+
+    def exec_module(self, module: types.ModuleType) -> None:
+        pass
+
+
+def exec_definitions(file: Path, names: Iterable[str], namespace: dict[str, Any]) -> dict[str, Any]:
+    """Run only the top-level definitions of `file` that bind `names`, in `namespace`.
+
+    The code is the wheel's own, compiled from its source; only the rest of the module
+    (its imports and unrelated definitions) is left out.
+    """
+    wanted = set(names)
+    tree = ast.parse(file.read_text(), filename=str(file))
+    kept: list[ast.stmt] = []
+    for node in tree.body:
+        bound: set[str] = set()
+        if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+            bound = {node.name}
+        elif isinstance(node, ast.Assign):
+            bound = {t.id for t in node.targets if isinstance(t, ast.Name)}
+        if bound & wanted:
+            kept.append(node)
+            wanted -= bound
+    if wanted:
+        raise LookupError(f"{file.name} defines no {', '.join(sorted(wanted))}")
+    module = ast.Module(body=kept, type_ignores=[])
+    exec(compile(module, str(file), "exec"), namespace)  # the wheel's own code
+    return namespace
+
+
+def module_with(name: str, **attributes: object) -> types.ModuleType:
+    module = types.ModuleType(name)
+    module.__dict__.update(attributes)
+    return module
+
+
+def constant_of(file: Path, name: str) -> object:
+    """A top-level literal constant of `file` (read, not imported)."""
+    for node in ast.parse(file.read_text()).body:
+        if isinstance(node, ast.Assign) and any(
+            isinstance(t, ast.Name) and t.id == name for t in node.targets
+        ):
+            return ast.literal_eval(node.value)
+    raise LookupError(f"{file.name} has no constant {name}")
+
+
+Factory = Callable[[], types.ModuleType]

@@ -1,0 +1,102 @@
+"""Fetch a released `sglang` wheel (never its dependencies) and unpack the files we run.
+
+Cache: `$COMPAT_SGLANG_WHEELS`, else `~/.cache/attention-compat/sglang-wheels`. The wheel is
+downloaded once with `pip download --no-deps`; the source files the harness loads are
+extracted next to it, into `sglang-<version>-src/`.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import zipfile
+from pathlib import Path
+
+# The files of the wheel the harness executes or reads (see runtime.REAL_MODULES).
+NEEDED_FILES = (
+    "sglang/srt/server_args.py",
+    "sglang/srt/environ.py",
+    "sglang/srt/utils/__init__.py",
+    "sglang/srt/utils/common.py",
+    "sglang/srt/utils/hf_transformers_utils.py",
+    "sglang/srt/configs/model_config.py",
+    "sglang/srt/connector/__init__.py",
+    "sglang/srt/layers/attention/fla/chunk_delta_h.py",
+    "sglang/utils.py",
+)
+
+
+class WheelUnavailableError(RuntimeError):
+    """The wheel is neither cached nor downloadable."""
+
+
+def cache_dir() -> Path:
+    configured = os.environ.get("COMPAT_SGLANG_WHEELS")
+    if configured:
+        return Path(configured).expanduser()
+    return Path.home() / ".cache" / "attention-compat" / "sglang-wheels"
+
+
+def wheel_path(version: str) -> Path:
+    """The cached wheel of `sglang==version`, downloaded first if absent."""
+    directory = cache_dir()
+    found = sorted(directory.glob(f"sglang-{version}-*.whl"))
+    if found:
+        return found[0]
+    directory.mkdir(parents=True, exist_ok=True)
+    command = [
+        sys.executable,
+        "-m",
+        "pip",
+        "download",
+        "--no-deps",
+        "--only-binary=:all:",
+        "--disable-pip-version-check",
+        "-q",
+        f"sglang=={version}",
+        "-d",
+        str(directory),
+    ]
+    result = subprocess.run(command, capture_output=True, text=True, check=False)
+    found = sorted(directory.glob(f"sglang-{version}-*.whl"))
+    if result.returncode != 0 or not found:
+        detail = (result.stderr or result.stdout).strip().splitlines()[-3:]
+        raise WheelUnavailableError(
+            f"cannot fetch the sglang=={version} wheel into {directory} "
+            f"(`{' '.join(command[2:])}` exited {result.returncode}): "
+            + (" / ".join(detail) or "no wheel written")
+            + "; set COMPAT_SGLANG_WHEELS to a directory holding it to work offline"
+        )
+    return found[0]
+
+
+def source_root(version: str) -> Path:
+    """A directory holding NEEDED_FILES of `sglang==version`, extracted from its wheel."""
+    root = cache_dir() / f"sglang-{version}-src"
+    marker = root / ".complete"
+    if marker.exists():
+        return root
+    wheel = wheel_path(version)
+    # Extract beside the final place and rename, so a concurrent run never reads half a file.
+    staging = Path(tempfile.mkdtemp(prefix=root.name + ".", dir=root.parent))
+    with zipfile.ZipFile(wheel) as archive:
+        names = set(archive.namelist())
+        missing = [name for name in NEEDED_FILES if name not in names]
+        if missing:
+            raise WheelUnavailableError(f"{wheel.name} lacks {', '.join(missing)}")
+        for name in NEEDED_FILES:
+            target = staging / name
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(archive.read(name))
+    (staging / ".complete").write_text(wheel.name + "\n")
+    try:
+        staging.rename(root)
+    except OSError:  # another run (or a stale partial copy) got there first
+        shutil.rmtree(staging, ignore_errors=True)
+        if not marker.exists():
+            shutil.rmtree(root, ignore_errors=True)
+            return source_root(version)
+    return root

@@ -41,6 +41,7 @@ from compat.vocab import (
     Phase,
     Platform,
     Severity,
+    SpeculativeAttentionMode,
 )
 
 _FEATURE_COLUMNS = {
@@ -205,6 +206,8 @@ def _check_backend(
     backend = plan.backend
     memo = _finding_memo(matrix)
     chosen_by = (parsed.prefill is None, parsed.decode is None)
+    # Draft and verify run on the decode backend in this mode; plain decode always does.
+    verify_on_decode = parsed.spec_mode is SpeculativeAttentionMode.DECODE
     for phase in phases:
         if phase not in backend.phases:
             phase_key: tuple[object, ...] = ("phase", name, phase, chosen_by)
@@ -262,6 +265,8 @@ def _check_backend(
         checked = (
             phases if cell_check.all_phases else tuple(p for p in phases if p in cell_check.phases)
         )
+        if verify_on_decode and cell_check.column.id in _SPEC_COLUMNS:
+            checked = tuple(p for p in checked if p is not Phase.PREFILL)
         if not checked:
             continue
         key = (
@@ -287,6 +292,7 @@ def _check_backend(
 
 
 _MISSING = object()
+_SPEC_COLUMNS = frozenset({ColumnId.SPEC_TOPK_1, ColumnId.SPEC_TOPK_GT1})
 # A long-running process checking ever new page sizes must not grow the memo forever.
 _MEMO_LIMIT = 50_000
 
@@ -356,6 +362,8 @@ def _check_rules(
                 continue
             if phase is Phase.DECODE and name == prefill:
                 continue
+            if phase is Phase.PREFILL and parsed.spec_mode is SpeculativeAttentionMode.DECODE:
+                continue
             findings.append(
                 Finding(
                     spec_rule.id,
@@ -381,13 +389,15 @@ def enforce(
     multimodal: bool = False,
     sglang_version: str | None = None,
     parity: bool = False,
+    model_architecture: str | None = None,
+    kv_heads: int | None = None,
 ) -> Report:
     """Check SGLang's ServerArgs (duck-typed) at start-up; raise if the model would not run.
 
     Call it after SGLang resolved its arguments (after `ServerArgs.__post_init__`). The
     model's architecture, name and KV heads are read from `server_args.model_config` when
-    SGLang has built it; `attention_arch` overrides. Platform and compute capability are
-    detected with torch when not given. Raises IncompatibleConfigError when the page
+    SGLang has built it; `attention_arch`, `model_architecture` and `kv_heads` override.
+    Platform and compute capability are detected with torch when not given. Raises IncompatibleConfigError when the page
     documents the launch as unsupported, or with `parity=True` only when SGLang's own
     start-up code refuses it. Warnings are logged on the `compat` logger.
     """
@@ -420,8 +430,8 @@ def enforce(
         sliding_window=sliding_window,
         multimodal=multimodal,
         cuda_version=cuda_version,
-        model_architecture=model.get("model_architecture"),
-        kv_heads=model.get("kv_heads"),
+        model_architecture=model_architecture or model.get("model_architecture"),
+        kv_heads=kv_heads or model.get("kv_heads"),
         sglang_version=sglang_version,
     )
     report = check(config)

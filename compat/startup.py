@@ -250,23 +250,24 @@ def _attention_backend(
                 value=parsed.capability or parsed.platform.value,
                 backend=gate.backend,
             )
+    set_by = "--page-size" if f.page_size is not None else None
     for snap in rules.page_snaps:
         if not f.any_is(snap.fields, snap.backend):
             continue
         if snap.arch is not None and parsed.arch is not snap.arch:
             continue
         if f.page_size not in snap.sizes:
-            say = log.note if f.page_size is None else log.warn
-            given = "unset" if f.page_size is None else str(f.page_size)
+            given = "unset" if set_by is None else f"{f.page_size} from {set_by}"
+            say = log.warn if set_by == "--page-size" else log.note
             say(
-                "page-size-default" if f.page_size is None else "page-size-snapped",
-                f"{snap.backend} sets the page size to {snap.snap_to} (--page-size was {given})",
+                "page-size-default" if set_by is None else "page-size-snapped",
+                f"{snap.backend} sets the page size to {snap.snap_to} (was {given})",
                 ("--page-size",),
                 value=snap.snap_to,
                 allowed=sorted(snap.sizes),
                 backend=snap.backend,
             )
-            f.page_size = snap.snap_to
+            f.page_size, set_by = snap.snap_to, snap.backend
     for name, spelled in rules.kv_spellings:
         if f.any_is(_AB_OR_DB, name) and f.kv_dtype not in spelled:
             log.refuse(

@@ -11,6 +11,7 @@ interpreter per chunk, so the fake torch never meets the rest of the test run).
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import subprocess
@@ -107,6 +108,20 @@ class Runtime:
         if server_args is None:
             raise RefusedError(error or "refused")
         return server_args
+
+    def raw_server_args(self, model: str, argv: Sequence[str]) -> Any:
+        """A ServerArgs holding the parsed flags as given: SGLang's post-init has not run.
+
+        What an engine would hand over before its own resolution (`from_cli_args` without
+        `__post_init__`), to ask whether that resolution will refuse it.
+        """
+        namespace = self._runtime.parser.parse_args(
+            ["--model-path", self._runtime.model_paths[model], *argv]
+        )
+        raw = object.__new__(self.ServerArgs)
+        for field in dataclasses.fields(self.ServerArgs):
+            setattr(raw, field.name, getattr(namespace, field.name, field.default))
+        return raw
 
 
 class RefusedError(Exception):

@@ -398,8 +398,9 @@ def enforce(
     model's architecture, name and KV heads are read from `server_args.model_config` when
     SGLang has built it; `attention_arch`, `model_architecture` and `kv_heads` override.
     Platform and compute capability are detected with torch when not given. Raises
-    IncompatibleConfigError when the page documents the launch as unsupported, or with `parity=True` only when SGLang's own
-    start-up code refuses it. Warnings are logged on the `compat` logger.
+    IncompatibleConfigError when the page documents the launch as unsupported, or, with
+    `parity=True`, only when SGLang's own start-up code refuses it. Warnings are logged on
+    the `compat` logger.
     """
     cuda_version = None
     detected = None

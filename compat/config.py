@@ -7,14 +7,14 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from compat.matrix import MATRIX
+from compat.release_schema import ReleaseRules
 from compat.releases import (
     NEWEST,
     RELEASES,
-    ReleaseRules,
     UnknownReleaseError,
     installed_sglang_version,
     release_rules,
+    releases_accepting,
 )
 from compat.vocab import (
     KV_DTYPE_SPELLINGS,
@@ -31,7 +31,6 @@ SPECULATIVE_ALGORITHMS = ("EAGLE", "EAGLE3", "NEXTN", "STANDALONE", "NGRAM")
 # The algorithm assumed where only a topk is chosen (the finder, `compat matrix`).
 DEFAULT_SPECULATIVE_ALGORITHM = SPECULATIVE_ALGORITHMS[0]
 
-_BACKENDS = frozenset(MATRIX.backend_names)
 _ARCHS = {arch.value: arch for arch in Arch}
 _PLATFORMS = {platform.value: platform for platform in Platform}
 _MODES = {mode.value: mode for mode in SpeculativeAttentionMode}
@@ -183,6 +182,31 @@ def _choice(
     return None
 
 
+def _release_choice(
+    problems: list[InputProblem], flag: str, value: object, rules: ReleaseRules, attribute: str
+) -> None:
+    """`value` must be one of the release's own choices; say which releases take it if not."""
+    choices: tuple[str, ...] = getattr(rules, attribute)
+    if isinstance(value, str) and value in choices:
+        return
+    accepting = releases_accepting(attribute, value) if isinstance(value, str) else ()
+    if not accepting:
+        _choice(problems, flag, value, choices)
+        return
+    order = list(RELEASES)
+    here = order.index(rules.release)
+    later = [r for r in accepting if order.index(r) > here]
+    if later:
+        reason = f"{value!r} is not in SGLang {rules.release}: added in {later[0]}"
+    else:
+        removed = order[order.index(accepting[-1]) + 1]
+        reason = f"{value!r} was removed in SGLang {removed} (this is {rules.release})"
+        instead = rules.replacements.get(str(value))
+        if instead:
+            reason += f"; use {' or '.join(instead)}"
+    problems.append(InputProblem(flag, value, reason, choices))
+
+
 def _positive_int(problems: list[InputProblem], flag: str, value: object) -> int | None:
     if value is None:
         return None
@@ -273,13 +297,21 @@ def _is_name(value: object, choices: frozenset[str] | dict[str, Any]) -> bool:
 
 def _parse_common(config: AttentionConfig) -> Parsed | None:
     """The fast path for well-formed input: plain lookups, no messages. None: take the slow one."""
+    version = config.sglang_version
+    if version is not None and not (type(version) is str and version in RELEASES):
+        return None
+    try:
+        release, source = _release(version)
+    except UnknownReleaseError:
+        return None
     main, prefill, decode = (
         config.attention_backend,
         config.prefill_attention_backend,
         config.decode_attention_backend,
     )
+    backends = release.backend_set
     for name in (main, prefill, decode):
-        if name is not None and not _is_name(name, _BACKENDS):
+        if name is not None and not _is_name(name, backends):
             return None
     dtype, arch, platform, mode = (
         config.kv_cache_dtype,
@@ -288,14 +320,16 @@ def _parse_common(config: AttentionConfig) -> Parsed | None:
         config.speculative_attention_mode,
     )
     if not (
-        _is_name(dtype, KV_DTYPE_SPELLINGS)
+        _is_name(dtype, release.kv_set)
         and _is_name(arch, _ARCHS)
         and _is_name(platform, _PLATFORMS)
         and _is_name(mode, _MODES)
     ):
         return None
     algorithm = config.speculative_algorithm
-    if algorithm is not None and not (type(algorithm) is str and algorithm.upper() in _ALGORITHMS):
+    if algorithm is not None and not (
+        type(algorithm) is str and algorithm.upper() in release.algorithm_set
+    ):
         return None
     for number in (
         config.page_size,
@@ -343,10 +377,17 @@ def _parse_common(config: AttentionConfig) -> Parsed | None:
     return _assemble(config, capability, None, features, release, source)
 
 
+# Names the release to predict when `sglang_version` is not given (before the installed one).
+VERSION_VARIABLE = "COMPAT_SGLANG_VERSION"
+
+
 def _release(version: str | None) -> tuple[ReleaseRules, str]:
     """The rules to predict with and where the release came from; raises UnknownReleaseError."""
     if version is not None:
         return release_rules(version), "given"
+    chosen = os.environ.get(VERSION_VARIABLE)
+    if chosen:
+        return release_rules(chosen), VERSION_VARIABLE
     installed = installed_sglang_version()
     if installed is not None:
         return release_rules(installed), "installed"
@@ -391,7 +432,20 @@ def _assemble(
 def _parse_reporting(config: AttentionConfig) -> Parsed:
     """The thorough path: validate every field and collect every problem."""
     problems: list[InputProblem] = []
-    backends = sorted(_BACKENDS)
+    release = None
+    version = config.sglang_version
+    if version is not None and not isinstance(version, str):
+        problems.append(
+            InputProblem("--sglang-version", version, f"expected a string, got {version!r}")
+        )
+    else:
+        try:
+            release = _release(version)
+        except UnknownReleaseError as error:
+            problems.append(
+                InputProblem("--sglang-version", version, str(error).split(";")[0], tuple(RELEASES))
+            )
+    rules = release[0] if release is not None else RELEASES[NEWEST]
     for field_name in (
         "attention_backend",
         "prefill_attention_backend",
@@ -399,15 +453,15 @@ def _parse_reporting(config: AttentionConfig) -> Parsed:
     ):
         value = getattr(config, field_name)
         if value is not None:
-            _choice(problems, flag_of(field_name), value, backends)
-    _choice(problems, "--kv-cache-dtype", config.kv_cache_dtype, KV_DTYPE_SPELLINGS)
+            _release_choice(problems, flag_of(field_name), value, rules, "backend_choices")
+    _release_choice(problems, "--kv-cache-dtype", config.kv_cache_dtype, rules, "kv_choices")
     _choice(problems, "--attention-arch", config.attention_arch, _ARCHS)
     _choice(problems, "--platform", config.platform, _PLATFORMS)
     _choice(problems, "--speculative-attention-mode", config.speculative_attention_mode, _MODES)
     algorithm = config.speculative_algorithm
     if algorithm is not None:
         upper = algorithm.upper() if isinstance(algorithm, str) else algorithm
-        _choice(problems, "--speculative-algorithm", upper, SPECULATIVE_ALGORITHMS)
+        _release_choice(problems, "--speculative-algorithm", upper, rules, "algorithm_choices")
     _positive_int(problems, "--page-size", config.page_size)
     _positive_int(problems, "--speculative-eagle-topk", config.speculative_eagle_topk)
     _positive_int(problems, "--speculative-num-steps", config.speculative_num_steps)
@@ -424,19 +478,6 @@ def _parse_reporting(config: AttentionConfig) -> Parsed:
                 f"expected a class name such as LlamaForCausalLM, got {architecture!r}",
             )
         )
-    release = None
-    version = config.sglang_version
-    if version is not None and not isinstance(version, str):
-        problems.append(
-            InputProblem("--sglang-version", version, f"expected a string, got {version!r}")
-        )
-    else:
-        try:
-            release = _release(version)
-        except UnknownReleaseError as error:
-            problems.append(
-                InputProblem("--sglang-version", version, str(error).split(";")[0], tuple(RELEASES))
-            )
     capability = _capability(problems, config.compute_capability)
     cuda_version = _cuda_version(problems, config.cuda_version)
     features = set()

@@ -22,8 +22,8 @@ from compat.findings import (
     phase_finding,
     platform_finding,
 )
-from compat.matrix import MATRIX
 from compat.plan import backend_plan
+from compat.releases import release_matrix
 from compat.report import (
     Enforcement,
     Finding,
@@ -50,9 +50,17 @@ _FEATURE_COLUMNS = {
 }
 
 
-def check(config: AttentionConfig, matrix: Matrix = MATRIX) -> Report:
-    """Every finding about `config`; raises only InvalidConfigError, at construction."""
+def check(config: AttentionConfig, matrix: Matrix | None = None) -> Report:
+    """Every finding about `config`; raises only InvalidConfigError, at construction.
+
+    The page's facts are those of the release being predicted (`release_matrix`), unless
+    `matrix` is given.
+    """
+    if not isinstance(config, AttentionConfig):
+        raise TypeError(f"check() takes an AttentionConfig, got {type(config).__name__}")
     parsed = config.parsed
+    if matrix is None:
+        matrix = release_matrix(parsed.release.release)
     findings: list[Finding] = []
     resolved = resolve(parsed, findings, matrix)
     _check_dtype_platform(parsed, resolved, findings, matrix)
@@ -319,7 +327,7 @@ def _check_rules(
     prefill, decode, arch = resolved.prefill_backend, resolved.decode_backend, resolved.arch
     paired = False
     for rule in matrix.pairing_rules:
-        if resolved.kv_dtype is not rule.kv_dtype or prefill != rule.prefill_backend:
+        if not resolved.kv_dtype.same_family(rule.kv_dtype) or prefill != rule.prefill_backend:
             continue
         paired = True
         if decode in rule.excluded_decode:
@@ -328,7 +336,7 @@ def _check_rules(
                 Finding(
                     rule.id,
                     Severity.ERROR,
-                    f"with --kv-cache-dtype {rule.kv_dtype.value}, prefill on "
+                    f"with --kv-cache-dtype {resolved.kv_dtype.value}, prefill on "
                     f"{rule.prefill_backend} cannot pair with decode on {decode}; use "
                     f"--decode-attention-backend {' or '.join(partners)}",
                     (phase_flag(parsed, Phase.DECODE), "--kv-cache-dtype"),
@@ -340,12 +348,12 @@ def _check_rules(
             )
     if prefill is not None and decode is not None and prefill != decode and not paired:
         for caution in matrix.hybrid_caution_rules:
-            if resolved.kv_dtype is caution.kv_dtype:
+            if resolved.kv_dtype.same_family(caution.kv_dtype):
                 findings.append(
                     Finding(
                         caution.id,
                         Severity.WARNING,
-                        f"--kv-cache-dtype {caution.kv_dtype.value} with prefill on {prefill} "
+                        f"--kv-cache-dtype {resolved.kv_dtype.value} with prefill on {prefill} "
                         f"and decode on {decode}: a hybrid pair may hit rare edge cases",
                         ("--prefill-attention-backend", "--decode-attention-backend"),
                         value=f"{prefill}+{decode}",
@@ -422,7 +430,7 @@ def enforce(
             "enforce(): the model's attention architecture is unknown; pass "
             "attention_arch='mha' or 'mla' (or call it after SGLang built server_args.model_config)"
         )
-    fields = {name: getattr(server_args, name, None) for name in _SERVER_ARGS_FIELDS}
+    fields = _server_args_fields(server_args)
     config = AttentionConfig(
         **{name: value for name, value in fields.items() if value is not None},
         attention_arch=arch,
@@ -465,6 +473,21 @@ _SERVER_ARGS_FIELDS = (
     "speculative_num_draft_tokens",
     "speculative_attention_mode",
 )
+
+
+def _server_args_fields(server_args: Any) -> dict[str, Any]:
+    """The flags enforce() reads: the resolved values where SGLang keeps them apart.
+
+    Up to SGLang 0.5.18 the ServerArgs fields hold the resolved values after its post-init;
+    from 0.5.19 they keep the raw flags, and `resolved_dict()` answers with what
+    `resolve_once()` decided.
+    """
+    if getattr(server_args, "_resolution_finished", False) and callable(
+        getattr(server_args, "resolved_dict", None)
+    ):
+        resolved = server_args.resolved_dict()
+        return {name: resolved.get(name) for name in _SERVER_ARGS_FIELDS}
+    return {name: getattr(server_args, name, None) for name in _SERVER_ARGS_FIELDS}
 
 
 def _model_facts(server_args: Any) -> dict[str, Any]:

@@ -55,6 +55,12 @@ SGLANG_SOURCE = Evidence(
     note="Hardware, model and default-backend facts the tables leave implicit.",
 )
 
+LATER_RELEASES = Evidence(
+    source="SGLang 0.5.12 to 0.5.23 wheels: attention backend registry and start-up checks",
+    url="https://pypi.org/project/sglang/#history",
+    note="Backends added after the baseline; the page's tables have no row for them.",
+)
+
 # -- cells --------------------------------------------------------------------------
 
 YES = Cell(CellKind.SUPPORTED)
@@ -276,6 +282,38 @@ BACKENDS = (
             note="MLA models only in the decode phase (no MLA row).", evidence=SGLANG_SOURCE),
 )
 
+# Backends added after the baseline; each release's matrix holds those it accepts
+# (compat/releases.py).
+LATER_BACKENDS = (
+    Backend("dsv4", BOTH, CUDA_ONLY, refuses_archs=ONLY_MLA,
+            note="DeepSeek V4 models only; `compressed` is its deprecated name.",
+            evidence=LATER_RELEASES),
+    Backend("tokenspeed_mla", BOTH, CUDA_ONLY, capability={Arch.MLA: BLACKWELL},
+            refuses_archs=ONLY_MLA, kv_dtypes=frozenset({KvDtype.FP8_E4M3}),
+            note="Blackwell; an FP8 (e4m3) KV cache only.", evidence=LATER_RELEASES),
+    Backend("dsa", BOTH, {Platform.CUDA: CellKind.SUPPORTED, Platform.ROCM: CellKind.UNTESTED},
+            capability={Arch.MLA: CapabilityRange(9, 10)}, refuses_archs=ONLY_MLA,
+            requires_features=frozenset({ModelFeature.SPARSE_DSA}),
+            note="DeepSeek sparse attention (DSA); `nsa` is its older name.",
+            evidence=LATER_RELEASES),
+    Backend("cutedsl_mla", frozenset({Phase.DECODE}), CUDA_ONLY,
+            capability={Arch.MLA: BLACKWELL}, refuses_archs=ONLY_MLA,
+            kv_dtypes=frozenset({KvDtype.FP8_E4M3, KvDtype.BF16, KvDtype.AUTO}),
+            note="Decode only; SGLang runs prefill on trtllm_mla when it is unset.",
+            evidence=LATER_RELEASES),
+    Backend("hpc_ops", BOTH, CUDA_ONLY, refuses_archs=ONLY_MHA,
+            refuses_features=frozenset({ModelFeature.ENCODER_DECODER}),
+            note="Page size 64; no speculative decoding.", evidence=LATER_RELEASES),
+    Backend("minicpm_flashattn", BOTH, CUDA_ONLY, note="For MiniCPM models.",
+            evidence=LATER_RELEASES),
+    Backend("minicpm_flashinfer", BOTH, CUDA_ONLY, note="For MiniCPM models.",
+            evidence=LATER_RELEASES),
+    Backend("qsa", BOTH, CUDA_ONLY, evidence=LATER_RELEASES),
+    Backend("llada2_cfg_flashinfer", BOTH, CUDA_ONLY, refuses_archs=ONLY_MHA,
+            note="LLaDA2 diffusion models with classifier-free guidance.",
+            evidence=LATER_RELEASES),
+)
+
 # -- cross-field rules ------------------------------------------------------------------
 
 DTYPE_REQUIREMENTS = (
@@ -288,6 +326,13 @@ DTYPE_REQUIREMENTS = (
                      torch_dtype="float8_e5m2", evidence=BASELINE_DOC),
     DtypeRequirement(KvDtype.BF16, "kv-bf16-requirements", torch_dtype="bfloat16",
                      evidence=BASELINE_DOC),
+    DtypeRequirement(KvDtype.NVFP4, "kv4-requires-cuda", platforms=frozenset({Platform.CUDA}),
+                     min_cuda=(12, 8), torch_dtype="float4_e2m1fn_x2", evidence=LATER_RELEASES),
+    DtypeRequirement(KvDtype.FP4_MX_BLOCK16, "kv4-requires-cuda",
+                     platforms=frozenset({Platform.CUDA}), min_cuda=(12, 8),
+                     torch_dtype="float4_e2m1fn_x2", evidence=LATER_RELEASES),
+    DtypeRequirement(KvDtype.MXFP8, "kv-fp8-requirements", platforms=frozenset({Platform.CUDA}),
+                     min_cuda=(12, 8), torch_dtype="float8_e4m3fn", evidence=LATER_RELEASES),
 )
 
 PAIRING_RULES = (

@@ -18,7 +18,8 @@ from compat import startup_text
 from compat.config import AttentionConfig
 from compat.matrix import MATRIX
 from compat.outputs import project_root
-from compat.releases import NEWEST, RELEASES, ReleaseRules
+from compat.release_schema import ReleaseRules
+from compat.releases import NEWEST, RELEASES
 from compat.schema import (
     ArchStatus,
     Backend,

@@ -14,14 +14,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from compat.config import Parsed
-from compat.releases import BackendField, GpuGate, ReleaseRules, SpecParams
+from compat.release_schema import BackendField, GpuGate, ReleaseRules, SpecParams
 from compat.report import Enforcement, Finding
 from compat.schema import ColumnId
-from compat.vocab import ModelFeature, Platform, Severity
+from compat.vocab import Arch, ModelFeature, Platform, Severity
 
 _AB, _PB, _DB = BackendField.ATTENTION, BackendField.PREFILL, BackendField.DECODE
 _AB_OR_DB = frozenset({_AB, _DB})
-_ANY_FIELD = frozenset(BackendField)
 
 
 @dataclass(slots=True)
@@ -41,7 +40,11 @@ class _Fields:
     def get(self, field: BackendField) -> str | None:
         if field is _AB:
             return self.attention
-        return self.prefill if field is _PB else self.decode
+        if field is _PB:
+            return self.prefill
+        if field is _DB:
+            return self.decode
+        return self.phases[0 if field is BackendField.RUNS_PREFILL else 1]
 
     def any_is(self, fields: frozenset[BackendField], backend: str) -> bool:
         if backend != self.attention and backend != self.prefill and backend != self.decode:
@@ -155,7 +158,10 @@ def replay(parsed: Parsed, rules: ReleaseRules) -> Startup:
         steps=parsed.steps,
         draft_tokens=parsed.draft_tokens,
     )
+    _aliases(rules, f, log)
     chosen = _platform_hooks(parsed, f) or _model_overrides(parsed, rules, model, f, log)
+    if rules.nvfp4_prefill_backends is not None and f.kv_dtype == "nvfp4":
+        _nvfp4_backends(parsed, rules, f, log)
     default = _attention_backend(parsed, rules, model, f, log) or chosen
     _kv4(parsed, rules, f, log)
     if f.page_size is None:
@@ -175,6 +181,81 @@ def replay(parsed: Parsed, rules: ReleaseRules) -> Startup:
         findings=tuple(log.findings),
         default_backend=default,
     )
+
+
+def _aliases(rules: ReleaseRules, f: _Fields, log: _Log) -> None:
+    """Deprecated backend names, rewritten first (`_handle_deprecated_args`)."""
+    for name, new in rules.backend_aliases.items():
+        for field in (_AB, _PB, _DB):
+            if f.get(field) != name:
+                continue
+            target = new
+            if field is _PB and new in rules.decode_only:
+                target = rules.decode_only[new]
+            log.warn(
+                "deprecated-backend",
+                f"{field.flag} {name} is deprecated; it runs as {target}",
+                (field.flag,),
+                value=name,
+                allowed=(target,),
+                backend=name,
+            )
+            _set(f, field, target)
+
+
+def _set(f: _Fields, field: BackendField, value: str | None) -> None:
+    if field is _AB:
+        f.attention = value
+    elif field is _PB:
+        f.prefill = value
+    else:
+        f.decode = value
+
+
+def _nvfp4_backends(parsed: Parsed, rules: ReleaseRules, f: _Fields, log: _Log) -> None:
+    """NVFP4 picks its own backends: the prefill one by dequant dtype, trtllm_mha to decode."""
+    assert rules.nvfp4_prefill_backends is not None
+    by_dtype = rules.nvfp4_prefill_backends
+    wanted = {backend: dtype for dtype, backend in by_dtype.items()}
+    given = f.prefill or f.attention
+    if given is not None and given not in wanted:
+        log.refuse(
+            "nvfp4-backends",
+            f"--kv-cache-dtype nvfp4 runs prefill only on {' or '.join(sorted(wanted))}",
+            ("--attention-backend", "--prefill-attention-backend", "--kv-cache-dtype"),
+            value=given,
+            allowed=sorted(wanted),
+            backend=given,
+        )
+        return
+    sm100 = parsed.capability is not None and parsed.capability.major == 10
+    if given is None:
+        given = by_dtype["nvfp4"] if sm100 else by_dtype["fp8_e4m3"]
+    decode = by_dtype["nvfp4"]
+    if f.decode is not None and f.decode != decode:
+        log.refuse(
+            "nvfp4-backends",
+            f"--kv-cache-dtype nvfp4 decodes only on {decode}",
+            ("--decode-attention-backend", "--kv-cache-dtype"),
+            value=f.decode,
+            allowed=(decode,),
+            backend=f.decode,
+        )
+        return
+    if wanted[given] == "nvfp4" and not sm100:
+        log.refuse(
+            "nvfp4-backends",
+            "native NVFP4 prefill needs SM100",
+            ("--kv-cache-dtype", "--compute-capability"),
+            value=parsed.capability,
+        )
+    log.note(
+        "nvfp4-backends",
+        f"--kv-cache-dtype nvfp4 runs prefill on {given} and decode on {decode}",
+        ("--kv-cache-dtype",),
+        value=f"{given}+{decode}",
+    )
+    f.prefill, f.decode = given, decode
 
 
 def _platform_hooks(parsed: Parsed, f: _Fields) -> str | None:
@@ -250,11 +331,36 @@ def _attention_backend(
                 value=parsed.capability or parsed.platform.value,
                 backend=gate.backend,
             )
+    for name, prefill in rules.decode_only.items():
+        if f.prefill == name:
+            log.refuse(
+                f"{name.replace('_', '-')}-decode-only",
+                f"{name} serves only the decode phase",
+                ("--prefill-attention-backend",),
+                value=name,
+                backend=name,
+            )
+        elif f.prefill is None and f.any_is(_AB_OR_DB, name):
+            f.prefill = prefill
+    if parsed.arch is Arch.MLA:
+        for name in rules.mla_prefill_refused:
+            if f.phases[0] == name:
+                log.refuse(
+                    "mla-prefill",
+                    f"{name} cannot run the prefill phase of an MLA model",
+                    ("--prefill-attention-backend",),
+                    value=name,
+                    backend=name,
+                )
     set_by = "--page-size" if f.page_size is not None else None
     for snap in rules.page_snaps:
         if not f.any_is(snap.fields, snap.backend):
             continue
         if snap.arch is not None and parsed.arch is not snap.arch:
+            continue
+        if snap.gate is not None and not gpu_gate_holds(snap.gate, parsed):
+            continue
+        if snap.max_topk is not None and (f.topk or 0) > snap.max_topk:
             continue
         if f.page_size not in snap.sizes:
             given = "unset" if set_by is None else f"{f.page_size} from {set_by}"
@@ -298,14 +404,14 @@ def _attention_backend(
                 value=name,
                 backend=name,
             )
-    if ModelFeature.DUAL_CHUNK in parsed.features and f.attention != rules.dual_chunk_backend:
+    dual_chunk = rules.dual_chunk_backend
+    if dual_chunk and ModelFeature.DUAL_CHUNK in parsed.features and f.attention != dual_chunk:
         log.refuse(
             "dual-chunk",
-            f"a model with a dual-chunk attention config needs "
-            f"--attention-backend {rules.dual_chunk_backend}",
+            f"a model with a dual-chunk attention config needs --attention-backend {dual_chunk}",
             ("--attention-backend",),
             value=f.attention,
-            allowed=(rules.dual_chunk_backend,),
+            allowed=(dual_chunk,),
         )
     return default
 
@@ -333,6 +439,14 @@ def default_backend(parsed: Parsed, rules: ReleaseRules, model: str, f: _Fields)
 
 
 def _kv4(parsed: Parsed, rules: ReleaseRules, f: _Fields, log: _Log) -> None:
+    gate = rules.kv_gates.get(f.kv_dtype)
+    if gate is not None and not gpu_gate_holds(gate, parsed):
+        log.refuse(
+            "kv-dtype-gpu",
+            f"--kv-cache-dtype {f.kv_dtype} needs {gate.label}",
+            ("--kv-cache-dtype", "--compute-capability"),
+            value=parsed.capability or parsed.platform.value,
+        )
     kv4 = rules.kv4
     if f.kv_dtype not in kv4.spellings:
         return
@@ -414,7 +528,7 @@ def _speculative(parsed: Parsed, rules: ReleaseRules, model: str, f: _Fields, lo
             f.topk = 1  # never read before SGLang fails on it; the page judges topk 1
         assert f.topk is not None
         for name in rules.topk_one_only:
-            if f.any_is(_ANY_FIELD, name) and f.topk > 1:
+            if f.any_is(rules.topk_one_only_fields, name) and f.topk > 1:
                 log.refuse(
                     ColumnId.SPEC_TOPK_GT1.rule_id,
                     f"{name} runs speculative decoding only with topk 1",

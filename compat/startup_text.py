@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from compat.releases import DefaultBranch, ModelOverride, ReleaseRules, fp4_backends
+from compat.release_schema import DefaultBranch, ModelOverride, ReleaseRules, fp4_backends
 from compat.schema import ColumnId, Matrix
 from compat.vocab import Arch, join_or
 
@@ -60,8 +60,9 @@ def default_rows(rules: ReleaseRules) -> Iterator[tuple[str, str, str, str]]:
 
 
 def fa3_architectures(rules: ReleaseRules) -> str:
-    names = next(b.architectures for b in rules.defaults if b.architectures is not None)
-    return ", ".join(_code(name) for name in sorted(names))
+    """The architectures a default branch is limited to ("" when no branch is)."""
+    names = next((b.architectures for b in rules.defaults if b.architectures is not None), None)
+    return ", ".join(_code(name) for name in sorted(names or ()))
 
 
 def enforcement_rows(matrix: Matrix, rules: ReleaseRules) -> Iterator[tuple[str, str]]:

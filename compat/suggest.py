@@ -58,8 +58,11 @@ def _candidate_kinds(report: Report, matrix: Matrix) -> list[Iterator[Candidate]
 def _backend_order(report: Report, matrix: Matrix) -> list[str]:
     """Backends with a row for the model's architecture first, in the table's order."""
     arch = report.resolved.arch
-    with_row = [row.backend for row in matrix.table(arch).rows]
-    return with_row + [name for name in matrix.backend_names if name not in with_row]
+    offered = report.config.parsed.release.backend_set
+    with_row = [row.backend for row in matrix.table(arch).rows if row.backend in offered]
+    return with_row + [
+        name for name in matrix.backend_names if name not in with_row and name in offered
+    ]
 
 
 def _phase_swaps(
@@ -104,8 +107,9 @@ def _whole_swaps(config: AttentionConfig, order: list[str], report: Report) -> I
 
 def _dtype_swaps(config: AttentionConfig) -> Iterator[Candidate]:
     current = KV_DTYPE_SPELLINGS[config.kv_cache_dtype]
+    offered = config.parsed.release.kv_set
     for spelling, dtype in KV_DTYPE_SPELLINGS.items():
-        if dtype is not current and spelling != "bfloat16":
+        if dtype is not current and spelling != "bfloat16" and spelling in offered:
             yield (
                 (("--kv-cache-dtype", spelling),),
                 (),

@@ -70,17 +70,25 @@ class KvDtype(Term):
     FP8_E4M3 = "fp8_e4m3"
     BF16 = "bf16"
     FP4_E2M1 = "fp4_e2m1"
+    MXFP8 = "mxfp8"
+    NVFP4 = "nvfp4"
+    FP4_MX_BLOCK16 = "fp4_mx_block16"
 
     @property
     def is_fp8(self) -> bool:
-        return self in (KvDtype.FP8_E5M2, KvDtype.FP8_E4M3)
+        return self in (KvDtype.FP8_E5M2, KvDtype.FP8_E4M3, KvDtype.MXFP8)
 
     @property
     def is_fp4(self) -> bool:
-        return self is KvDtype.FP4_E2M1
+        return self in (KvDtype.FP4_E2M1, KvDtype.NVFP4, KvDtype.FP4_MX_BLOCK16)
+
+    def same_family(self, other: KvDtype) -> bool:
+        """Whether a rule written for `other` covers this dtype (the FP4 kinds are one)."""
+        return self is other or (self.is_fp4 and other.is_fp4)
 
 
-# Every spelling `--kv-cache-dtype` accepts, in SGLang's order, mapped to the dtype.
+# Every spelling `--kv-cache-dtype` accepts in some release, in SGLang's order; each
+# release's own list is in `compat.releases`.
 KV_DTYPE_SPELLINGS: dict[str, KvDtype] = {
     "auto": KvDtype.AUTO,
     "fp8_e5m2": KvDtype.FP8_E5M2,
@@ -88,6 +96,9 @@ KV_DTYPE_SPELLINGS: dict[str, KvDtype] = {
     "bf16": KvDtype.BF16,
     "bfloat16": KvDtype.BF16,
     "fp4_e2m1": KvDtype.FP4_E2M1,
+    "mxfp8": KvDtype.MXFP8,
+    "nvfp4": KvDtype.NVFP4,
+    "fp4_mx_block16": KvDtype.FP4_MX_BLOCK16,
 }
 
 

@@ -16,6 +16,7 @@ import pytest
 
 import compat.config
 from compat import AttentionConfig, InvalidConfigError, check
+from compat.config import VERSION_VARIABLE
 from compat.releases import NEWEST, RELEASES, release_rules
 from compat.report import Enforcement
 
@@ -68,6 +69,7 @@ def test_the_cli_refuses_an_unknown_release_with_exit_2() -> None:
 
 
 def test_without_a_version_the_installed_release_is_used(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(VERSION_VARIABLE)
     monkeypatch.setattr(compat.config, "installed_sglang_version", lambda: "0.5.7.post1")
     report = check(AttentionConfig(attention_arch="mha", platform="cpu"))
     assert (report.sglang_version, report.version_source) == ("0.5.7", "installed")
@@ -77,6 +79,7 @@ def test_without_a_version_the_installed_release_is_used(monkeypatch: pytest.Mon
 def test_an_installed_release_that_is_not_modelled_is_a_clear_error(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    monkeypatch.delenv(VERSION_VARIABLE)
     monkeypatch.setattr(compat.config, "installed_sglang_version", lambda: "0.4.0")
     with pytest.raises(InvalidConfigError, match=r"0\.4\.0"):
         AttentionConfig(attention_arch="mha", platform="cpu")
@@ -85,9 +88,20 @@ def test_an_installed_release_that_is_not_modelled_is_a_clear_error(
 def test_without_sglang_installed_the_newest_modelled_release_is_used(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    monkeypatch.delenv(VERSION_VARIABLE)
     monkeypatch.setattr(compat.config, "installed_sglang_version", lambda: None)
     report = check(AttentionConfig(attention_arch="mha", platform="cpu"))
     assert (report.sglang_version, report.version_source) == (NEWEST, "newest modelled")
+
+
+def test_the_environment_names_the_release_when_no_version_is_given(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv(VERSION_VARIABLE, "0.5.16")
+    report = check(AttentionConfig(attention_arch="mha", platform="cpu"))
+    assert (report.sglang_version, report.version_source) == ("0.5.16", VERSION_VARIABLE)
+    given = check(AttentionConfig(attention_arch="mha", platform="cpu", sglang_version="0.5.7"))
+    assert given.sglang_version == "0.5.7"
 
 
 # -- the two verdicts ----------------------------------------------------------------------

@@ -6,7 +6,7 @@ incompatible combination; `enforce()` is the engine-side wrapper that raises.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from compat.config import AttentionConfig, Parsed
@@ -43,6 +43,11 @@ _FEATURE_COLUMNS = {
 
 def check(config: AttentionConfig, matrix: Matrix = MATRIX) -> Report:
     """Every finding about `config`; raises only InvalidConfigError, at construction."""
+    if not isinstance(config, AttentionConfig):
+        raise TypeError(
+            f"check() takes an AttentionConfig, got {type(config).__name__}; build one with "
+            "AttentionConfig(...)"
+        )
     parsed = config.parsed
     findings: list[Finding] = []
     resolved = resolve(parsed, findings, matrix)
@@ -345,6 +350,7 @@ def enforce(
     Platform and compute capability are detected with torch when not given. Warnings are
     logged on the `compat` logger; the report is returned when nothing is an error.
     """
+    value = _reader(server_args)
     cuda_version = None
     detected = None
     if platform is None:
@@ -359,14 +365,14 @@ def enforce(
             )
         cuda_version = detected.cuda_version
     config = AttentionConfig(
-        attention_backend=getattr(server_args, "attention_backend", None),
-        prefill_attention_backend=getattr(server_args, "prefill_attention_backend", None),
-        decode_attention_backend=getattr(server_args, "decode_attention_backend", None),
-        kv_cache_dtype=getattr(server_args, "kv_cache_dtype", "auto"),
-        page_size=getattr(server_args, "page_size", None),
-        speculative_algorithm=getattr(server_args, "speculative_algorithm", None),
-        speculative_eagle_topk=getattr(server_args, "speculative_eagle_topk", None),
-        speculative_attention_mode=getattr(server_args, "speculative_attention_mode", "prefill"),
+        attention_backend=value("attention_backend", None),
+        prefill_attention_backend=value("prefill_attention_backend", None),
+        decode_attention_backend=value("decode_attention_backend", None),
+        kv_cache_dtype=value("kv_cache_dtype", "auto"),
+        page_size=value("page_size", None),
+        speculative_algorithm=value("speculative_algorithm", None),
+        speculative_eagle_topk=value("speculative_eagle_topk", None),
+        speculative_attention_mode=value("speculative_attention_mode", "prefill"),
         attention_arch=attention_arch,
         platform=platform,
         compute_capability=compute_capability,
@@ -389,3 +395,15 @@ def enforce(
     if not report.ok:
         raise IncompatibleConfigError(report)
     return report
+
+
+def _reader(server_args: Any) -> Callable[[str, Any], Any]:
+    """How enforce() reads a flag: by key from a mapping, else as an attribute."""
+    if isinstance(server_args, Mapping):
+        return lambda name, default: server_args.get(name, default)
+    if server_args is None or isinstance(server_args, (str, bytes, int, float)):
+        raise TypeError(
+            "enforce() takes SGLang's ServerArgs (or any object or mapping with its attention "
+            f"flags), got {type(server_args).__name__}"
+        )
+    return lambda name, default: getattr(server_args, name, default)

@@ -190,8 +190,6 @@ def _replace(target: Path, data: bytes) -> None:
         with os.fdopen(fd, "wb") as handle:
             fd = -1
             handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
         os.replace(temp, target)
     except BaseException:
         if fd != -1:

@@ -1,0 +1,522 @@
+"""Hostile input, broken files and a read-only disk: one test per failure once reported.
+
+Every input, file or disk failure must end with exit 2 and one line on stderr (never a
+traceback, never exit 1, which means "incompatible"); generated files are compared as
+bytes and always repairable; special files are never replaced; templates outside the
+package never run; the API raises what the README's error contract says.
+"""
+
+from __future__ import annotations
+
+import argparse
+import errno
+import os
+import signal
+import stat
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+from cells import fp4_refused_on_b200
+
+from compat import (
+    AttentionConfig,
+    IncompatibleConfigError,
+    InvalidConfigError,
+    ModelConfigError,
+    PlatformDetectionError,
+    check,
+    enforce,
+)
+from compat import outputs as outputs_module
+from compat.cli import main
+from compat.export import render_export
+from compat.model_config import MAX_CONFIG_BYTES, MAX_NESTING, load_model_facts
+from compat.render import PAGE_PATH, render_page
+from compat.vocab import Arch
+
+ROOT = Path(__file__).resolve().parent.parent
+PAGE = PAGE_PATH.as_posix()
+MHA = ["check", "--platform", "cuda", "--attention-arch", "mha"]
+
+
+def cli(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    try:
+        code = main(argv)
+    except SystemExit as exit_:
+        code = exit_.code if isinstance(exit_.code, int) else 2
+    out, err = capsys.readouterr()
+    assert "Traceback" not in out + err
+    return code, out, err
+
+
+def refused(argv: list[str], capsys: pytest.CaptureFixture[str], *needles: str) -> str:
+    """Exit 2 with exactly one line on stderr that holds every needle."""
+    code, _, err = cli(argv, capsys)
+    assert code == 2, err
+    lines = err.strip().splitlines()
+    assert len(lines) == 1, err
+    for needle in needles:
+        assert needle in lines[0], lines[0]
+    return lines[0]
+
+
+def run_module(*args: str | bytes, **env: str) -> subprocess.CompletedProcess[bytes]:
+    return subprocess.run(
+        [sys.executable, "-m", "compat", *args],
+        capture_output=True,
+        env={**os.environ, **env},
+        timeout=120,
+        check=False,
+    )
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    """A root whose docs/ holds fresh generated files."""
+    root = tmp_path / "project"
+    for relative in (PAGE, "docs/matrix.json", "docs/matrix.schema.json"):
+        (root / relative).parent.mkdir(parents=True, exist_ok=True)
+        (root / relative).write_bytes((ROOT / relative).read_bytes())
+    return root
+
+
+# -- 1. crashes with a traceback and exit 1 --------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "needle"),
+    [
+        ('{"a": ' + "[" * 10_000 + "]" * 10_000 + "}", f"deeper than {MAX_NESTING} levels"),
+        ('{"a": ' + "[" * 200 + "]" * 200 + "}", f"deeper than {MAX_NESTING} levels"),
+        ('{"kv_lora_rank": ' + "9" * 5000 + "}", "5000 digits"),
+        ('{"model_type": "\\ud800"}', "lone surrogate"),
+        ('{"\\udc00": 1}', "lone surrogate"),
+    ],
+    ids=["nested-10000", "nested-200", "integer-5000-digits", "lone-surrogate", "surrogate-key"],
+)
+def test_a_hostile_config_json_is_exit_2_with_one_line(
+    text: str, needle: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "config.json"
+    path.write_text(text, encoding="utf-8")
+    refused([*MHA, "--model-config", str(path)], capsys, needle, str(path))
+    refused(["matrix", "--model-config", str(path)], capsys, needle)
+    with pytest.raises(ModelConfigError, match=needle):
+        load_model_facts(path)
+
+
+def test_a_valid_surrogate_pair_is_read(tmp_path: Path) -> None:
+    path = tmp_path / "config.json"
+    path.write_text('{"model_type": "\\ud83d\\ude00", "kv_lora_rank": 512}', encoding="utf-8")
+    facts = load_model_facts(path)
+    assert facts.model_type == "\U0001f600" and facts.attention_arch is Arch.MLA
+
+
+def test_non_utf8_argv_with_strict_utf8_stdout_is_exit_2() -> None:
+    done = run_module(
+        "check", "--platform", b"\xff\xfecuda", "--attention-arch", "mha", PYTHONIOENCODING="utf-8"
+    )
+    assert done.returncode == 2
+    assert b"Traceback" not in done.stderr
+    assert b"--platform" in done.stderr and b"\\udcff" in done.stderr  # echoed, escaped
+    json_done = run_module(
+        "check", "--platform", "cuda", "--attention-arch", "mha", "--", b"--tp=\xff", "--json",
+        PYTHONIOENCODING="utf-8",
+    )  # fmt: skip
+    assert json_done.returncode == 0, json_done.stderr
+    assert b"\\udcff" in json_done.stdout
+
+
+def test_ascii_stdout_prints_the_tables() -> None:
+    done = run_module("matrix", PYTHONIOENCODING="ascii")
+    assert done.returncode == 0, done.stderr
+    assert b"\\u2705" in done.stdout  # the check mark, escaped
+
+
+def test_a_read_only_docs_dir_is_exit_2(
+    project: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (project / PAGE).write_text("stale\n", encoding="utf-8")
+    (project / "docs").chmod(0o555)
+    if os.geteuid() == 0:  # root ignores the mode: fail the way the kernel does for others
+        real_open = os.open
+
+        def denied(path: str | os.PathLike[str], *args: int) -> int:
+            if str(project / "docs") in str(path) and (args[0] & os.O_CREAT):
+                raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), str(path))
+            return real_open(path, *args)
+
+        monkeypatch.setattr(outputs_module.os, "open", denied)
+    try:
+        refused(["docs", "--root", str(project)], capsys, "Permission denied", "permissions")
+    finally:
+        (project / "docs").chmod(0o755)
+    assert (project / PAGE).read_text(encoding="utf-8") == "stale\n"
+    assert not list((project / "docs").glob(".*.tmp"))
+
+
+def test_docs_replaced_by_a_file_is_exit_2(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    for relative in (PAGE, "docs/matrix.json", "docs/matrix.schema.json"):
+        (project / relative).unlink()
+    (project / "docs").rmdir()
+    (project / "docs").write_text("a file\n", encoding="utf-8")
+    refused(["docs", "--root", str(project)], capsys, "docs")
+    refused(["docs", "--check", "--root", str(project)], capsys, "docs")
+    refused(["export", "--root", str(project)], capsys, "docs")
+    assert (project / "docs").read_text(encoding="utf-8") == "a file\n"
+
+
+def test_the_page_as_a_directory_is_exit_2(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (project / PAGE).unlink()
+    (project / PAGE).mkdir()
+    refused(["docs", "--root", str(project)], capsys, "is a directory")
+    refused(["docs", "--check", "--root", str(project)], capsys, "is a directory")
+    assert (project / PAGE).is_dir()
+
+
+@pytest.mark.parametrize(
+    "output", ["/proc/x.json", "/proc/self/status", "NAME" + "x" * 300 + ".json"]
+)
+def test_an_unwritable_output_is_exit_2(
+    output: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    if output.startswith("NAME"):
+        output = str(tmp_path / output)
+    refused(["export", "--output", output], capsys, "cannot write")
+
+
+def test_an_overlong_root_is_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
+    for command in ("docs", "export"):
+        refused([command, "--root", "/tmp/" + "x" * 300], capsys, "not a directory")
+        refused([command, "--check", "--root", "/tmp/" + "x" * 300], capsys, "not a directory")
+
+
+def test_an_unexpected_error_is_exit_3_with_a_bug_report_hint(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import compat.cli.check as check_command
+
+    def broken(*args: object) -> None:
+        raise KeyError("a bug")
+
+    monkeypatch.setattr(check_command, "check", broken)
+    code, _, err = cli(MHA, capsys)
+    assert code == 3
+    assert "internal error: KeyError" in err and "bug" in err and "COMPAT_DEBUG" in err
+    assert len(err.strip().splitlines()) == 1
+
+
+def test_stdout_on_a_full_disk_is_exit_2() -> None:
+    with open("/dev/full", "wb") as full:
+        done = subprocess.run(
+            [sys.executable, "-m", "compat", "matrix"], stdout=full, stderr=subprocess.PIPE
+        )
+    assert done.returncode == 2
+    assert done.stderr.strip().splitlines() == [b"compat matrix: error: No space left on device"]
+
+
+# -- 2. generated files with invalid UTF-8 or other line endings -------------------------------
+
+
+@pytest.mark.parametrize(
+    ("command", "relative"),
+    [("docs", PAGE), ("export", "docs/matrix.json"), ("export", "docs/matrix.schema.json")],
+)
+@pytest.mark.parametrize(
+    ("edit", "needle"),
+    [
+        (lambda data: data[:100] + b"\xff\xfe" + data[100:], "not valid UTF-8"),
+        (lambda data: data.replace(b"\n", b"\r\n"), "differs only in line endings (CRLF"),
+        (lambda data: data.replace(b"\n", b"\r"), "differs only in line endings (CR "),
+    ],
+    ids=["invalid-utf8", "crlf", "cr"],
+)
+def test_a_broken_generated_file_is_stale_and_repaired(
+    command: str,
+    relative: str,
+    edit: object,
+    needle: str,
+    project: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    path = project / relative
+    fresh = path.read_bytes()
+    assert callable(edit)
+    path.write_bytes(edit(fresh))
+    code, out, _ = cli([command, "--check", "--root", str(project)], capsys)
+    assert code == 1 and needle in out and "stale" in out
+    code, out, _ = cli([command, "--root", str(project)], capsys)
+    assert code == 0 and f"wrote {relative}" in out
+    assert path.read_bytes() == fresh
+    assert cli([command, "--check", "--root", str(project)], capsys)[0] == 0
+
+
+# -- 3. --output, modes and temporary files ----------------------------------------------------
+
+
+def _device(tmp_path: Path) -> Path:
+    device = tmp_path / "null"
+    try:
+        os.mknod(device, stat.S_IFCHR | 0o666, os.makedev(1, 3))
+    except PermissionError:
+        return Path("/dev/null")  # not root: it cannot be replaced anyway, refused first
+    return device
+
+
+def test_output_refuses_a_fifo_a_device_and_a_directory(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    device = _device(tmp_path)
+    (tmp_path / "dir").mkdir()
+    refused(["export", "--output", str(fifo)], capsys, "a FIFO", "not a regular file")
+    refused(["export", "--output", str(device)], capsys, "a character device")
+    refused(["export", "--output", str(tmp_path / "dir")], capsys, "a directory")
+    assert stat.S_ISFIFO(fifo.lstat().st_mode) and stat.S_ISCHR(device.lstat().st_mode)
+
+
+def test_output_does_not_follow_a_symlink_out_of_its_directory_unless_asked(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    secret = outside / "secret.json"
+    secret.write_text("keep\n", encoding="utf-8")
+    (tmp_path / "tree").mkdir()
+    link = tmp_path / "tree" / "matrix.json"
+    link.symlink_to(secret)
+    refused(["export", "--output", str(link)], capsys, "symbolic link", "--follow-symlinks")
+    assert secret.read_text(encoding="utf-8") == "keep\n" and link.is_symlink()
+    code, _, _ = cli(["export", "--output", str(link), "--follow-symlinks"], capsys)
+    assert code == 0 and link.is_symlink()
+    assert secret.read_text(encoding="utf-8") == render_export()
+
+
+def test_output_follows_a_symlink_inside_its_directory(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    link = tmp_path / "matrix.json"
+    link.symlink_to("real.json")
+    assert cli(["export", "--output", str(link)], capsys)[0] == 0
+    assert link.is_symlink() and (tmp_path / "real.json").read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("umask", [0o022, 0o077, 0o002])
+def test_written_files_get_the_mode_of_a_normal_write(
+    umask: int, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    old = os.umask(umask)
+    try:
+        assert cli(["export", "--output", str(tmp_path / "new.json")], capsys)[0] == 0
+        kept = tmp_path / "kept.json"
+        kept.write_text("old\n", encoding="utf-8")
+        kept.chmod(0o640)
+        assert cli(["export", "--output", str(kept)], capsys)[0] == 0
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE((tmp_path / "new.json").stat().st_mode) == 0o666 & ~umask
+    assert stat.S_IMODE(kept.stat().st_mode) == 0o640
+
+
+def test_a_failed_write_leaves_no_temporary_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def no_space(*args: object) -> None:
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(outputs_module.os, "replace", no_space)
+    refused(["export", "--output", str(tmp_path / "m.json")], capsys, "No space left", "free")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_killed_write_leaves_no_temporary_file(tmp_path: Path) -> None:
+    # SIGTERM arrives between writing the temporary file and renaming it.
+    script = textwrap.dedent(
+        f"""
+        import os, signal, sys, time
+        import compat.outputs
+        def killed(*args):
+            os.kill(os.getpid(), signal.SIGTERM)
+            time.sleep(5)
+        compat.outputs.os.replace = killed
+        sys.argv = ["compat", "export", "--output", {str(tmp_path / "m.json")!r}]
+        from compat.cli import entry
+        entry()
+        """
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, timeout=60)
+    assert done.returncode == 128 + signal.SIGTERM, done.stderr
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_temporary_file_of_a_dead_writer_is_removed(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], text=True,
+                          capture_output=True, check=True).stdout.strip()  # fmt: skip
+    abandoned = tmp_path / f".m.json.{dead}.0badcafe.tmp"
+    abandoned.write_text("half", encoding="utf-8")
+    alive = tmp_path / f".m.json.{os.getppid()}.0badcafe.tmp"  # a live writer's: kept
+    alive.write_text("half", encoding="utf-8")
+    assert cli(["export", "--output", str(tmp_path / "m.json")], capsys)[0] == 0
+    assert not abandoned.exists() and alive.exists()
+
+
+# -- 4. a launch command pasted as one argument ------------------------------------------------
+
+
+def test_a_pasted_launch_command_is_split_and_judged(capsys: pytest.CaptureFixture[str]) -> None:
+    backend = fp4_refused_on_b200(Arch.MHA)
+    pasted = (
+        f"python3 -m sglang.launch_server --attention-backend {backend} --kv-cache-dtype fp4_e2m1"
+    )
+    code, out, _ = cli([*MHA, "--compute-capability", "10.0", "--", pasted], capsys)
+    assert code == 1, out
+    assert "split the one-argument launch command" in out and "shlex" in out
+    assert f"on {backend}" in out
+
+
+def test_a_pasted_command_with_an_open_quote_is_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
+    refused([*MHA, "--", "python3 -m sglang.launch_server --chat-template 'x"], capsys, "quotation")
+
+
+# -- 5. size limits ------------------------------------------------------------------------------
+
+
+def test_a_60_mb_config_json_is_refused_in_under_a_second(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "config.json"
+    body = b'{"architectures": ["LlamaForCausalLM"], "pad": [' + b"1," * (30 * 1024 * 1024)
+    path.write_bytes(body + b"1]}")
+    assert path.stat().st_size > 60_000_000
+    for argv in (
+        [*MHA, "--model-config", str(path)],
+        [*MHA, "--", "python3", "-m", "sglang.launch_server", "--model-path", str(path)],
+    ):
+        start = time.perf_counter()
+        line = refused(argv, capsys, "16 MiB", str(path))
+        assert time.perf_counter() - start < 1.0, line
+    assert MAX_CONFIG_BYTES == 16 * 1024 * 1024
+
+
+def test_a_fifo_as_model_config_does_not_hang(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    fifo = tmp_path / "config.json"
+    os.mkfifo(fifo)
+    refused([*MHA, "--model-config", str(fifo)], capsys, "not a regular file")
+
+
+# -- 6. API edges ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("junk", [None, "fa3", 3, {"attention_backend": "fa3"}, AttentionConfig])
+def test_check_of_a_non_config_is_a_type_error(junk: object) -> None:
+    with pytest.raises(TypeError, match="check\\(\\) takes an AttentionConfig"):
+        check(junk)  # type: ignore[arg-type]
+
+
+def test_enforce_reads_a_mapping_by_key() -> None:
+    backend = fp4_refused_on_b200(Arch.MLA)
+    flags = {"attention_backend": backend, "kv_cache_dtype": "fp4_e2m1"}
+    for server_args in (flags, argparse.Namespace(**flags)):
+        with pytest.raises(IncompatibleConfigError) as raised:
+            enforce(server_args, attention_arch="mla", platform="cuda", compute_capability=(10, 0))
+        assert raised.value.report.resolved.kv_dtype.value == "fp4_e2m1"
+        assert raised.value.report.resolved.prefill_backend == backend
+
+
+@pytest.mark.parametrize("junk", [None, "fa3", 5, b"x"])
+def test_enforce_refuses_what_cannot_hold_flags(junk: object) -> None:
+    with pytest.raises(TypeError, match="enforce\\(\\) takes"):
+        enforce(junk, attention_arch="mha", platform="cuda")
+
+
+def test_enforce_without_torch_raises_a_value_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "torch", None)  # `import torch` now fails
+    with pytest.raises(ValueError, match="torch is not installed") as raised:
+        enforce({}, attention_arch="mha")
+    assert isinstance(raised.value, PlatformDetectionError)
+    assert isinstance(raised.value, RuntimeError)  # as before, for callers that caught that
+
+
+class OwnHash(str):
+    def __hash__(self) -> int:
+        return 1
+
+    def __eq__(self, other: object) -> bool:
+        return False
+
+
+def test_a_str_subclass_with_its_own_hash_is_read_as_its_text() -> None:
+    report = check(AttentionConfig(attention_backend=OwnHash("fa3"), attention_arch=OwnHash("mha")))
+    assert report.resolved.prefill_backend == "fa3"
+    with pytest.raises(InvalidConfigError, match="--attention-backend"):
+        AttentionConfig(attention_backend=OwnHash("fa33"))
+
+
+# -- 7. templates and --root --------------------------------------------------------------------
+
+SYSTEM_CALL = "{{ cycler.__init__.__globals__.os.system('touch %s') }}\n"
+
+
+def test_a_template_cannot_run_commands(
+    tmp_path: Path, project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    marker = tmp_path / "ran"
+    templates = tmp_path / "templates"
+    templates.mkdir()
+    (templates / "attention_backend.md.j2").write_text(SYSTEM_CALL % marker, encoding="utf-8")
+    argv = ["docs", "--check", "--root", str(project), "--template-dir", str(templates)]
+    refused(argv, capsys, "SecurityError")
+    assert not marker.exists()
+
+
+def test_root_templates_are_not_run_unless_named(
+    tmp_path: Path,
+    project: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    marker = tmp_path / "ran"
+    for where in (project, tmp_path):  # the --root and the current directory
+        (where / "templates").mkdir()
+        (where / "templates" / "attention_backend.md.j2").write_text("x\n", encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    code, out, _ = cli(["docs", "--check", "--root", str(project)], capsys)
+    assert code == 0 and "up to date" in out and not marker.exists()
+    assert render_page() == (ROOT / PAGE).read_text(encoding="utf-8")
+
+
+def test_root_does_not_write_through_a_docs_symlink_out_of_the_tree(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    root = tmp_path / "root"
+    root.mkdir()
+    (root / "docs").symlink_to(outside)
+    refused(["docs", "--root", str(root)], capsys, "outside")
+    refused(["export", "--root", str(root)], capsys, "outside")
+    assert list(outside.iterdir()) == []
+
+
+def test_the_page_as_a_symlink_out_of_the_tree_is_refused(
+    tmp_path: Path, project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    secret = tmp_path / "secret.md"
+    secret.write_text("keep\n", encoding="utf-8")
+    (project / PAGE).unlink()
+    (project / PAGE).symlink_to(secret)
+    refused(["docs", "--root", str(project)], capsys, "symbolic link")
+    assert secret.read_text(encoding="utf-8") == "keep\n"

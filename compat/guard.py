@@ -347,8 +347,10 @@ def enforce(
 ) -> Report:
     """Check SGLang's ServerArgs (duck-typed) at start-up; raise if the model would not run.
 
-    Platform and compute capability are detected with torch when not given. Warnings are
-    logged on the `compat` logger; the report is returned when nothing is an error.
+    `server_args` is read by attribute, or by key when it is a mapping. Platform and compute
+    capability are detected with torch when not given. Warnings are logged on the `compat`
+    logger; the report is returned when nothing is an error. Every refusal is a ValueError
+    (see the README's error contract); a `server_args` that cannot hold flags is a TypeError.
     """
     value = _reader(server_args)
     cuda_version = None

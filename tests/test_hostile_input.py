@@ -520,3 +520,21 @@ def test_the_page_as_a_symlink_out_of_the_tree_is_refused(
     (project / PAGE).symlink_to(secret)
     refused(["docs", "--root", str(project)], capsys, "symbolic link")
     assert secret.read_text(encoding="utf-8") == "keep\n"
+
+
+def test_concurrent_writers_leave_a_fresh_page_and_no_temporary_file(project: Path) -> None:
+    (project / PAGE).write_text("stale\n", encoding="utf-8")
+    script = textwrap.dedent(
+        f"""
+        import contextlib, io
+        from compat.cli import main
+        for _ in range(5):
+            with contextlib.redirect_stdout(io.StringIO()):
+                assert main(["docs", "--root", {str(project)!r}]) == 0
+                assert main(["export", "--root", {str(project)!r}]) == 0
+        """
+    )
+    writers = [subprocess.Popen([sys.executable, "-c", script]) for _ in range(4)]
+    assert [writer.wait(timeout=120) for writer in writers] == [0] * 4
+    assert (project / PAGE).read_text(encoding="utf-8") == render_page()
+    assert not [path.name for path in (project / "docs").iterdir() if path.suffix == ".tmp"]

@@ -352,7 +352,7 @@ def enforce(
     logger; the report is returned when nothing is an error. Every refusal is a ValueError
     (see the README's error contract); a `server_args` that cannot hold flags is a TypeError.
     """
-    value = _reader(server_args)
+    server_args = _flag_holder(server_args)
     cuda_version = None
     detected = None
     if platform is None:
@@ -367,14 +367,14 @@ def enforce(
             )
         cuda_version = detected.cuda_version
     config = AttentionConfig(
-        attention_backend=value("attention_backend", None),
-        prefill_attention_backend=value("prefill_attention_backend", None),
-        decode_attention_backend=value("decode_attention_backend", None),
-        kv_cache_dtype=value("kv_cache_dtype", "auto"),
-        page_size=value("page_size", None),
-        speculative_algorithm=value("speculative_algorithm", None),
-        speculative_eagle_topk=value("speculative_eagle_topk", None),
-        speculative_attention_mode=value("speculative_attention_mode", "prefill"),
+        attention_backend=getattr(server_args, "attention_backend", None),
+        prefill_attention_backend=getattr(server_args, "prefill_attention_backend", None),
+        decode_attention_backend=getattr(server_args, "decode_attention_backend", None),
+        kv_cache_dtype=getattr(server_args, "kv_cache_dtype", "auto"),
+        page_size=getattr(server_args, "page_size", None),
+        speculative_algorithm=getattr(server_args, "speculative_algorithm", None),
+        speculative_eagle_topk=getattr(server_args, "speculative_eagle_topk", None),
+        speculative_attention_mode=getattr(server_args, "speculative_attention_mode", "prefill"),
         attention_arch=attention_arch,
         platform=platform,
         compute_capability=compute_capability,
@@ -399,13 +399,15 @@ def enforce(
     return report
 
 
-def _reader(server_args: Any) -> Callable[[str, Any], Any]:
-    """How enforce() reads a flag: by key from a mapping, else as an attribute."""
+def _flag_holder(server_args: Any) -> Any:
+    """What enforce() reads flags from as attributes: a mapping is read by key."""
     if isinstance(server_args, Mapping):
-        return lambda name, default: server_args.get(name, default)
+        from types import SimpleNamespace
+
+        return SimpleNamespace(**{k: v for k, v in server_args.items() if isinstance(k, str)})
     if server_args is None or isinstance(server_args, (str, bytes, int, float)):
         raise TypeError(
             "enforce() takes SGLang's ServerArgs (or any object or mapping with its attention "
             f"flags), got {type(server_args).__name__}"
         )
-    return lambda name, default: getattr(server_args, name, default)
+    return server_args

@@ -149,7 +149,7 @@ def special_outputs(base: Path) -> tuple[list[tuple[str, Callable[[], bool]]], C
     """(--output path, a test that the thing at the path is unharmed) for export --output,
     and a function that undoes what a (permitted) --follow-symlinks write did."""
     base.mkdir(parents=True, exist_ok=True)
-    outside = Path(tempfile.mkdtemp(prefix="compat-outside-"))
+    outside = Path(tempfile.mkdtemp(prefix="outside-", dir=base.parent))  # not below `base`
     secret = outside / "secret.txt"
     secret.write_text("keep me\n", encoding="utf-8")
     fifo = base / "fifo"

@@ -538,3 +538,22 @@ def test_concurrent_writers_leave_a_fresh_page_and_no_temporary_file(project: Pa
     assert [writer.wait(timeout=120) for writer in writers] == [0] * 4
     assert (project / PAGE).read_text(encoding="utf-8") == render_page()
     assert not [path.name for path in (project / "docs").iterdir() if path.suffix == ".tmp"]
+
+
+def test_an_installed_package_renders_its_shipped_template(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """In a wheel the template sits in the package (pyproject force-includes it there)."""
+    tomllib = pytest.importorskip("tomllib", reason="Python 3.11+ reads pyproject.toml")
+    wheel = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    included = wheel["tool"]["hatch"]["build"]["targets"]["wheel"]["force-include"]
+    assert included == {"templates": "compat/templates"}
+    package = tmp_path / "site-packages" / "compat"
+    (package / "templates").mkdir(parents=True)
+    shipped = (ROOT / "templates" / "attention_backend.md.j2").read_text(encoding="utf-8")
+    (package / "templates" / "attention_backend.md.j2").write_text(
+        shipped.replace("# Attention backends", "# Shipped", 1), encoding="utf-8"
+    )
+    monkeypatch.setattr(outputs_module, "PACKAGE_DIR", package)
+    assert outputs_module.package_templates() == package / "templates"
+    assert render_page().startswith("# Shipped\n")

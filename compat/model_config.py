@@ -8,24 +8,16 @@ from __future__ import annotations
 
 import json
 import os
-import re
-import stat
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NoReturn
 
+from compat.bounded_json import BoundedJsonError, load_object
+from compat.bounded_json import json_type as _json_type
 from compat.vocab import Arch
 
 CONFIG_FILE = "config.json"
-
-# Limits on what is read: a real config.json is a few kilobytes, a few levels deep.
-MAX_CONFIG_BYTES = 16 * 1024 * 1024
-"""A config file (or a `--model-path` file) larger than this is refused before reading."""
-MAX_NESTING = 64
-"""Arrays and objects nested deeper than this are refused."""
-MAX_INTEGER_DIGITS = 100
-"""An integer literal with more digits than this is refused (no config needs one)."""
 
 # -- what the config keys mean ---------------------------------------------------------
 
@@ -148,121 +140,11 @@ def _existing_config_file(path: Path) -> Path:
     return path
 
 
-class _TooBig(Exception):
-    """Raised from inside the JSON parser; turned into a ModelConfigError with the file."""
-
-
-def _integer(text: str) -> int:
-    digits = len(text.lstrip("-"))
-    if digits > MAX_INTEGER_DIGITS:
-        raise _TooBig(f"an integer of {digits} digits (the limit is {MAX_INTEGER_DIGITS})")
-    return int(text)
-
-
-def _read_bytes(file: Path) -> bytes:
-    """The file's bytes, refusing a non-regular or oversized file before reading it."""
-    # O_NONBLOCK: a FIFO swapped in after the checks above must not hang the open.
-    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
-    fd = os.open(file, flags)
-    with os.fdopen(fd, "rb") as handle:
-        status = os.fstat(handle.fileno())
-        if not stat.S_ISREG(status.st_mode):
-            raise ModelConfigError(f"{file}: not a regular file")
-        if status.st_size > MAX_CONFIG_BYTES:
-            raise ModelConfigError(_too_large(file, status.st_size))
-        data = handle.read(MAX_CONFIG_BYTES + 1)
-    if len(data) > MAX_CONFIG_BYTES:  # it grew while being read
-        raise ModelConfigError(_too_large(file, len(data)))
-    return data
-
-
-def _too_large(file: Path, size: int) -> str:
-    return (
-        f"{file}: {size} bytes is over the {MAX_CONFIG_BYTES // (1024 * 1024)} MiB limit for "
-        f"a model config; is this the model's {CONFIG_FILE}?"
-    )
-
-
 def _read_object(file: Path) -> dict[str, Any]:
     try:
-        raw = _read_bytes(file)
-    except OSError as error:
-        raise ModelConfigError(f"{file}: cannot read it ({error.strerror or error})") from None
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as error:
-        raise ModelConfigError(
-            f"{file}: not valid UTF-8 (byte 0x{raw[error.start]:02x} at offset {error.start})"
-        ) from None
-    try:
-        data = json.loads(text, parse_int=_integer)
-    except json.JSONDecodeError as error:
-        raise ModelConfigError(
-            f"{file}: not valid JSON (line {error.lineno}, column {error.colno}: {error.msg})"
-        ) from None
-    except _TooBig as error:
-        raise ModelConfigError(f"{file}: not a usable config: {error}") from None
-    except RecursionError:
-        raise ModelConfigError(_too_deep(file)) from None
-    if not isinstance(data, dict):
-        raise ModelConfigError(
-            f"{file}: expected a JSON object at the top level, got {_json_type(data)}"
-        )
-    _check_values(file, data, surrogates=_SURROGATE_ESCAPE.search(text) is not None)
-    return data
-
-
-# A \uD800-\uDFFF escape; only then can the parsed strings hold a lone surrogate.
-_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
-
-
-def _too_deep(file: Path) -> str:
-    return f"{file}: nested deeper than {MAX_NESTING} levels; a model config is never that deep"
-
-
-def _check_values(file: Path, data: dict[str, Any], *, surrogates: bool) -> None:
-    """Refuse excessive nesting and (when the text had such escapes) lone surrogates."""
-    stack: list[tuple[object, int]] = [(data, 1)]
-    while stack:
-        value, depth = stack.pop()
-        if isinstance(value, dict):
-            items: list[object] = (
-                [*value.keys(), *value.values()] if surrogates else [*value.values()]
-            )
-        elif isinstance(value, list):
-            items = value
-        else:
-            if surrogates and isinstance(value, str):
-                _refuse_surrogate(file, value)
-            continue
-        if depth > MAX_NESTING:
-            raise ModelConfigError(_too_deep(file))
-        stack.extend((item, depth + 1) for item in items)
-
-
-def _refuse_surrogate(file: Path, text: str) -> None:
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError as error:
-        bad = text[error.start]
-        raise ModelConfigError(
-            f"{file}: a string holds the lone surrogate escape \\u{ord(bad):04x}, which is not "
-            "a character; fix the escape"
-        ) from None
-
-
-def _json_type(value: object) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, (int, float)):
-        return "a number"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, list):
-        return "an array"
-    return "an object"
+        return load_object(file)
+    except BoundedJsonError as error:
+        raise ModelConfigError(f"{file}: {error}") from None
 
 
 # -- deriving ----------------------------------------------------------------------------

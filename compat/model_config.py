@@ -134,6 +134,8 @@ def _existing_config_file(path: Path) -> Path:
             raise ModelConfigError(f"{path}: directory has no {CONFIG_FILE}")
         return candidate
     if not path.exists():
+        if path.is_symlink():
+            raise ModelConfigError(f"{path}: a symbolic link that loops or points nowhere")
         raise ModelConfigError(f"{path}: no such file or directory")
     if not path.is_file():
         raise ModelConfigError(f"{path}: not a regular file")

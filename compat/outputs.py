@@ -98,6 +98,14 @@ def _within(path: Path, root: Path) -> bool:
     return path == root or root in path.parents
 
 
+def _resolve(path: Path) -> Path:
+    """`path.resolve()`, with a symlink loop as the OSError it is (pathlib raises RuntimeError)."""
+    try:
+        return path.resolve()
+    except RuntimeError:
+        raise OSError(errno.ELOOP, os.strerror(errno.ELOOP), str(path)) from None
+
+
 # -- writing ---------------------------------------------------------------------------------
 
 
@@ -127,17 +135,17 @@ def write_if_changed(
 
 def _target(path: Path, root: Path | None, follow_symlinks: bool) -> Path:
     """The file to write: `path`, or the file its symlink points to when that is allowed."""
-    if root is not None and not _within(path.absolute().parent.resolve(), root.resolve()):
+    if root is not None and not _within(_resolve(path.absolute().parent), _resolve(root)):
         raise OutputError(
             f"refusing to write {path}: its directory resolves outside {root} "
             "(a symbolic link leads out of the tree); replace the link with a directory"
         )
     if not path.is_symlink():
         return path
-    real = path.resolve()
-    trees = [path.absolute().parent.resolve()]
+    real = _resolve(path)
+    trees = [_resolve(path.absolute().parent)]
     if root is not None:
-        trees.append(root.resolve())
+        trees.append(_resolve(root))
     if not follow_symlinks and not any(_within(real, tree) for tree in trees):
         raise OutputError(
             f"refusing to write {path}: it is a symbolic link to {real}, outside "
@@ -169,7 +177,7 @@ def _make_parent(target: Path, root: Path | None) -> None:
         raise OutputError(
             f"cannot write {target}: {parent} exists and is not a directory; move it"
         ) from None
-    if root is not None and not _within(parent.resolve(), root.resolve()):
+    if root is not None and not _within(_resolve(parent), _resolve(root)):
         raise OutputError(f"refusing to write {target}: {parent} resolves outside {root}")
 
 

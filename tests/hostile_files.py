@@ -108,6 +108,7 @@ def special_outputs(base: Path) -> tuple[list[tuple[str, Callable[[], bool]]], C
     (base / "link-in").symlink_to("inside.json")
     (base / "dangling").symlink_to(outside / "nowhere.json")
     (base / "file").write_text("a file\n", encoding="utf-8")
+    (base / "loop").symlink_to("loop")
     unharmed: list[tuple[str, Callable[[], bool]]] = [
         (str(fifo), lambda: stat.S_ISFIFO(fifo.lstat().st_mode)),
         (str(device), lambda: stat.S_ISCHR(device.lstat().st_mode)),
@@ -115,7 +116,8 @@ def special_outputs(base: Path) -> tuple[list[tuple[str, Callable[[], bool]]], C
         (str(base / "link-out"), lambda: secret.read_text(encoding="utf-8") == "keep me\n"),
         (str(base / "dangling"), lambda: not (outside / "nowhere.json").exists()),
     ]
-    for name in ("link-in", "plain.json", "file/x.json", "x" * 300, "new/deeper/m.json"):
+    names = ("link-in", "loop", "loop/x.json", "plain.json", "file/x.json", "x" * 300, "a/b/m.json")
+    for name in names:
         unharmed.append((str(base / name), lambda: True))
     unharmed.append((str(base) + os.sep + os.fsdecode(b"\xff\xfe.json"), lambda: True))
     for name in ("/proc/x.json", "/proc/self/status", "-"):
@@ -135,7 +137,7 @@ def make_tree(rng: random.Random, base: Path, originals: dict[str, bytes]) -> Pa
         (root / relative).parent.mkdir(parents=True, exist_ok=True)
         (root / relative).write_bytes(data)
     target = root / rng.choice(GENERATED)
-    how = rng.randrange(13)
+    how = rng.randrange(15)
     if how == 0:  # invalid UTF-8 somewhere
         data = bytearray(target.read_bytes())
         data[rng.randrange(len(data))] = 0xFF
@@ -165,6 +167,12 @@ def make_tree(rng: random.Random, base: Path, originals: dict[str, bytes]) -> Pa
             path.chmod(0o555)
     elif how == 10:
         shutil.rmtree(root / "docs")
+    elif how == 12:  # docs/ a symlink loop
+        shutil.rmtree(root / "docs")
+        (root / "docs").symlink_to("docs")
+    elif how == 13:  # the generated file a symlink loop
+        target.unlink()
+        target.symlink_to(target.name)
     elif how == 11:  # huge: over the diff limit
         with target.open("r+b") as handle:
             handle.truncate(20 * 1024 * 1024)

@@ -337,3 +337,15 @@ def test_an_installed_package_renders_its_shipped_template(
     monkeypatch.setattr(outputs_module, "PACKAGE_DIR", package)
     assert outputs_module.package_templates() == package / "templates"
     assert render_page().startswith("# Shipped\n")
+
+
+def test_symlink_loops_are_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    loop = tmp_path / "loop"
+    loop.symlink_to("loop")
+    refused(["export", "--output", str(loop)], capsys, "symbolic link loops")
+    root = tmp_path / "root"
+    root.mkdir()
+    (root / "docs").symlink_to("docs")
+    for command in ("docs", "export"):
+        refused([command, "--root", str(root)], capsys, "symbolic link loops")
+        refused([command, "--check", "--root", str(root)], capsys, "symbolic link loops")

@@ -8,7 +8,9 @@ the API raises what the README's error contract says.
 from __future__ import annotations
 
 import argparse
+import builtins
 import os
+import re
 import subprocess
 import sys
 import time
@@ -16,8 +18,9 @@ from pathlib import Path
 
 import pytest
 from cells import fp4_refused_on_b200
-from refusals import MHA, cli, refused, run_module
+from refusals import MHA, ROOT, cli, refused, run_module
 
+import compat
 from compat import (
     AttentionConfig,
     IncompatibleConfigError,
@@ -200,3 +203,21 @@ def test_a_str_subclass_with_its_own_hash_is_read_as_its_text() -> None:
     assert report.resolved.prefill_backend == "fa3"
     with pytest.raises(InvalidConfigError, match="--attention-backend"):
         AttentionConfig(attention_backend=OwnHash("fa33"))
+
+
+def test_the_readme_error_contract_names_the_real_classes() -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = readme.split("### Errors the API raises", 1)[1].split("\n\n", 2)[1]
+    claims = re.findall(r"`(\w+Error)`(?: \(a `(\w+)`(?: and a `(\w+)`)?\))?", section)
+    named = {name for name, _, _ in claims}
+    assert named >= {
+        "InvalidConfigError",
+        "ModelConfigError",
+        "IncompatibleConfigError",
+        "PlatformDetectionError",
+        "TypeError",
+    }, named
+    for name, *bases in claims:
+        error = getattr(compat, name, None) or getattr(builtins, name)
+        for base in filter(None, bases):
+            assert issubclass(error, getattr(builtins, base)), f"{name} is not a {base}"

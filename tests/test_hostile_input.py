@@ -93,12 +93,12 @@ def test_an_unexpected_error_is_exit_3_with_a_bug_report_hint(
     import compat.cli.check as check_command
 
     def broken(*args: object) -> None:
-        raise KeyError("a bug")
+        raise RuntimeError("a bug\non two lines")
 
     monkeypatch.setattr(check_command, "check", broken)
     code, _, err = cli(MHA, capsys)
     assert code == 3
-    assert "internal error: KeyError" in err and "bug" in err and "COMPAT_DEBUG" in err
+    assert "internal error: RuntimeError: a bug on two lines;" in err and "COMPAT_DEBUG" in err
     assert len(err.strip().splitlines()) == 1
 
 

@@ -80,8 +80,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as error:  # the last resort: every expected failure is handled earlier
         if os.environ.get(DEBUG_VARIABLE):
             raise
+        text = " ".join(str(error).split())[:300]  # one line, however the error reads
         print(
-            f"compat {args.command}: internal error: {type(error).__name__}: {error}; this is "
+            f"compat {args.command}: internal error: {type(error).__name__}: {text}; this is "
             "a bug: please report it, with the command line, to the attention-compat issue "
             f"tracker (set {DEBUG_VARIABLE}=1 to see the traceback)",
             file=sys.stderr,

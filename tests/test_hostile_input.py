@@ -221,3 +221,12 @@ def test_the_readme_error_contract_names_the_real_classes() -> None:
         error = getattr(compat, name, None) or getattr(builtins, name)
         for base in filter(None, bases):
             assert issubclass(error, getattr(builtins, base)), f"{name} is not a {base}"
+
+
+@pytest.mark.parametrize("command", [["matrix"], MHA])
+def test_a_flag_given_as_equals_dash_dash_is_exit_2(
+    command: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Found by the fuzzer (seed 12): argparse made `--model-config=--` an empty list.
+    code, _, err = cli([*command, "--model-config=--"], capsys)
+    assert code == 2 and "--model-config: expected one value" in err

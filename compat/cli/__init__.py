@@ -30,6 +30,17 @@ COMMANDS: dict[str, str] = {
 class Parser(argparse.ArgumentParser):
     """argparse with a did-you-mean for mistyped choices; errors exit 2 without a traceback."""
 
+    def parse_known_args(  # type: ignore[override]
+        self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
+    ) -> tuple[argparse.Namespace, list[str]]:
+        parsed, extras = super().parse_known_args(args, namespace)
+        for action in self._actions:
+            value = getattr(parsed, action.dest, None)
+            # argparse turns `--flag=--` into an empty list (a bug of Python's before 3.12).
+            if action.option_strings and action.nargs is None and isinstance(value, list):
+                self.error(f"argument {action.option_strings[0]}: expected one value, got '--'")
+        return parsed, extras
+
     def error(self, message: str) -> NoReturn:
         hint = _did_you_mean(message)
         self.print_usage(sys.stderr)

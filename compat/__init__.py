@@ -11,8 +11,10 @@ import importlib
 TYPE_CHECKING = False  # like typing.TYPE_CHECKING, without importing typing at start-up
 if TYPE_CHECKING:
     from compat.config import AttentionConfig, InputProblem, InvalidConfigError
+    from compat.detect import PlatformDetectionError
     from compat.guard import check, enforce
     from compat.matrix import MATRIX
+    from compat.model_config import ModelConfigError
     from compat.report import Finding, IncompatibleConfigError, Report, Resolved, Suggestion
     from compat.vocab import Arch, ComputeCapability, KvDtype, Phase, Platform, Severity
 
@@ -23,6 +25,8 @@ _HOMES = {
     "AttentionConfig": "compat.config",
     "InputProblem": "compat.config",
     "InvalidConfigError": "compat.config",
+    "PlatformDetectionError": "compat.detect",
+    "ModelConfigError": "compat.model_config",
     "check": "compat.guard",
     "enforce": "compat.guard",
     "MATRIX": "compat.matrix",
@@ -49,8 +53,10 @@ __all__ = [
     "InputProblem",
     "InvalidConfigError",
     "KvDtype",
+    "ModelConfigError",
     "Phase",
     "Platform",
+    "PlatformDetectionError",
     "Report",
     "Resolved",
     "Severity",

@@ -431,6 +431,7 @@ def _assemble(
 
 def _parse_reporting(config: AttentionConfig) -> Parsed:
     """The thorough path: validate every field and collect every problem."""
+    _plain_values(config)
     problems: list[InputProblem] = []
     release = None
     version = config.sglang_version
@@ -493,6 +494,15 @@ def _parse_reporting(config: AttentionConfig) -> Parsed:
         raise InvalidConfigError(problems)
     assert release is not None
     return _assemble(config, capability, cuda_version, frozenset(features), *release)
+
+
+def _plain_values(config: AttentionConfig) -> None:
+    """Store str and int subclasses (their own hash, eq, upper) as the plain values they hold."""
+    for name, value in vars(config).items():
+        if isinstance(value, str) and type(value) is not str:
+            object.__setattr__(config, name, str.__str__(value))
+        elif isinstance(value, int) and not isinstance(value, bool) and type(value) is not int:
+            object.__setattr__(config, name, int.__int__(value))
 
 
 _FEATURE_FIELDS = (

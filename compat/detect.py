@@ -18,8 +18,12 @@ from compat.schema import Matrix
 from compat.vocab import ComputeCapability, KvDtype, Platform, Severity
 
 
-class PlatformDetectionError(RuntimeError):
-    """The platform cannot be found out here; the message says which flags to pass."""
+class PlatformDetectionError(RuntimeError, ValueError):
+    """The platform cannot be found out here; the message says which flags to pass.
+
+    A ValueError too, like every other error `enforce()` raises, so that one
+    `except ValueError` catches them all; a RuntimeError for callers that caught it as one.
+    """
 
 
 @dataclass(frozen=True)

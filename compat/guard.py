@@ -57,7 +57,10 @@ def check(config: AttentionConfig, matrix: Matrix | None = None) -> Report:
     `matrix` is given.
     """
     if not isinstance(config, AttentionConfig):
-        raise TypeError(f"check() takes an AttentionConfig, got {type(config).__name__}")
+        raise TypeError(
+            f"check() takes an AttentionConfig, got {type(config).__name__}; build one with "
+            "AttentionConfig(...)"
+        )
     parsed = config.parsed
     if matrix is None:
         matrix = release_matrix(parsed.release.release)
@@ -408,8 +411,11 @@ def enforce(
     Platform and compute capability are detected with torch when not given. Raises
     IncompatibleConfigError when the page documents the launch as unsupported, or, with
     `parity=True`, only when SGLang's own start-up code refuses it. Warnings are logged on
-    the `compat` logger.
+    the `compat` logger. `server_args` is read by attribute, or by key when it is a mapping.
+    Every refusal is a ValueError (see the README's error contract); a `server_args` that
+    cannot hold flags is a TypeError.
     """
+    server_args = _flag_holder(server_args)
     cuda_version = None
     detected = None
     if platform is None:
@@ -509,3 +515,15 @@ def _model_facts(server_args: Any) -> dict[str, Any]:
     if type(heads) is int and heads > 0:
         facts["kv_heads"] = heads
     return facts
+def _flag_holder(server_args: Any) -> Any:
+    """What enforce() reads flags from as attributes: a mapping is read by key."""
+    if isinstance(server_args, Mapping):
+        from types import SimpleNamespace
+
+        return SimpleNamespace(**{k: v for k, v in server_args.items() if isinstance(k, str)})
+    if server_args is None or isinstance(server_args, (str, bytes, int, float)):
+        raise TypeError(
+            "enforce() takes SGLang's ServerArgs (or any object or mapping with its attention "
+            f"flags), got {type(server_args).__name__}"
+        )
+    return server_args

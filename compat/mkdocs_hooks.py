@@ -15,7 +15,7 @@ from mkdocs.config.defaults import MkDocsConfig
 from mkdocs.exceptions import PluginError
 from mkdocs.structure.files import File, Files
 
-from compat.outputs import staleness
+from compat.outputs import OutputError, Staleness, staleness
 from compat.render import PAGE_PATH, TemplateError, render_page
 
 FIX_COMMAND = "compat docs"
@@ -24,12 +24,12 @@ FIX_COMMAND = "compat docs"
 def on_pre_build(config: MkDocsConfig) -> None:
     """Compare the page in `docs_dir` with a fresh render of the matrix."""
     page = Path(config.docs_dir) / PAGE_PATH.name
-    templates = Path(config.config_file_path).parent / "templates"
     try:
-        content = render_page(template_dir=templates if templates.is_dir() else None)
+        # The package's own templates, as `compat docs` uses by default.
+        content = render_page()
     except TemplateError as error:
         raise PluginError(f"cannot render {PAGE_PATH.as_posix()}: {error}") from error
-    stale = staleness(page, content, label=PAGE_PATH.as_posix())
+    stale = _staleness(page, content, PAGE_PATH.as_posix())
     if not stale.fresh:
         raise PluginError(
             f"{PAGE_PATH.as_posix()} is stale: it differs from a fresh render of "
@@ -44,12 +44,19 @@ def _refuse_stale_export(docs_dir: Path) -> None:
 
     for path, content in ((EXPORT_PATH, render_export()), (SCHEMA_PATH, render_schema())):
         name = Path(path).name
-        stale = staleness(docs_dir / name, content, label=path)
+        stale = _staleness(docs_dir / name, content, path)
         if not stale.fresh:
             raise PluginError(
                 f"{path} is stale: it differs from a fresh export of compat/matrix.py. "
                 f"Run `compat export` and commit the result.\n{stale.diff}"
             )
+
+
+def _staleness(page: Path, content: str, label: str) -> Staleness:
+    try:
+        return staleness(page, content, label=label)
+    except OutputError as error:
+        raise PluginError(str(error)) from None
 
 
 def on_files(files: Files, config: MkDocsConfig) -> Files:

@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NoReturn
 
+from compat.bounded_json import BoundedJsonError, load_object
+from compat.bounded_json import json_type as _json_type
 from compat.vocab import Arch
 
 CONFIG_FILE = "config.json"
@@ -139,6 +141,8 @@ def _existing_config_file(path: Path) -> Path:
             raise ModelConfigError(f"{path}: directory has no {CONFIG_FILE}")
         return candidate
     if not path.exists():
+        if path.is_symlink():
+            raise ModelConfigError(f"{path}: a symbolic link that loops or points nowhere")
         raise ModelConfigError(f"{path}: no such file or directory")
     if not path.is_file():
         raise ModelConfigError(f"{path}: not a regular file")
@@ -147,34 +151,9 @@ def _existing_config_file(path: Path) -> Path:
 
 def _read_object(file: Path) -> dict[str, Any]:
     try:
-        text = file.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as error:
-        raise ModelConfigError(f"{file}: cannot read it ({error})") from None
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as error:
-        raise ModelConfigError(
-            f"{file}: not valid JSON (line {error.lineno}, column {error.colno}: {error.msg})"
-        ) from None
-    if not isinstance(data, dict):
-        raise ModelConfigError(
-            f"{file}: expected a JSON object at the top level, got {_json_type(data)}"
-        )
-    return data
-
-
-def _json_type(value: object) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, (int, float)):
-        return "a number"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, list):
-        return "an array"
-    return "an object"
+        return load_object(file)
+    except BoundedJsonError as error:
+        raise ModelConfigError(f"{file}: {error}") from None
 
 
 # -- deriving ----------------------------------------------------------------------------

@@ -13,11 +13,12 @@ from pathlib import Path
 
 import jinja2
 from jinja2 import TemplateError
+from jinja2.sandbox import SandboxedEnvironment
 
 from compat import startup_text
 from compat.config import AttentionConfig
 from compat.matrix import MATRIX
-from compat.outputs import project_root
+from compat.outputs import package_templates
 from compat.release_schema import ReleaseRules
 from compat.releases import NEWEST, RELEASES
 from compat.schema import (
@@ -735,7 +736,8 @@ def _rules_of_newest() -> ReleaseRules:
 
 
 def _environment(template_dir: Path) -> jinja2.Environment:
-    return jinja2.Environment(
+    # Sandboxed: a template named by --template-dir cannot reach os.system and friends.
+    return SandboxedEnvironment(
         loader=jinja2.FileSystemLoader(str(template_dir)),
         undefined=jinja2.StrictUndefined,
         keep_trailing_newline=True,
@@ -747,7 +749,7 @@ def _environment(template_dir: Path) -> jinja2.Environment:
 
 def render_page(matrix: Matrix = MATRIX, template_dir: Path | None = None) -> str:
     """The Markdown of `docs/attention_backend.md`, ending in exactly one newline."""
-    directory = template_dir if template_dir is not None else project_root() / "templates"
+    directory = template_dir if template_dir is not None else package_templates()
     template = _environment(directory).get_template(TEMPLATE_NAME)
     text = template.render(page=build_page(matrix))
     return text.rstrip("\n") + "\n"

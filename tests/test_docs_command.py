@@ -114,7 +114,7 @@ def test_bad_arguments_exit_2_without_a_traceback(args: tuple[str, ...]) -> None
 
 def test_missing_template_is_a_clear_error(project: Path) -> None:
     shutil.rmtree(project / "templates")
-    result = _compat("docs", "--root", str(project))
+    result = _compat("docs", "--root", str(project), "--template-dir", str(project / "templates"))
     assert result.returncode == 2
     assert "Traceback" not in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1
@@ -127,7 +127,9 @@ def test_template_error_is_a_clear_error(project: Path) -> None:
     broken = text.replace("page.notes.cuda_graph_off", "page.notes.cuda_graph_of", 1)
     assert broken != text
     template.write_text(broken, encoding="utf-8")
-    result = _compat("docs", "--check", "--root", str(project))
+    result = _compat(
+        "docs", "--check", "--root", str(project), "--template-dir", str(template.parent)
+    )
     assert result.returncode == 2
     assert "Traceback" not in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1

@@ -1,11 +1,18 @@
-"""`compat`: the command line. Each subcommand lives in its own module of this package."""
+"""`compat`: the command line. Each subcommand lives in its own module of this package.
+
+Exit codes: 0 fine, 1 incompatible (or stale), 2 invalid input or a file that cannot be
+read or written, 3 a bug of this program (reported as one line with where to report it).
+"""
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import difflib
 import importlib
+import io
 import os
+import signal
 import sys
 from collections.abc import Sequence
 from typing import NoReturn
@@ -22,6 +29,17 @@ COMMANDS: dict[str, str] = {
 
 class Parser(argparse.ArgumentParser):
     """argparse with a did-you-mean for mistyped choices; errors exit 2 without a traceback."""
+
+    def parse_known_args(  # type: ignore[override]
+        self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
+    ) -> tuple[argparse.Namespace, list[str]]:
+        parsed, extras = super().parse_known_args(args, namespace)
+        for action in self._actions:
+            value = getattr(parsed, action.dest, None)
+            # argparse turns `--flag=--` into an empty list (a bug of Python's before 3.12).
+            if action.option_strings and action.nargs is None and isinstance(value, list):
+                self.error(f"argument {action.option_strings[0]}: expected one value, got '--'")
+        return parsed, extras
 
     def error(self, message: str) -> NoReturn:
         hint = _did_you_mean(message)
@@ -53,21 +71,77 @@ def build_parser() -> Parser:
     return parser
 
 
+EXIT_INVALID, EXIT_BUG = 2, 3
+# Set to see the traceback of an unexpected error instead of the one-line report.
+DEBUG_VARIABLE = "COMPAT_DEBUG"
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    _tolerate_unencodable_output()
     parser = build_parser()
     args = parser.parse_args(argv)
-    code: int = args.run(args)
+    try:
+        code: int = args.run(args)
+    except (BrokenPipeError, KeyboardInterrupt):
+        raise
+    except OSError as error:  # the disk or a stream failed where no command expected it
+        where = f" ({error.filename})" if error.filename else ""
+        print(f"compat {args.command}: error: {error.strerror or error}{where}", file=sys.stderr)
+        return EXIT_INVALID
+    except Exception as error:  # the last resort: every expected failure is handled earlier
+        if os.environ.get(DEBUG_VARIABLE):
+            raise
+        text = " ".join(str(error).split())[:300]  # one line, however the error reads
+        print(
+            f"compat {args.command}: internal error: {type(error).__name__}: {text}; this is "
+            "a bug: please report it, with the command line, to the attention-compat issue "
+            f"tracker (set {DEBUG_VARIABLE}=1 to see the traceback)",
+            file=sys.stderr,
+        )
+        return EXIT_BUG
     return code
 
 
+def _tolerate_unencodable_output() -> None:
+    """Echoing an argument that is not valid UTF-8 (or a ✅ to an ASCII terminal) must not crash.
+
+    Arguments that are not valid in the locale's encoding reach Python as lone surrogates;
+    a strict stream would raise on printing them back, so such characters are escaped.
+    """
+    for stream in (sys.stdout, sys.stderr):
+        if isinstance(stream, io.TextIOWrapper) and stream.errors == "strict":
+            stream.reconfigure(errors="backslashreplace")
+
+
+def _terminate(signum: int, frame: object) -> None:
+    # A polite kill unwinds like an exception, so a half-written temporary file is removed.
+    raise SystemExit(128 + signum)
+
+
 def entry() -> NoReturn:
+    if hasattr(signal, "SIGTERM"):
+        signal.signal(signal.SIGTERM, _terminate)
     try:
         code = main()
-        sys.stdout.flush()
     except BrokenPipeError:
         # The reader went away (`compat matrix | head`): not an error of ours.
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        code = 0
+        _silence_stdout()
+        sys.exit(0)
     except KeyboardInterrupt:
-        code = 130
+        sys.exit(130)
+    try:
+        sys.stdout.flush()
+    except BrokenPipeError:
+        _silence_stdout()
+    except OSError as error:  # stdout itself failed, e.g. `compat matrix > /dev/full`
+        _silence_stdout()
+        if code != EXIT_INVALID:  # not yet reported by main()
+            print(f"compat: cannot write the output: {error.strerror or error}", file=sys.stderr)
+            code = EXIT_INVALID
     sys.exit(code)
+
+
+def _silence_stdout() -> None:
+    """Point stdout at /dev/null so that the flush at exit cannot fail again."""
+    with contextlib.suppress(OSError, ValueError):  # ValueError: no descriptor behind it
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())

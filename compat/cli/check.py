@@ -130,6 +130,8 @@ def _build(args: argparse.Namespace) -> tuple[AttentionConfig, dict[str, Any]]:
     for field in _INTEGER_FIELDS & fields.keys():
         fields[field] = _integer(field, fields[field])
     context: dict[str, Any] = {"ignored_flags": list(launch.ignored), "from_model_config": {}}
+    if launch.notes:
+        context["launch_notes"] = list(launch.notes)
     model_config = args.model_config or _local_model_dir(launch.model_path)
     if model_config is not None:
         from compat.model_config import ModelConfigError, load_model_facts
@@ -260,6 +262,7 @@ def format_report(report: Report, context: dict[str, Any]) -> str:
         lines.append("suggested flags (each checked to pass):")
         width = min(max(len(s.summary) for s in report.suggestions), 40)
         lines += [f"  {s.summary:<{width}}  # {s.reason}" for s in report.suggestions]
+    lines += [f"note: {note}" for note in context.get("launch_notes", ())]
     if context.get("ignored_flags"):
         lines.append("ignored launch flags (not modeled): " + " ".join(context["ignored_flags"]))
     return "\n".join(lines)

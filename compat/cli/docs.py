@@ -29,7 +29,16 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
         type=Path,
         default=None,
         metavar="PATH",
-        help="project root holding docs/ and templates/ (default: this checkout)",
+        help="project root whose docs/ holds the page (default: this checkout); nothing is "
+        "written outside it",
+    )
+    parser.add_argument(
+        "--template-dir",
+        type=Path,
+        default=None,
+        metavar="PATH",
+        help="render with the templates in PATH (default: this package's own; a template "
+        "elsewhere is never run unless named here)",
     )
     parser.set_defaults(run=run)
 
@@ -39,10 +48,12 @@ def run(args: argparse.Namespace) -> int:
     from compat.render import PAGE_PATH, TemplateError, render_page
 
     root: Path = args.root if args.root is not None else outputs.project_root()
-    if not root.is_dir():
+    if not _is_dir(root):
         print(f"compat docs: --root {root} is not a directory", file=sys.stderr)
         return 2
-    template_dir = root / "templates"
+    template_dir: Path = (
+        args.template_dir if args.template_dir is not None else outputs.package_templates()
+    )
     try:
         content = render_page(template_dir=template_dir)
     except TemplateError as error:
@@ -51,22 +62,40 @@ def run(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 2
+    except (OSError, UnicodeDecodeError) as error:  # an unreadable template file
+        print(f"compat docs: cannot read the templates in {template_dir}: {error}", file=sys.stderr)
+        return 2
     page = root / PAGE_PATH
     label = PAGE_PATH.as_posix()
-    if args.check:
-        stale = outputs.staleness(page, content, label=label)
-        if stale.fresh:
-            print(f"{label} is up to date")
-            return 0
-        sys.stdout.write(stale.diff if stale.diff.endswith("\n") else stale.diff + "\n")
-        fix = FIX_COMMAND if args.root is None else f"{FIX_COMMAND} --root {root}"
-        print(f"{label} is stale; regenerate it with: {fix}")
-        return 1
-    if outputs.write_if_changed(page, content):
-        print(f"wrote {label}")
-    else:
-        print(f"{label} is up to date")
+    try:
+        if args.check:
+            return _check(page, content, label, args, root)
+        written = outputs.write_if_changed(page, content, root=root)
+    except outputs.OutputError as error:
+        print(f"compat docs: {error}", file=sys.stderr)
+        return 2
+    print(f"wrote {label}" if written else f"{label} is up to date")
     return 0
+
+
+def _check(page: Path, content: str, label: str, args: argparse.Namespace, root: Path) -> int:
+    stale = outputs.staleness(page, content, label=label)
+    if stale.fresh:
+        print(f"{label} is up to date")
+        return 0
+    sys.stdout.write(stale.diff if stale.diff.endswith("\n") else stale.diff + "\n")
+    fix = FIX_COMMAND if args.root is None else f"{FIX_COMMAND} --root {root}"
+    if args.template_dir is not None:
+        fix += f" --template-dir {args.template_dir}"
+    print(f"{label} is stale; regenerate it with: {fix}")
+    return 1
+
+
+def _is_dir(path: Path) -> bool:
+    try:
+        return path.is_dir()
+    except OSError:  # a name too long, ...: not a directory this command can use
+        return False
 
 
 def _describe(error: Exception, template_dir: Path) -> str:

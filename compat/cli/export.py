@@ -29,10 +29,16 @@ def register(subparsers: Any) -> None:
         help="write nothing; show a diff and exit 1 when a committed file is stale",
     )
     parser.add_argument(
+        "--follow-symlinks",
+        action="store_true",
+        help="let --output write through a symbolic link that points out of its directory",
+    )
+    parser.add_argument(
         "--root",
         type=Path,
         default=None,
-        help="the checkout whose docs/ holds the files (default: this project)",
+        help="the checkout whose docs/ holds the files (default: this project); nothing is "
+        "written outside it",
     )
     parser.set_defaults(run=run)
 
@@ -45,6 +51,16 @@ def _targets() -> list[tuple[str, str]]:
 
 
 def run(args: argparse.Namespace) -> int:
+    from compat.outputs import OutputError
+
+    try:
+        return _run(args)
+    except OutputError as error:
+        print(f"compat export: error: {error}", file=sys.stderr)
+        return 2
+
+
+def _run(args: argparse.Namespace) -> int:
     from compat.outputs import project_root, staleness, write_if_changed
 
     root: Path = args.root if args.root is not None else project_root()
@@ -57,13 +73,10 @@ def run(args: argparse.Namespace) -> int:
         from compat.export import render_export
 
         path = Path(args.output)
-        if path.is_dir():
-            print(f"compat export: error: --output {args.output!r} is a directory", file=sys.stderr)
-            return 2
-        changed = write_if_changed(path, render_export())
+        changed = write_if_changed(path, render_export(), follow_symlinks=args.follow_symlinks)
         print(f"wrote {path}" if changed else f"{path} is up to date")
         return 0
-    if not root.is_dir():
+    if not _is_dir(root):
         print(f"compat export: error: --root {str(root)!r} is not a directory", file=sys.stderr)
         return 2
     if args.check:
@@ -84,6 +97,13 @@ def run(args: argparse.Namespace) -> int:
             return 1
         return 0
     for relative, content in _targets():
-        changed = write_if_changed(root / relative, content)
+        changed = write_if_changed(root / relative, content, root=root)
         print(f"wrote {relative}" if changed else f"{relative} is up to date")
     return 0
+
+
+def _is_dir(path: Path) -> bool:
+    try:
+        return path.is_dir()
+    except OSError:  # a name too long, ...: not a directory this command can use
+        return False

@@ -1,0 +1,133 @@
+"""Read a JSON object from a file that may be hostile: bounded in size, depth and numbers.
+
+`json.loads` alone crashes or stalls on what a hand-made or damaged file can hold: nesting
+thousands deep (RecursionError), an integer of thousands of digits (ValueError), a gigabyte
+of text (memory and seconds), a lone surrogate escape (a string no stream can print).
+Each is refused here with one line naming the limit.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import stat
+from pathlib import Path
+from typing import Any
+
+MAX_BYTES = 16 * 1024 * 1024
+"""A file larger than this is refused before it is read (16 MiB)."""
+MAX_NESTING = 64
+"""Arrays and objects nested deeper than this are refused."""
+MAX_INTEGER_DIGITS = 100
+"""An integer literal with more digits than this is refused."""
+
+# A \uD800-\uDFFF escape in the text; only then can a parsed string hold a lone surrogate.
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
+
+
+class BoundedJsonError(ValueError):
+    """The file is not a JSON object within the limits; the message is one line."""
+
+
+def load_object(file: Path) -> dict[str, Any]:
+    """The JSON object in `file`, or BoundedJsonError saying what is wrong with it."""
+    try:
+        raw = _read_bytes(file)
+    except OSError as error:
+        raise BoundedJsonError(f"cannot read it ({error.strerror or error})") from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise BoundedJsonError(
+            f"not valid UTF-8 (byte 0x{raw[error.start]:02x} at offset {error.start})"
+        ) from None
+    try:
+        data = json.loads(text, parse_int=_integer)
+    except json.JSONDecodeError as error:
+        raise BoundedJsonError(
+            f"not valid JSON (line {error.lineno}, column {error.colno}: {error.msg})"
+        ) from None
+    except RecursionError:
+        raise BoundedJsonError(_TOO_DEEP) from None
+    if not isinstance(data, dict):
+        raise BoundedJsonError(f"expected a JSON object at the top level, got {json_type(data)}")
+    _check_values(data, surrogates=_SURROGATE_ESCAPE.search(text) is not None)
+    return data
+
+
+def json_type(value: object) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list):
+        return "an array"
+    return "an object"
+
+
+_TOO_DEEP = f"nested deeper than {MAX_NESTING} levels"
+
+
+def _read_bytes(file: Path) -> bytes:
+    """The file's bytes, refusing a non-regular or oversized file before reading it."""
+    # O_NONBLOCK: a FIFO swapped in after the caller's checks must not hang the open.
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+    with os.fdopen(os.open(file, flags), "rb") as handle:
+        status = os.fstat(handle.fileno())
+        if not stat.S_ISREG(status.st_mode):
+            raise BoundedJsonError("not a regular file")
+        if status.st_size > MAX_BYTES:
+            raise BoundedJsonError(_too_large(status.st_size))
+        data = handle.read(MAX_BYTES + 1)
+    if len(data) > MAX_BYTES:  # it grew while being read
+        raise BoundedJsonError(_too_large(len(data)))
+    return data
+
+
+def _too_large(size: int) -> str:
+    return (
+        f"{size} bytes is over the {MAX_BYTES // (1024 * 1024)} MiB limit (a config file is a "
+        "few kilobytes: is this the right file?)"
+    )
+
+
+def _integer(text: str) -> int:
+    digits = len(text.lstrip("-"))
+    if digits > MAX_INTEGER_DIGITS:
+        # Raised from inside the parser, which passes it through unchanged.
+        raise BoundedJsonError(f"an integer of {digits} digits (the limit is {MAX_INTEGER_DIGITS})")
+    return int(text)
+
+
+def _check_values(data: dict[str, Any], *, surrogates: bool) -> None:
+    """Refuse excessive nesting and (when the text had such escapes) lone surrogates."""
+    stack: list[tuple[object, int]] = [(data, 1)]
+    while stack:
+        value, depth = stack.pop()
+        items: list[object]
+        if isinstance(value, dict):
+            items = [*value.keys(), *value.values()] if surrogates else [*value.values()]
+        elif isinstance(value, list):
+            items = value
+        else:
+            if surrogates and isinstance(value, str):
+                _refuse_surrogate(value)
+            continue
+        if depth > MAX_NESTING:
+            raise BoundedJsonError(_TOO_DEEP)
+        stack.extend((item, depth + 1) for item in items)
+
+
+def _refuse_surrogate(text: str) -> None:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as error:
+        raise BoundedJsonError(
+            f"a string holds the lone surrogate escape \\u{ord(text[error.start]):04x}, which "
+            "is not a character; fix the escape"
+        ) from None

@@ -1,0 +1,57 @@
+"""Running `compat` in process or as a module, and asserting a clean refusal (exit 2, one line)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from compat.cli import main
+from compat.render import PAGE_PATH
+
+ROOT = Path(__file__).resolve().parent.parent
+PAGE = PAGE_PATH.as_posix()
+GENERATED = (PAGE, "docs/matrix.json", "docs/matrix.schema.json")
+MHA = ["check", "--platform", "cuda", "--attention-arch", "mha"]
+
+
+def cli(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    try:
+        code = main(argv)
+    except SystemExit as exit_:
+        code = exit_.code if isinstance(exit_.code, int) else 2
+    out, err = capsys.readouterr()
+    assert "Traceback" not in out + err
+    return code, out, err
+
+
+def refused(argv: list[str], capsys: pytest.CaptureFixture[str], *needles: str) -> str:
+    """Exit 2 with exactly one line on stderr that holds every needle."""
+    code, _, err = cli(argv, capsys)
+    assert code == 2, err
+    lines = err.strip().splitlines()
+    assert len(lines) == 1, err
+    for needle in needles:
+        assert needle in lines[0], lines[0]
+    return lines[0]
+
+
+def run_module(*args: str | bytes, **env: str) -> subprocess.CompletedProcess[bytes]:
+    return subprocess.run(
+        [sys.executable, "-m", "compat", *args],
+        capture_output=True,
+        env={**os.environ, **env},
+        timeout=120,
+        check=False,
+    )
+
+
+def copy_generated(root: Path) -> Path:
+    """A root whose docs/ holds fresh copies of the generated files."""
+    for relative in GENERATED:
+        (root / relative).parent.mkdir(parents=True, exist_ok=True)
+        (root / relative).write_bytes((ROOT / relative).read_bytes())
+    return root

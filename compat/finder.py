@@ -19,6 +19,7 @@ from typing import Any
 from compat.config import DEFAULT_SPECULATIVE_ALGORITHM, AttentionConfig, flag_of
 from compat.guard import check
 from compat.matrix import MATRIX
+from compat.releases import RELEASES
 from compat.report import Finding, Report
 from compat.schema import Matrix
 from compat.vocab import KV_DTYPE_SPELLINGS, Arch, ComputeCapability, KvDtype, Platform, Severity
@@ -143,7 +144,12 @@ def finder_options(matrix: Matrix = MATRIX) -> tuple[Axis, ...]:
     )
     gpu = Axis("gpu", _gpu_options(), f"{Platform.CUDA.value}-{ComputeCapability(10, 0)}")
     # One spelling per dtype: the canonical one (drops aliases such as `bfloat16`).
-    dtypes = [name for name, dtype in KV_DTYPE_SPELLINGS.items() if name == dtype.value]
+    offered = RELEASES[FINDER_RELEASE].kv_set
+    dtypes = [
+        name
+        for name, dtype in KV_DTYPE_SPELLINGS.items()
+        if name == dtype.value and name in offered
+    ]
     kv = Axis(
         "kv_cache_dtype",
         tuple(Option(name, name, (("kv_cache_dtype", name),)) for name in dtypes),
@@ -187,10 +193,14 @@ def combinations(axes: Iterable[Axis]) -> Iterable[tuple[Option, ...]]:
 
 def config_for(combination: Iterable[Option], backend: str | None) -> AttentionConfig:
     """The configuration the finder asks the guard about: both phases on `backend`."""
-    fields: dict[str, Any] = {}
+    fields: dict[str, Any] = {"sglang_version": FINDER_RELEASE}
     for option in combination:
         fields.update(option.fields)
     return AttentionConfig(attention_backend=backend, **fields)
+
+
+# The release whose start-up the finder predicts: the one the page's tables describe.
+FINDER_RELEASE = "0.5.7"
 
 
 def verdict_of(report: Report) -> str:

@@ -32,7 +32,7 @@ from compat.report import (
     Resolved,
     Suggestion,
 )
-from compat.resolve import phase_flag, resolve
+from compat.resolve import phase_flag, resolve_applying
 from compat.schema import ArchStatus, ColumnId, Matrix, kv_column
 from compat.vocab import (
     CellKind,
@@ -65,7 +65,7 @@ def check(config: AttentionConfig, matrix: Matrix | None = None) -> Report:
     if matrix is None:
         matrix = release_matrix(parsed.release.release)
     findings: list[Finding] = []
-    resolved = resolve(parsed, findings, matrix)
+    resolved, applied = resolve_applying(parsed, findings, matrix)
     _check_dtype_platform(parsed, resolved, findings, matrix)
     prefill, decode = resolved.prefill_backend, resolved.decode_backend
     active = _active_columns(parsed, resolved)
@@ -78,7 +78,8 @@ def check(config: AttentionConfig, matrix: Matrix | None = None) -> Report:
             _check_backend(parsed, resolved, decode, DECODE_ONLY, active, findings, matrix)
     _check_rules(parsed, resolved, findings, matrix)
     release = parsed.release
-    _mark_enforcement(findings, release.backend_build)
+    if applied or release.backend_build:
+        _mark_enforcement(findings, applied, release.backend_build)
     return Report(
         config,
         resolved,
@@ -89,27 +90,37 @@ def check(config: AttentionConfig, matrix: Matrix | None = None) -> Report:
     )
 
 
-def _mark_enforcement(findings: list[Finding], build: Mapping[tuple[str, str], str]) -> None:
+def _mark_enforcement(
+    findings: list[Finding],
+    applied: frozenset[tuple[str, str | None]],
+    build: Mapping[tuple[str, str], str],
+) -> None:
     """Say where each documented finding is enforced, in place.
 
     A page finding whose rule SGLang's start-up code also applies (its twin `startup-RULE`
     for the same backend) is enforced at start-up; one that the release's backend
     constructors refuse fails later. Both findings stay: the page's words and SGLang's.
     """
-    applied = {
-        (f.rule.removeprefix("startup-"), f.backend)
-        for f in findings
-        if f.enforced is Enforcement.STARTUP and f.severity is not Severity.INFO
-    }
-    if not applied and not build:
-        return
     for index, finding in enumerate(findings):
         if finding.enforced is not Enforcement.DOCUMENTED:
             continue
         if (finding.rule, finding.backend) in applied:
-            findings[index] = replace(finding, enforced=Enforcement.STARTUP)
+            findings[index] = _retagged(finding, Enforcement.STARTUP)
         elif (finding.rule, finding.backend or "") in build:
-            findings[index] = replace(finding, enforced=Enforcement.BACKEND_BUILD)
+            findings[index] = _retagged(finding, Enforcement.BACKEND_BUILD)
+
+
+def _retagged(finding: Finding, enforced: Enforcement) -> Finding:
+    """The same finding enforced elsewhere; memoized like the findings themselves."""
+    known = _RETAGGED.get((id(finding), enforced))
+    if known is None or known[0] is not finding:
+        if len(_RETAGGED) > _MEMO_LIMIT:
+            _RETAGGED.clear()
+        known = _RETAGGED[(id(finding), enforced)] = (finding, replace(finding, enforced=enforced))
+    return known[1]
+
+
+_RETAGGED: dict[tuple[int, Enforcement], tuple[Finding, Finding]] = {}
 
 
 BOTH_PHASES = (Phase.PREFILL, Phase.DECODE)

@@ -21,7 +21,14 @@ def phase_flag(parsed: Parsed, phase: Phase) -> str:
 
 
 def resolve(parsed: Parsed, findings: list[Finding], matrix: Matrix = MATRIX) -> Resolved:
-    """What SGLang's start-up code runs: its own findings, then the page's view of the result.
+    """What SGLang's start-up code runs: its own findings, then the page's view of the result."""
+    return resolve_applying(parsed, findings, matrix)[0]
+
+
+def resolve_applying(
+    parsed: Parsed, findings: list[Finding], matrix: Matrix = MATRIX
+) -> tuple[Resolved, frozenset[tuple[str, str | None]]]:
+    """`resolve()`, and the (rule, backend) pairs SGLang's start-up code itself applied.
 
     A pure function of the launch, so each distinct launch is replayed once per process.
     """
@@ -50,14 +57,23 @@ def resolve(parsed: Parsed, findings: list[Finding], matrix: Matrix = MATRIX) ->
         if len(_RESOLVED) > _MEMO_LIMIT:
             _RESOLVED.clear()
         own: list[Finding] = []
-        known = _RESOLVED[key] = (_resolve(parsed, own, matrix), tuple(own))
+        resolved = _resolve(parsed, own, matrix)
+        applied = frozenset(
+            (f.rule.removeprefix("startup-"), f.backend)
+            for f in own
+            if f.enforced is Enforcement.STARTUP and f.severity is not Severity.INFO
+        )
+        known = _RESOLVED[key] = (resolved, tuple(own), applied)
     findings.extend(known[1])
-    return known[0]
+    return known[0], known[2]
 
 
 # A long-running process checking ever new launches must not grow the memo forever.
 _MEMO_LIMIT = 50_000
-_RESOLVED: dict[tuple[object, ...], tuple[Resolved, tuple[Finding, ...]]] = {}
+_RESOLVED: dict[
+    tuple[object, ...],
+    tuple[Resolved, tuple[Finding, ...], frozenset[tuple[str, str | None]]],
+] = {}
 
 
 def _resolve(parsed: Parsed, findings: list[Finding], matrix: Matrix) -> Resolved:

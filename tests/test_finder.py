@@ -18,12 +18,14 @@ from compat.finder import (
     AXIS_ORDER,
     DATA_GLOBAL,
     DATA_PATH,
+    FINDER_RELEASE,
     finder_data,
     finder_options,
     render_finder_data,
     render_finder_script,
 )
 from compat.matrix import MATRIX
+from compat.releases import RELEASES
 from compat.vocab import KV_DTYPE_SPELLINGS, ComputeCapability, Platform
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -88,8 +90,9 @@ def test_option_space_derives_from_the_vocabulary_and_the_matrix() -> None:
     axes = {axis.id: axis for axis in finder_options()}
     assert tuple(axes) == AXIS_ORDER
     kv = [option.value for option in axes["kv_cache_dtype"].options]
-    assert sorted(kv) == sorted(set(KV_DTYPE_SPELLINGS) - {"bfloat16"})
-    assert {KV_DTYPE_SPELLINGS[name] for name in kv} == set(KV_DTYPE_SPELLINGS.values())
+    offered = RELEASES[FINDER_RELEASE].kv_choices
+    assert sorted(kv) == sorted(set(offered) - {"bfloat16"})
+    assert {KV_DTYPE_SPELLINGS[name] for name in kv} == {KV_DTYPE_SPELLINGS[n] for n in offered}
     gpus = axes["gpu"].options
     platforms = {dict(option.fields)["platform"] for option in gpus}
     assert platforms == {platform.value for platform in Platform}

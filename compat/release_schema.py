@@ -196,6 +196,8 @@ class ReleaseRules:
     """Rule -> where in the release's code it was read."""
     replacements: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     """Values this release no longer accepts -> what to use instead."""
+    alias_kv_dtypes: Mapping[str, str] = field(default_factory=dict)
+    """Deprecated backend names whose rewrite also sets `--kv-cache-dtype`."""
     backend_phases: Mapping[str, frozenset[Phase]] = field(default_factory=dict)
     """Backends whose phases differ from the page's baseline (the documented guard follows)."""
 

@@ -261,6 +261,17 @@ def _snap_update(backend: str, snap: PageSnap | None) -> Callable[..., Any]:
     return change
 
 
+def _intel_xpu_snaps(fields: frozenset[Any]) -> Callable[..., Any]:
+    """Intel XPU's page sizes per architecture, read from the phases it runs (last in order)."""
+
+    def change(before: tuple[PageSnap, ...]) -> tuple[PageSnap, ...]:
+        kept = tuple(s for s in before if s.backend != "intel_xpu")
+        return (*kept, PageSnap("intel_xpu", fields, frozenset({64, 128}), arch=Arch.MHA),
+                PageSnap("intel_xpu", fields, frozenset({16, 32, 64, 128}), arch=Arch.MLA))
+
+    return change
+
+
 def _mtp_for(*names: str) -> Callable[..., Any]:
     def change(before: tuple[SpecAutoCase, ...]) -> tuple[SpecAutoCase, ...]:
         return tuple(
@@ -313,8 +324,10 @@ CHANGES: tuple[ReleaseChanges, ...] = (
                {"page_snaps": _snap_update("fa4", replace(_FA4_SNAP, gate=SM100))}),
     )),
     ReleaseChanges("0.5.11", (
-        Change("intel_xpu cannot run the prefill phase of an MLA model", code("0.5.11", _COMPAT),
-               {"mla_prefill_refused": ("intel_xpu",)}),
+        Change("intel_xpu cannot run the prefill phase of an MLA model; its page sizes follow "
+               "the decode phase: 64 or 128 for MHA, 16 to 128 for MLA", code("0.5.11", _COMPAT),
+               {"mla_prefill_refused": ("intel_xpu",),
+                "page_snaps": _intel_xpu_snaps(frozenset({RUNS_DECODE}))}),
         Change("`--speculative-algorithm DFLASH` is accepted",
                code("0.5.11", "ServerArgs.add_cli_args"),
                {"algorithm_choices": plus("DFLASH")}),
@@ -404,9 +417,10 @@ CHANGES: tuple[ReleaseChanges, ...] = (
                 "page_snaps": _snap_update("cutlass_mla", None),
                 "kv4": _kv4(_NEW_KV, _BACKENDS_0_5_20),
                 "dual_chunk_backend": None}),
-        Change("intel_xpu may run the prefill phase of an MLA model",
-               code("0.5.20", "handle_attention_backend_compatibility", _ATTENTION_HOOK),
-               {"mla_prefill_refused": ()}),
+        Change("intel_xpu may run the prefill phase of an MLA model; its page sizes follow "
+               "either phase", code("0.5.20", "handle_attention_backend_compatibility",
+                                    _ATTENTION_HOOK),
+               {"mla_prefill_refused": (), "page_snaps": _intel_xpu_snaps(EITHER_PHASE)}),
     )),
     ReleaseChanges("0.5.21", (
         Change("fp4_e2m1 is no longer accepted", code("0.5.21", "kv_cache_dtype choices",
@@ -427,9 +441,11 @@ CHANGES: tuple[ReleaseChanges, ...] = (
                {"backend_choices": plus("llada2_cfg_flashinfer")}),
     )),
     ReleaseChanges("0.5.23", (
-        Change("tokenspeed_mla becomes a deprecated alias of cutedsl_mla",
+        Change("tokenspeed_mla becomes a deprecated alias of cutedsl_mla (prefill on trtllm_mla, "
+               "an FP8 e4m3 KV cache)",
                code("0.5.23", "handle_deprecated_args", "sglang/srt/arg_groups/serving_hook.py"),
                {"backend_aliases": {"compressed": "dsv4", "tokenspeed_mla": "cutedsl_mla"},
+                "alias_kv_dtypes": {"tokenspeed_mla": "fp8_e4m3"},
                 "page_snaps": _snap_update("tokenspeed_mla", None),
                 "gpu_gates": lambda before: tuple(g for g in before if g.backend != "tokenspeed_mla"),
                 "kv_spellings": lambda before: tuple(k for k in before if k[0] != "tokenspeed_mla")}),

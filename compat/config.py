@@ -31,6 +31,22 @@ SPECULATIVE_ALGORITHMS = ("EAGLE", "EAGLE3", "NEXTN", "STANDALONE", "NGRAM")
 # The algorithm assumed where only a topk is chosen (the finder, `compat matrix`).
 DEFAULT_SPECULATIVE_ALGORITHM = SPECULATIVE_ALGORITHMS[0]
 
+
+def speculation_with_topk(topk: int) -> dict[str, Any]:
+    """The flags of a launch that only chooses a topk (the finder, `compat matrix`).
+
+    SGLang takes `--speculative-eagle-topk` only with `--speculative-num-steps` (and the
+    number of draft tokens), so a topk comes with the values of its own auto-choice.
+    """
+    steps = 3
+    return {
+        "speculative_algorithm": DEFAULT_SPECULATIVE_ALGORITHM,
+        "speculative_eagle_topk": topk,
+        "speculative_num_steps": steps,
+        "speculative_num_draft_tokens": steps + 1 if topk == 1 else 2 * topk,
+    }
+
+
 _ARCHS = {arch.value: arch for arch in Arch}
 _PLATFORMS = {platform.value: platform for platform in Platform}
 _MODES = {mode.value: mode for mode in SpeculativeAttentionMode}

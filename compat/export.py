@@ -10,7 +10,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from compat import release_text
 from compat.matrix import MATRIX
+from compat.release_schema import ReleaseRules
+from compat.releases import NEWEST, RELEASES
 from compat.schema import (
     ArchStatus,
     Backend,
@@ -76,17 +79,7 @@ def export_matrix(matrix: Matrix = MATRIX) -> JSON:
     backends = [_backend(matrix, backend, refs) for backend in matrix.backends]
     columns = [_column(matrix, column_id, refs) for column_id in _column_ids(matrix)]
     rules = _rules(matrix, refs)
-    defaults = [
-        {
-            "platform": choice.platform.value,
-            "attention_arch": None if choice.arch is None else choice.arch.value,
-            "capability": _capability(choice.capability),
-            "min_cuda": _version(choice.min_cuda),
-            "backend": choice.backend,
-            "fallback": choice.fallback,
-        }
-        for choice in matrix.defaults
-    ]
+    defaults = _default_branches(RELEASES[NEWEST])
     return {
         "schema_version": SCHEMA_VERSION,
         "generated_by": "compat export",
@@ -97,7 +90,48 @@ def export_matrix(matrix: Matrix = MATRIX) -> JSON:
         "tables": tables,
         "rules": rules,
         "defaults": defaults,
+        "releases": {name: _release(name) for name in RELEASES},
         "evidence": refs.entries(),
+    }
+
+
+def _default_branches(rules: ReleaseRules) -> list[dict[str, Any]]:
+    """The release's default decision, branch by branch (the first that holds wins)."""
+    return [
+        {
+            "backend": branch.backend,
+            "attention_arch": None if branch.arch is None else branch.arch.value,
+            "platform": None if branch.platform is None else branch.platform.value,
+            "gpu": None
+            if branch.gate is None
+            else {
+                "name": branch.gate.name,
+                "majors": sorted(branch.gate.majors),
+                "min_cuda": _version(branch.gate.min_cuda),
+            },
+            "no_spec_or_topk_one": branch.needs_no_spec_or_topk_one,
+            "topk_given_when_speculative": branch.needs_topk_when_speculative,
+            "architectures": None if branch.architectures is None else sorted(branch.architectures),
+            "kv_heads": None if branch.kv_heads is None else sorted(branch.kv_heads),
+        }
+        for branch in rules.defaults
+    ]
+
+
+def _release(name: str) -> dict[str, Any]:
+    """What a release accepts, how it picks a backend, and what changed in it."""
+    rules = RELEASES[name]
+    news = release_text.news(name)
+    return {
+        "backends": list(rules.backend_choices),
+        "kv_cache_dtypes": list(rules.kv_choices),
+        "speculative_algorithms": list(rules.algorithm_choices),
+        "same_as": release_text.same_as(name),
+        "defaults": _default_branches(rules),
+        "changes": [
+            {"summary": change.summary, "evidence": change.evidence.source}
+            for change in news.changes
+        ],
     }
 
 
@@ -370,6 +404,29 @@ def matrix_schema() -> JSON:
         "description": "Written by `compat export` from the capability matrix; evidence is "
         "listed once and referred to by its index in `evidence`.",
         "$defs": {
+            "default_branches": {
+                "type": "array",
+                "items": _object(
+                    {
+                        "backend": backend_name,
+                        "attention_arch": _nullable({"enum": archs}),
+                        "platform": _nullable({"enum": _values(Platform)}),
+                        "gpu": _nullable(
+                            _object(
+                                {
+                                    "name": text,
+                                    "majors": {"type": "array", "items": {"type": "integer"}},
+                                    "min_cuda": version,
+                                }
+                            )
+                        ),
+                        "no_spec_or_topk_one": {"type": "boolean"},
+                        "topk_given_when_speculative": {"type": "boolean"},
+                        "architectures": _nullable({"type": "array", "items": text}),
+                        "kv_heads": _nullable({"type": "array", "items": {"type": "integer"}}),
+                    }
+                ),
+            },
             "evidence_ref": {"type": "integer", "minimum": 0},
             "backend_name": {"type": "string", "pattern": "^[a-z0-9_]+$"},
             "capability": _nullable(
@@ -560,18 +617,25 @@ def matrix_schema() -> JSON:
                         },
                     }
                 ),
-                "defaults": {
-                    "type": "array",
-                    "items": _object(
-                        {
-                            "platform": {"enum": _values(Platform)},
-                            "attention_arch": _nullable({"enum": archs}),
-                            "capability": {"$ref": "#/$defs/capability"},
-                            "min_cuda": _nullable(version),
-                            "backend": backend_name,
-                            "fallback": _nullable(backend_name),
-                        }
-                    ),
+                "defaults": {"$ref": "#/$defs/default_branches"},
+                "releases": {
+                    "type": "object",
+                    "additionalProperties": False,
+                    "patternProperties": {
+                        r"^\d+\.\d+\.\d+$": _object(
+                            {
+                                "backends": {"type": "array", "items": string},
+                                "kv_cache_dtypes": {"type": "array", "items": string},
+                                "speculative_algorithms": {"type": "array", "items": string},
+                                "same_as": string,
+                                "defaults": {"$ref": "#/$defs/default_branches"},
+                                "changes": {
+                                    "type": "array",
+                                    "items": _object({"summary": text, "evidence": text}),
+                                },
+                            }
+                        )
+                    },
                 },
                 "evidence": {
                     "type": "array",

@@ -526,6 +526,8 @@ def _model_facts(server_args: Any) -> dict[str, Any]:
     if type(heads) is int and heads > 0:
         facts["kv_heads"] = heads
     return facts
+
+
 def _flag_holder(server_args: Any) -> Any:
     """What enforce() reads flags from as attributes: a mapping is read by key."""
     if isinstance(server_args, Mapping):

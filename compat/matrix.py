@@ -10,7 +10,6 @@ from compat.schema import (
     Backend,
     Column,
     ColumnId,
-    DefaultChoice,
     DtypeFallbackRule,
     DtypeRequirement,
     HybridCautionRule,
@@ -351,20 +350,6 @@ DTYPE_FALLBACK_RULES = (
                       "FA3 reads an FP8 KV cache only as e4m3.", SGLANG_SOURCE),
 )
 
-# -- defaults when --attention-backend is unset (first match wins) -----------------------
-
-DEFAULTS = (
-    DefaultChoice(Platform.CUDA, "fa3", Arch.MHA, HOPPER, min_cuda=(12, 3)),
-    DefaultChoice(Platform.CUDA, "trtllm_mha", Arch.MHA, BLACKWELL),
-    DefaultChoice(Platform.CUDA, "flashinfer", Arch.MHA, fallback="triton"),
-    DefaultChoice(Platform.CUDA, "fa3", Arch.MLA, HOPPER),
-    DefaultChoice(Platform.CUDA, "trtllm_mla", Arch.MLA, BLACKWELL),
-    DefaultChoice(Platform.CUDA, "triton", Arch.MLA),
-    DefaultChoice(Platform.ROCM, "aiter"),
-    DefaultChoice(Platform.NPU, "ascend"),
-    DefaultChoice(Platform.CPU, "intel_amx", fallback="torch_native"),
-)
-
 MATRIX = Matrix(
     backends=BACKENDS,
     columns=COLUMNS,
@@ -374,6 +359,5 @@ MATRIX = Matrix(
     hybrid_caution_rules=HYBRID_CAUTION_RULES,
     spec_paged_rules=SPEC_PAGED_RULES,
     dtype_fallback_rules=DTYPE_FALLBACK_RULES,
-    defaults=DEFAULTS,
     sources=(BASELINE_DOC, PR_14467, SGLANG_SOURCE),
 )

@@ -16,26 +16,50 @@ from mkdocs.exceptions import PluginError
 from mkdocs.structure.files import File, Files
 
 from compat.outputs import OutputError, Staleness, staleness
-from compat.render import PAGE_PATH, TemplateError, render_page
+from compat.render import TemplateError, render_pages
 
 FIX_COMMAND = "compat docs"
 
 
+def on_config(config: MkDocsConfig) -> MkDocsConfig:
+    """List the release pages in the navigation, newest first, after "What changed"."""
+    from compat.release_text import releases_with_changes
+    from compat.render import CHANGES_PATH, RELEASE_DIR
+
+    releases = [
+        {f"SGLang {name}": f"{RELEASE_DIR}/{name}.md"} for name in reversed(releases_with_changes())
+    ]
+    nav = config.nav or []
+    at = next(
+        (
+            i + 1
+            for i, item in enumerate(nav)
+            if isinstance(item, dict) and CHANGES_PATH.name in item.values()
+        ),
+        len(nav),
+    )
+    nav.insert(at, {"Releases": releases})
+    config.nav = nav
+    return config
+
+
 def on_pre_build(config: MkDocsConfig) -> None:
-    """Compare the page in `docs_dir` with a fresh render of the matrix."""
-    page = Path(config.docs_dir) / PAGE_PATH.name
+    """Compare every generated page in `docs_dir` with a fresh render of the matrix."""
+    docs_dir = Path(config.docs_dir)
     try:
         # The package's own templates, as `compat docs` uses by default.
-        content = render_page()
+        pages = render_pages()
     except TemplateError as error:
-        raise PluginError(f"cannot render {PAGE_PATH.as_posix()}: {error}") from error
-    stale = _staleness(page, content, PAGE_PATH.as_posix())
-    if not stale.fresh:
-        raise PluginError(
-            f"{PAGE_PATH.as_posix()} is stale: it differs from a fresh render of "
-            f"compat/matrix.py. Run `{FIX_COMMAND}` and commit the result.\n{stale.diff}"
-        )
-    _refuse_stale_export(Path(config.docs_dir))
+        raise PluginError(f"cannot render the pages: {error}") from error
+    for path, content in pages:
+        label = path.as_posix()
+        stale = _staleness(docs_dir / path.relative_to("docs"), content, label)
+        if not stale.fresh:
+            raise PluginError(
+                f"{label} is stale: it differs from a fresh render of compat/matrix.py and "
+                f"compat/releases.py. Run `{FIX_COMMAND}` and commit the result.\n{stale.diff}"
+            )
+    _refuse_stale_export(docs_dir)
 
 
 def _refuse_stale_export(docs_dir: Path) -> None:

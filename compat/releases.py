@@ -11,7 +11,7 @@ previous one's data. Lists that the code shares with the page come from the matr
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, replace
 from functools import cache
 from typing import TYPE_CHECKING, Any
@@ -456,31 +456,52 @@ CHANGES: tuple[ReleaseChanges, ...] = (
 SAME_AS_BEFORE = ("0.5.14", "0.5.18")
 
 
-def _fold() -> dict[str, ReleaseRules]:
-    releases = {"0.5.7": RELEASE_0_5_7}
-    rules = RELEASE_0_5_7
-    by_release = {delta.release: delta for delta in CHANGES}
-    for minor in range(8, 24):
-        release = f"0.5.{minor}"
-        delta = by_release.get(release)
-        if delta is not None:
-            updates: dict[str, Any] = {"release": release}
-            for change in delta.changes:
-                for name, value in change.updates.items():
-                    current = updates.get(name, getattr(rules, name))
-                    updates[name] = value(current) if callable(value) else value
-            rules = replace(rules, **updates)
-        else:
-            assert release in SAME_AS_BEFORE, f"{release} has neither changes nor a twin"
-            rules = replace(rules, release=release)
-        releases[release] = rules
-    return releases
+RELEASE_NAMES = tuple(f"0.5.{minor}" for minor in range(7, 24))
+CHANGES_BY_RELEASE = {delta.release: delta for delta in CHANGES}
+assert set(CHANGES_BY_RELEASE) | set(SAME_AS_BEFORE) == set(RELEASE_NAMES[1:]), "a release is missing"
+
+
+class _Releases(Mapping[str, ReleaseRules]):
+    """Release -> rules, folded from the baseline on first use: a guard loads only its own."""
+
+    def __init__(self) -> None:
+        self._folded: dict[str, ReleaseRules] = {"0.5.7": RELEASE_0_5_7}
+
+    def __getitem__(self, release: str) -> ReleaseRules:
+        rules = self._folded.get(release)
+        if rules is None:
+            if release not in RELEASE_NAMES:
+                raise KeyError(release)
+            before = self[RELEASE_NAMES[RELEASE_NAMES.index(release) - 1]]
+            rules = self._folded[release] = _apply(before, release)
+        return rules
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(RELEASE_NAMES)
+
+    def __len__(self) -> int:
+        return len(RELEASE_NAMES)
+
+    def __contains__(self, release: object) -> bool:
+        return release in RELEASE_NAMES
+
+
+def _apply(before: ReleaseRules, release: str) -> ReleaseRules:
+    delta = CHANGES_BY_RELEASE.get(release)
+    if delta is None:  # the same rules as the release before
+        return replace(before, release=release)
+    updates: dict[str, Any] = {"release": release}
+    for change in delta.changes:
+        for name, value in change.updates.items():
+            current = updates.get(name, getattr(before, name))
+            updates[name] = value(current) if callable(value) else value
+    return replace(before, **updates)
 
 
 # -- which release --------------------------------------------------------------------
 
-RELEASES: Mapping[str, ReleaseRules] = _fold()
-NEWEST: str = list(RELEASES)[-1]
+RELEASES: Mapping[str, ReleaseRules] = _Releases()
+NEWEST: str = RELEASE_NAMES[-1]
 _VERSION = re.compile(r"^v?(\d+)\.(\d+)\.(\d+)(?:\.?post\d+|rc\d+)?$")
 
 

@@ -15,12 +15,13 @@ import jinja2
 from jinja2 import TemplateError
 from jinja2.sandbox import SandboxedEnvironment
 
-from compat import startup_text
+from compat import release_text, startup_text
 from compat.config import AttentionConfig
 from compat.matrix import MATRIX
 from compat.outputs import package_templates
 from compat.release_schema import ReleaseRules
-from compat.releases import NEWEST, RELEASES
+from compat.release_text import ReleaseNews
+from compat.releases import NEWEST, RELEASE_NAMES, RELEASES, release_matrix
 from compat.schema import (
     ArchStatus,
     Backend,
@@ -47,9 +48,20 @@ from compat.vocab import (
     join_or,
 )
 
-__all__ = ["PAGE_PATH", "TEMPLATE_NAME", "TemplateError", "build_page", "render_page"]
+__all__ = [
+    "PAGE_PATH",
+    "TEMPLATE_NAME",
+    "TemplateError",
+    "build_page",
+    "render_page",
+    "render_pages",
+]
 
 PAGE_PATH = Path("docs") / "attention_backend.md"
+# One page per release whose start-up rules changed, and the page listing the changes.
+RELEASE_DIR = "releases"
+CHANGES_PATH = Path("docs") / "changes.md"
+CHANGES_TEMPLATE = "changes.md.j2"
 """Where the rendered page lives, relative to the project root."""
 
 TEMPLATE_NAME = "attention_backend.md.j2"
@@ -162,6 +174,24 @@ class PageView:
     defaults: GridView
     sources: GridView
     startup: StartupView
+    release: ReleaseView
+
+
+@dataclass(frozen=True)
+class ReleaseView:
+    """Which release the page describes, its accepted values, its news and the other pages."""
+
+    name: str
+    baseline: bool
+    backends: str
+    kv_dtypes: str
+    news: ReleaseNews
+    same_as: str
+    home: str
+    """The link from this page to the main page (empty on the main page)."""
+    pages: tuple[tuple[str, str], ...]
+    """(release, link) of every release page."""
+    changes_link: str
 
 
 @dataclass(frozen=True)
@@ -716,8 +746,12 @@ def _grid(headers: tuple[str, ...], rows: Iterable[tuple[str, ...]]) -> GridView
 # -- the page -----------------------------------------------------------------------------
 
 
-def build_page(matrix: Matrix = MATRIX) -> PageView:
-    """The view model of the whole page, computed from `matrix` alone."""
+def build_page(matrix: Matrix = MATRIX, release: str | None = None, here: str = "") -> PageView:
+    """The view model of the page of `release` (the newest by default), from `matrix`.
+
+    `here` is the page's folder below docs/ (for links between pages).
+    """
+    rules = RELEASES[release or NEWEST]
     return PageView(
         baseline=_link(matrix.tables[0].evidence),
         tables=tuple(_table_view(table) for table in matrix.tables),
@@ -725,14 +759,29 @@ def build_page(matrix: Matrix = MATRIX) -> PageView:
         hardware=_hardware(matrix),
         legend=_legend(matrix),
         rules=_rules(matrix),
-        defaults=_defaults(_rules_of_newest()),
+        defaults=_defaults(rules),
         sources=_sources(matrix),
-        startup=_startup(matrix, _rules_of_newest()),
+        startup=_startup(matrix, rules),
+        release=_release_view(rules, here),
     )
 
 
-def _rules_of_newest() -> ReleaseRules:
-    return RELEASES[NEWEST]
+def _release_view(rules: ReleaseRules, here: str) -> ReleaseView:
+    up = "../" if here else ""
+    return ReleaseView(
+        name=rules.release,
+        baseline=rules.release == RELEASE_NAMES[0],
+        backends=_code_list(rules.backend_choices),
+        kv_dtypes=_code_list(rules.kv_choices),
+        news=release_text.news(rules.release),
+        same_as=release_text.same_as(rules.release),
+        home=f"{up}{PAGE_PATH.name}" if here else "",
+        pages=tuple(
+            (name, f"{up}{RELEASE_DIR}/{name}.md" if not here else f"{name}.md")
+            for name in release_text.releases_with_changes()
+        ),
+        changes_link=f"{up}{CHANGES_PATH.name}",
+    )
 
 
 def _environment(template_dir: Path) -> jinja2.Environment:
@@ -747,9 +796,28 @@ def _environment(template_dir: Path) -> jinja2.Environment:
     )
 
 
-def render_page(matrix: Matrix = MATRIX, template_dir: Path | None = None) -> str:
+def render_page(
+    matrix: Matrix = MATRIX,
+    template_dir: Path | None = None,
+    release: str | None = None,
+    here: str = "",
+) -> str:
     """The Markdown of `docs/attention_backend.md`, ending in exactly one newline."""
     directory = template_dir if template_dir is not None else package_templates()
     template = _environment(directory).get_template(TEMPLATE_NAME)
-    text = template.render(page=build_page(matrix))
+    text = template.render(page=build_page(matrix, release, here))
     return text.rstrip("\n") + "\n"
+
+
+def render_pages(template_dir: Path | None = None) -> tuple[tuple[Path, str], ...]:
+    """Every generated page: the main one (newest release), one per release, what changed."""
+    pages = [(PAGE_PATH, render_page(template_dir=template_dir))]
+    for name in release_text.releases_with_changes():
+        content = render_page(release_matrix(name), template_dir, name, RELEASE_DIR)
+        pages.append((Path("docs") / RELEASE_DIR / f"{name}.md", content))
+    directory = template_dir if template_dir is not None else package_templates()
+    template = _environment(directory).get_template(CHANGES_TEMPLATE)
+    news = tuple(release_text.news(r) for r in release_text.releases_with_changes()[1:])
+    text = template.render(news=news, releases=RELEASE_DIR, newest=NEWEST)
+    pages.append((CHANGES_PATH, text.rstrip("\n") + "\n"))
+    return tuple(pages)

@@ -18,7 +18,6 @@ from compat.vocab import (
     CapabilityRange,
     Cell,
     CellKind,
-    ComputeCapability,
     Evidence,
     KvDtype,
     ModelFeature,
@@ -160,37 +159,6 @@ class DtypeFallbackRule:
     evidence: Evidence
 
 
-@dataclass(frozen=True)
-class DefaultChoice:
-    """One line of the default-backend table; the first line that matches wins."""
-
-    platform: Platform
-    backend: str
-    arch: Arch | None = None
-    capability: CapabilityRange | None = None
-    min_cuda: tuple[int, int] | None = None
-    fallback: str | None = None
-    """Taken when `backend` cannot run on the hardware (or, on CPU, without AMX)."""
-
-    def matches(
-        self,
-        platform: Platform,
-        arch: Arch,
-        capability: ComputeCapability | None,
-        cuda: tuple[int, int] | None,
-    ) -> bool:
-        if platform is not self.platform:
-            return False
-        if self.arch is not None and arch is not self.arch:
-            return False
-        if self.capability is not None and (
-            capability is None or capability not in self.capability
-        ):
-            return False
-        # An unknown CUDA version is assumed recent enough: the guard cannot see it.
-        return self.min_cuda is None or cuda is None or cuda >= self.min_cuda
-
-
 class ArchStatus(Term):
     ROW = "has a row"
     REFUSED = "known not to work"
@@ -207,7 +175,6 @@ class Matrix:
     hybrid_caution_rules: tuple[HybridCautionRule, ...]
     spec_paged_rules: tuple[SpecPagedRule, ...]
     dtype_fallback_rules: tuple[DtypeFallbackRule, ...]
-    defaults: tuple[DefaultChoice, ...]
     sources: tuple[Evidence, ...]
     """Evidence that is not attached to any single claim (kept for the sources list)."""
 
@@ -395,13 +362,8 @@ def _check_consistency(matrix: Matrix) -> None:
     referenced += [name for rule in matrix.spec_paged_rules for name in rule.backends]
     referenced += [r.backend for r in matrix.dtype_fallback_rules]
     referenced += [r.replacement for r in matrix.dtype_fallback_rules]
-    referenced += [d.backend for d in matrix.defaults] + [
-        d.fallback for d in matrix.defaults if d.fallback
-    ]
     problems += [
-        f"a rule or default names unknown backend {name!r}"
-        for name in referenced
-        if name not in names
+        f"a rule names unknown backend {name!r}" for name in referenced if name not in names
     ]
     if problems:
         raise ValueError("inconsistent capability matrix: " + "; ".join(problems))

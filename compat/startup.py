@@ -204,8 +204,14 @@ def _aliases(rules: ReleaseRules, f: _Fields, log: _Log) -> None:
             # The dtype goes with the successor backend, not the prefill stand-in.
             forced = rules.alias_kv_dtypes.get(name) if target == new else None
             if forced is not None and f.kv_dtype != forced:
-                log.warn("deprecated-backend", f"{name} runs with --kv-cache-dtype {forced}",
-                         ("--kv-cache-dtype",), value=f.kv_dtype, allowed=(forced,), backend=name)
+                log.warn(
+                    "deprecated-backend",
+                    f"{name} runs with --kv-cache-dtype {forced}",
+                    ("--kv-cache-dtype",),
+                    value=f.kv_dtype,
+                    allowed=(forced,),
+                    backend=name,
+                )
                 f.kv_dtype = forced
 
 

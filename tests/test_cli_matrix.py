@@ -214,8 +214,13 @@ def test_explain_every_backend(capsys: pytest.CaptureFixture[str], name: str) ->
             assert f"{table.title}: no row ({MATRIX.arch_status(name, table.arch).value})" in out
         else:
             assert f"{table.title}: {row.display_name}" in out
-    is_default = any(name in (d.backend, d.fallback) for d in MATRIX.defaults)
+    newest = RELEASES[NEWEST]
+    is_default = any(b.backend == name for b in newest.defaults) or any(
+        o.backend == name for o in newest.model_overrides
+    )
     assert ("not a default anywhere" not in out) is is_default
+    accepted = [r for r, rules in RELEASES.items() if name in rules.backend_set]
+    assert f"SGLang {accepted[0]}" in out
 
 
 def test_explain_json(capsys: pytest.CaptureFixture[str]) -> None:

@@ -22,6 +22,7 @@ from compat.export import (
 )
 from compat.matrix import MATRIX
 from compat.outputs import project_root
+from compat.releases import NEWEST, RELEASES
 from compat.schema import ColumnId
 from compat.vocab import Arch, CellKind
 
@@ -126,7 +127,8 @@ def test_backends_columns_and_rules_come_from_the_matrix() -> None:
     for arch in Arch:
         assert pairing["decode_partners"][arch.value] == list(MATRIX.decode_partners(rule, arch))
     assert [p["id"] for p in exported["rules"]["phase_only"]] == ["fa4-prefill-only"]
-    assert len(exported["defaults"]) == len(MATRIX.defaults)
+    assert len(exported["defaults"]) == len(RELEASES[NEWEST].defaults)
+    assert set(exported["releases"]) == set(RELEASES)
 
 
 def test_flipping_one_cell_changes_the_export() -> None:

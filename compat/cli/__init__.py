@@ -20,6 +20,7 @@ from typing import NoReturn
 # Subcommand name -> module in this package that defines `register(subparsers)`.
 COMMANDS: dict[str, str] = {
     "check": "check",
+    "diff": "diff",
     "docs": "docs",
     "explain": "explain",
     "export": "export",

@@ -15,9 +15,10 @@ FIX_COMMAND = "compat docs"
 def register(subparsers: argparse._SubParsersAction[Any]) -> None:
     parser = subparsers.add_parser(
         "docs",
-        help="render docs/attention_backend.md from the capability matrix",
-        description="Render docs/attention_backend.md from compat/matrix.py. With --check, "
-        "write nothing and exit 1 when the committed page is stale.",
+        help="render the docs pages from the capability matrix and the releases",
+        description="Render docs/attention_backend.md, one page per SGLang release in "
+        "docs/releases/ and docs/changes.md from compat/matrix.py and compat/releases.py. "
+        "With --check, write nothing and exit 1 when a committed page is stale.",
     )
     parser.add_argument(
         "--check",
@@ -45,7 +46,7 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
 
 def run(args: argparse.Namespace) -> int:
     # Imported here so that other subcommands never load Jinja.
-    from compat.render import PAGE_PATH, TemplateError, render_page
+    from compat.render import TemplateError, render_pages
 
     root: Path = args.root if args.root is not None else outputs.project_root()
     if not _is_dir(root):
@@ -55,7 +56,7 @@ def run(args: argparse.Namespace) -> int:
         args.template_dir if args.template_dir is not None else outputs.package_templates()
     )
     try:
-        content = render_page(template_dir=template_dir)
+        pages = render_pages(template_dir=template_dir)
     except TemplateError as error:
         print(
             f"compat docs: cannot render the page: {_describe(error, template_dir)}",
@@ -65,23 +66,30 @@ def run(args: argparse.Namespace) -> int:
     except (OSError, UnicodeDecodeError) as error:  # an unreadable template file
         print(f"compat docs: cannot read the templates in {template_dir}: {error}", file=sys.stderr)
         return 2
-    page = root / PAGE_PATH
-    label = PAGE_PATH.as_posix()
     try:
         if args.check:
-            return _check(page, content, label, args, root)
-        written = outputs.write_if_changed(page, content, root=root)
+            return max(
+                _check(root / path, content, path.as_posix(), args, root) for path, content in pages
+            )
+        written = [
+            path.as_posix()
+            for path, content in pages
+            if outputs.write_if_changed(root / path, content, root=root)
+        ]
     except outputs.OutputError as error:
         print(f"compat docs: {error}", file=sys.stderr)
         return 2
-    print(f"wrote {label}" if written else f"{label} is up to date")
+    for label in written:
+        print(f"wrote {label}")
+    fresh = len(pages) - len(written)
+    if fresh:
+        print(f"{fresh} of {len(pages)} pages are up to date")
     return 0
 
 
 def _check(page: Path, content: str, label: str, args: argparse.Namespace, root: Path) -> int:
     stale = outputs.staleness(page, content, label=label)
     if stale.fresh:
-        print(f"{label} is up to date")
         return 0
     sys.stdout.write(stale.diff if stale.diff.endswith("\n") else stale.diff + "\n")
     fix = FIX_COMMAND if args.root is None else f"{FIX_COMMAND} --root {root}"

@@ -54,13 +54,16 @@ def unknown_backend(name: str, matrix: Matrix = MATRIX) -> str:
 
 def run(args: argparse.Namespace) -> int:
     name: str = args.backend
-    if name not in MATRIX.backend_names:
-        print(f"compat explain: error: {unknown_backend(name)}", file=sys.stderr)
+    from compat.releases import NEWEST, release_matrix
+
+    matrix = release_matrix(NEWEST) if name not in MATRIX.backend_names else MATRIX
+    if name not in matrix.backend_names:
+        print(f"compat explain: error: {unknown_backend(name, matrix)}", file=sys.stderr)
         return 2
     if args.json:
-        print(json.dumps(explain_json(MATRIX, name), indent=2, ensure_ascii=False))
+        print(json.dumps(explain_json(matrix, name), indent=2, ensure_ascii=False))
     else:
-        print("\n".join(explain_lines(MATRIX, name)))
+        print("\n".join(explain_lines(matrix, name)))
     return 0
 
 
@@ -238,26 +241,42 @@ def _rules(matrix: Matrix, backend: Backend, sources: _Sources) -> list[str]:
     return lines
 
 
-def _defaults(matrix: Matrix, name: str) -> list[str]:
-    lines = []
-    for choice in matrix.defaults:
-        if name not in (choice.backend, choice.fallback):
-            continue
-        where = [choice.platform.label]
-        if choice.arch is not None:
-            where.append(f"{choice.arch.label} models")
-        if choice.capability is not None:
-            where.append(choice.capability.label)
-        if choice.min_cuda is not None:
-            where.append(f"CUDA {choice.min_cuda[0]}.{choice.min_cuda[1]} or newer")
-        if name == choice.backend:
-            line = f"the default for {', '.join(where)}"
-            if choice.fallback is not None:
-                line += f" (falls back to {choice.fallback} when it cannot run)"
-        else:
-            line = f"the fallback for {', '.join(where)} when {choice.backend} cannot run"
-        lines.append(line)
+def _defaults(name: str) -> list[str]:
+    """Where the newest release's default decision picks `name`."""
+    from compat.releases import NEWEST, RELEASES
+    from compat.startup_text import branch_conditions, override_text
+
+    rules = RELEASES[NEWEST]
+    lines = [
+        f"SGLang {rules.release}: the default for {branch.arch.label if branch.arch else 'any'} "
+        f"models when {branch_conditions(branch, rules)}".replace("`", "")
+        for branch in rules.defaults
+        if branch.backend == name
+    ]
+    lines += [
+        f"SGLang {rules.release}: {override_text(o)}".replace("`", "")
+        for o in rules.model_overrides
+        if o.backend == name
+    ]
     return lines or ["not a default anywhere (used only when --attention-backend names it)"]
+
+
+def _releases(name: str) -> list[str]:
+    """The releases whose flags accept `name`, as ranges."""
+    from compat.releases import RELEASES
+
+    accepting = [r for r, rules in RELEASES.items() if name in rules.backend_set]
+    if not accepting:
+        return ["no release modelled here accepts it"]
+    names = list(RELEASES)
+    spans: list[list[str]] = []
+    for release in accepting:
+        if spans and names.index(release) == names.index(spans[-1][-1]) + 1:
+            spans[-1].append(release)
+        else:
+            spans.append([release])
+    text = ", ".join(s[0] if len(s) == 1 else f"{s[0]} to {s[-1]}" for s in spans)
+    return [f"SGLang {text}"]
 
 
 def explain_lines(matrix: Matrix, name: str) -> list[str]:
@@ -267,7 +286,8 @@ def explain_lines(matrix: Matrix, name: str) -> list[str]:
     lines += _rows(matrix, backend, sources)
     rules = _rules(matrix, backend, sources)
     lines += ["", "Rules that mention it:"] + [f"  {line}" for line in rules or ["none"]]
-    lines += ["", "Default:"] + [f"  {line}" for line in _defaults(matrix, name)]
+    lines += ["", "Default:"] + [f"  {line}" for line in _defaults(name)]
+    lines += ["", "Accepted by:"] + [f"  {line}" for line in _releases(name)]
     lines += ["", "Sources:", *sources.lines()]
     return lines
 
@@ -284,6 +304,7 @@ def explain_json(matrix: Matrix, name: str) -> dict[str, Any]:
     return {
         "backend": next(b for b in exported["backends"] if b["name"] == name),
         "rows": rows,
-        "defaults": [d for d in exported["defaults"] if name in (d["backend"], d["fallback"])],
+        "defaults": [d for d in exported["defaults"] if d["backend"] == name],
+        "releases": [r for r, data in exported["releases"].items() if name in data["backends"]],
         "evidence": exported["evidence"],
     }

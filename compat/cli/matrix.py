@@ -14,9 +14,14 @@ import unicodedata
 from collections.abc import Sequence
 from typing import Any
 
-from compat.config import DEFAULT_SPECULATIVE_ALGORITHM, AttentionConfig, InvalidConfigError
+from compat.config import (
+    DEFAULT_SPECULATIVE_ALGORITHM,
+    AttentionConfig,
+    InvalidConfigError,
+    speculation_with_topk,
+)
 from compat.guard import check
-from compat.matrix import MATRIX
+from compat.releases import release_matrix
 from compat.report import Report
 from compat.schema import ArchStatus, Matrix
 from compat.vocab import Arch
@@ -28,6 +33,7 @@ _FILTERS: tuple[tuple[str, str, type], ...] = (
     ("--kv-cache-dtype", "kv_cache_dtype", str),
     ("--page-size", "page_size", int),
     ("--speculative-eagle-topk", "speculative_eagle_topk", int),
+    ("--sglang-version", "sglang_version", str),
 )
 SPECULATIVE_ALGORITHM = DEFAULT_SPECULATIVE_ALGORITHM
 """Set when `--speculative-eagle-topk` is given: topk means nothing without an algorithm."""
@@ -59,6 +65,12 @@ def register(subparsers: Any) -> None:
         metavar="K",
         help=f"implies --speculative-algorithm {SPECULATIVE_ALGORITHM}",
     )
+    parser.add_argument(
+        "--sglang-version",
+        metavar="X.Y.Z",
+        help="the release whose backends and start-up rules to use (default: the installed "
+        "one, else the newest known)",
+    )
     parser.add_argument("--json", action="store_true", help="machine-readable output")
     parser.set_defaults(run=run)
 
@@ -75,7 +87,7 @@ def run(args: argparse.Namespace) -> int:
         if value is not None:
             fields[name] = value
     if args.speculative_eagle_topk is not None:
-        fields["speculative_algorithm"] = SPECULATIVE_ALGORITHM
+        fields.update(speculation_with_topk(args.speculative_eagle_topk))
     archs = tuple(Arch)
     if args.model_config is not None:
         from compat.model_config import ModelConfigError, load_model_facts
@@ -89,31 +101,36 @@ def run(args: argparse.Namespace) -> int:
     if args.attention_arch is not None:
         fields["attention_arch"] = args.attention_arch
         archs = (Arch(args.attention_arch),)
-    filtered = bool(fields) or args.attention_arch is not None
-    if not filtered:
-        return _print_tables(MATRIX, args.json)
+    filtered = bool(set(fields) - {"sglang_version"}) or args.attention_arch is not None
     try:
-        AttentionConfig(**fields)
+        probe = AttentionConfig(**{"attention_arch": "mha", **fields})
     except InvalidConfigError as error:
         for problem in error.problems:
             print(f"compat matrix: error: {problem}", file=sys.stderr)
         return 2
-    verdicts = {arch: judge(MATRIX, arch, fields) for arch in archs}
+    release = probe.parsed.release
+    matrix = release_matrix(release.release)
+    if not filtered:
+        return _print_tables(matrix, args.json)
+    verdicts = {arch: judge(matrix, arch, fields) for arch in archs}
     if args.json:
         print(json.dumps(_verdicts_json(fields, verdicts), indent=2, ensure_ascii=False))
         return 0
-    _print_verdicts(MATRIX, fields, verdicts)
+    _print_verdicts(matrix, fields, verdicts)
     return 0
 
 
 def judge(matrix: Matrix, arch: Arch, fields: dict[str, Any]) -> dict[str, Report]:
-    """The guard's report for `--attention-backend NAME` plus `fields`, for every backend."""
+    """The guard's report for `--attention-backend NAME` plus `fields`, for every backend
+    the release accepts."""
+    offered = AttentionConfig(**{**fields, "attention_arch": arch.value}).parsed.release
     return {
         name: check(
             AttentionConfig(**{**fields, "attention_backend": name, "attention_arch": arch.value}),
             matrix,
         )
         for name in matrix.backend_names
+        if name in offered.backend_set
     }
 
 

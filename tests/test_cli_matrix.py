@@ -14,6 +14,7 @@ from compat.cli import COMMANDS, main
 from compat.config import AttentionConfig
 from compat.guard import check
 from compat.matrix import MATRIX
+from compat.releases import NEWEST, RELEASES
 from compat.schema import ColumnId
 from compat.vocab import Arch
 

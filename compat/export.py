@@ -128,6 +128,15 @@ def _release(name: str) -> dict[str, Any]:
         "speculative_algorithms": list(rules.algorithm_choices),
         "same_as": release_text.same_as(name),
         "defaults": _default_branches(rules),
+        "model_overrides": [
+            {
+                "backend": override.backend,
+                "architectures": sorted(override.architectures),
+                "sparse_attention_only": override.sparse,
+                "gpu": None if override.gate is None else override.gate.name,
+            }
+            for override in rules.model_overrides
+        ],
         "changes": [
             {"summary": change.summary, "evidence": change.evidence.source}
             for change in news.changes
@@ -629,6 +638,17 @@ def matrix_schema() -> JSON:
                                 "speculative_algorithms": {"type": "array", "items": string},
                                 "same_as": string,
                                 "defaults": {"$ref": "#/$defs/default_branches"},
+                                "model_overrides": {
+                                    "type": "array",
+                                    "items": _object(
+                                        {
+                                            "backend": backend_name,
+                                            "architectures": {"type": "array", "items": text},
+                                            "sparse_attention_only": {"type": "boolean"},
+                                            "gpu": _nullable(text),
+                                        }
+                                    ),
+                                },
                                 "changes": {
                                     "type": "array",
                                     "items": _object({"summary": text, "evidence": text}),

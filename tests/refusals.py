@@ -15,6 +15,15 @@ from compat.render import PAGE_PATH
 ROOT = Path(__file__).resolve().parent.parent
 PAGE = PAGE_PATH.as_posix()
 GENERATED = (PAGE, "docs/matrix.json", "docs/matrix.schema.json")
+
+
+def generated_pages() -> tuple[str, ...]:
+    """Every page `compat docs` writes (the main one, the release pages, what changed)."""
+    from compat.render import render_pages
+
+    return tuple(path.as_posix() for path, _ in render_pages())
+
+
 MHA = ["check", "--platform", "cuda", "--attention-arch", "mha"]
 
 
@@ -51,7 +60,7 @@ def run_module(*args: str | bytes, **env: str) -> subprocess.CompletedProcess[by
 
 def copy_generated(root: Path) -> Path:
     """A root whose docs/ holds fresh copies of the generated files."""
-    for relative in GENERATED:
+    for relative in (*GENERATED, *generated_pages()):
         (root / relative).parent.mkdir(parents=True, exist_ok=True)
         (root / relative).write_bytes((ROOT / relative).read_bytes())
     return root

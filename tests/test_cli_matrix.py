@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from compat.cli import COMMANDS, main
-from compat.config import AttentionConfig
+from compat.config import AttentionConfig, speculation_with_topk
 from compat.guard import check
 from compat.matrix import MATRIX
 from compat.releases import NEWEST, RELEASES
@@ -128,7 +128,7 @@ def test_filters_match_the_guard(
         argv += ["--" + name.replace("_", "-"), str(value)]
     guard_fields = dict(fields)
     if "speculative_eagle_topk" in fields:
-        guard_fields["speculative_algorithm"] = "EAGLE"
+        guard_fields.update(speculation_with_topk(fields["speculative_eagle_topk"]))
     code, out, _ = run(capsys, *argv)
     assert code == 0
     (verdict,) = json.loads(out)["archs"]

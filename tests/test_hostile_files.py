@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import errno
 import os
+import shutil
 import signal
 import stat
 import subprocess
@@ -58,9 +59,7 @@ def test_a_read_only_docs_dir_is_exit_2(
 def test_docs_replaced_by_a_file_is_exit_2(
     project: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    for relative in (PAGE, "docs/matrix.json", "docs/matrix.schema.json"):
-        (project / relative).unlink()
-    (project / "docs").rmdir()
+    shutil.rmtree(project / "docs")
     (project / "docs").write_text("a file\n", encoding="utf-8")
     refused(["docs", "--root", str(project)], capsys, "docs")
     refused(["docs", "--check", "--root", str(project)], capsys, "docs")

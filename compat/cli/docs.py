@@ -68,9 +68,12 @@ def run(args: argparse.Namespace) -> int:
         return 2
     try:
         if args.check:
-            return max(
+            stale = max(
                 _check(root / path, content, path.as_posix(), args, root) for path, content in pages
             )
+            if not stale:
+                print(f"{len(pages)} pages are up to date")
+            return stale
         written = [
             path.as_posix()
             for path, content in pages

@@ -295,6 +295,7 @@ def explain_lines(matrix: Matrix, name: str) -> list[str]:
 def explain_json(matrix: Matrix, name: str) -> dict[str, Any]:
     """The export's entries about one backend: the backend, its rows and its defaults."""
     from compat.export import export_matrix
+    from compat.releases import NEWEST
 
     exported = export_matrix(matrix)
     rows = {
@@ -304,7 +305,11 @@ def explain_json(matrix: Matrix, name: str) -> dict[str, Any]:
     return {
         "backend": next(b for b in exported["backends"] if b["name"] == name),
         "rows": rows,
-        "defaults": [d for d in exported["defaults"] if d["backend"] == name],
+        "defaults": [
+            d
+            for d in (*exported["defaults"], *exported["releases"][NEWEST]["model_overrides"])
+            if d["backend"] == name
+        ],
         "releases": [r for r, data in exported["releases"].items() if name in data["backends"]],
         "evidence": exported["evidence"],
     }

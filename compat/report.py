@@ -80,6 +80,8 @@ class Suggestion:
     removes: tuple[str, ...]
     """Flags to drop from the launch command."""
     reason: str
+    changes: int = 1
+    """How many flags it changes (dropping the speculative flags together counts once)."""
 
     @property
     def args(self) -> str:
@@ -94,7 +96,12 @@ class Suggestion:
         return text
 
     def to_dict(self) -> dict[str, Any]:
-        return {"flags": self.args, "remove": list(self.removes), "reason": self.reason}
+        return {
+            "flags": self.args,
+            "remove": list(self.removes),
+            "reason": self.reason,
+            "changes": self.changes,
+        }
 
 
 @dataclass(frozen=True)

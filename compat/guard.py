@@ -387,5 +387,5 @@ def enforce(
     for finding in report.infos:
         logger.info("[%s] %s", finding.rule, finding.message)
     if not report.ok:
-        raise IncompatibleConfigError(report)
+        raise IncompatibleConfigError(report, detected=detected is not None)
     return report

@@ -23,10 +23,26 @@ COMMANDS: dict[str, str] = {
 class Parser(argparse.ArgumentParser):
     """argparse with a did-you-mean for mistyped choices; errors exit 2 without a traceback."""
 
+    json_errors = False
+    """Set by `main()` when `--json` is among the arguments: errors also go to stdout as JSON."""
+
     def error(self, message: str) -> NoReturn:
         hint = _did_you_mean(message)
+        if Parser.json_errors:
+            import json
+
+            print(json.dumps({"error": {"message": f"{message}{hint}", "problems": []}}))
         self.print_usage(sys.stderr)
         self.exit(2, f"{self.prog}: error: {message}{hint}\n")
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("attention-compat")
+    except PackageNotFoundError:  # run from a source tree that was never installed
+        return "unknown"
 
 
 def _did_you_mean(message: str) -> str:
@@ -45,6 +61,7 @@ def build_parser() -> Parser:
         description="SGLang attention-backend compatibility: render the docs page from the "
         "capability matrix, or check launch flags against it.",
     )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
     subparsers.required = True
     for module_name in COMMANDS.values():
@@ -55,6 +72,7 @@ def build_parser() -> Parser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
+    Parser.json_errors = "--json" in (sys.argv[1:] if argv is None else argv)
     args = parser.parse_args(argv)
     code: int = args.run(args)
     return code

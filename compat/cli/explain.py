@@ -60,7 +60,9 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(explain_json(MATRIX, name), indent=2, ensure_ascii=False))
     else:
-        print("\n".join(explain_lines(MATRIX, name)))
+        from compat.text import plain
+
+        print(plain("\n".join(explain_lines(MATRIX, name))))
     return 0
 
 

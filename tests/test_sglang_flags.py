@@ -1,4 +1,4 @@
-"""The launch flags are SGLang's own: the committed data equals what each release's parser declares."""
+"""The launch flags are SGLang's own: the committed data equals each release's parser."""
 
 from __future__ import annotations
 

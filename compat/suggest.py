@@ -16,8 +16,8 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from compat.config import AttentionConfig
-from compat.report import Report, Suggestion
-from compat.schema import Matrix
+from compat.report import Report, Resolved, Suggestion
+from compat.schema import Backend, Matrix
 from compat.vocab import KV_DTYPE_SPELLINGS, KvDtype, Phase
 
 PER_KIND = 3
@@ -171,6 +171,8 @@ def candidate_moves(
         if value is not None
     )
     for rank, name in enumerate(order):
+        if not _runs_here(matrix.backend(name), resolved):
+            continue  # the machine is not a flag: no fix can make this backend run on it
         if not (name == resolved.prefill_backend and name == resolved.decode_backend):
             moves.append(
                 Move(
@@ -208,6 +210,14 @@ def candidate_moves(
         replace(move, priority=-1 if move.kind == alone else _KIND_ORDER[move.kind])
         for move in moves
     ]
+
+
+def _runs_here(backend: Backend, resolved: Resolved) -> bool:
+    if resolved.platform not in backend.platforms:
+        return False
+    needed = backend.capability.get(resolved.arch)
+    capability = resolved.compute_capability
+    return needed is None or capability is None or capability in needed
 
 
 def _dtype_moves(config: AttentionConfig) -> Iterable[Move]:

@@ -273,7 +273,7 @@
     select.textContent = "";
     select.appendChild(element("option", null, "same backend for both phases")).value = "";
     data.pairPrefills.forEach(function (b) {
-      select.appendChild(element("option", null, data.backends[b] + " (pick the decode backend below)")).value = String(b);
+      select.appendChild(element("option", null, data.backends[b])).value = String(b);
     });
     var wanted = readHash().prefill;
     var known = data.pairPrefills.some(function (b) {

@@ -1,4 +1,4 @@
-"""GPU names as operators know them, mapped to the platform and compute capability.
+"""GPU (and CPU) names as operators know them, mapped to the platform and compute capability.
 
 One table, used by `compat check --gpu` / `--compute-capability`, `compat matrix` and the
 finder. A name is matched case-insensitively, ignoring spaces, hyphens and underscores.
@@ -49,6 +49,7 @@ GPUS = (
     Gpu("MI355X", Platform.ROCM, aliases=("MI350X",)),
     Gpu("Ascend 910B", Platform.NPU, aliases=("Ascend 910C",)),
     Gpu("Intel Data Center GPU Max", Platform.XPU, aliases=("Max 1550", "Max 1100")),
+    Gpu("Xeon (CPU)", Platform.CPU, aliases=("CPU",)),
 )
 
 

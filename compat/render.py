@@ -157,6 +157,38 @@ class PageView:
     rules: GridView
     defaults: GridView
     sources: GridView
+    examples: tuple[ExampleView, ...] = ()
+
+
+@dataclass(frozen=True)
+class ExampleView:
+    backend: str
+    heading: str
+    command: str
+    runs_as: str
+
+
+class ExampleCheckError(TemplateError):
+    """A launch example of the page fails the guard: the page is not rendered."""
+
+
+def _examples(matrix: Matrix) -> tuple[ExampleView, ...]:
+    from compat.examples import ExampleFailsError, checked_examples
+
+    try:
+        checked = checked_examples(matrix)
+    except ExampleFailsError as error:
+        raise ExampleCheckError(f"launch examples: {error}") from None
+    return tuple(
+        ExampleView(
+            item.example.backend,
+            f"{_code(item.example.backend)} on {item.example.gpu}, {item.example.model} "
+            f"({item.example.arch.upper()})",
+            item.example.command,
+            item.runs_as,
+        )
+        for item in checked
+    )
 
 
 # -- small helpers ------------------------------------------------------------------------
@@ -715,6 +747,7 @@ def build_page(matrix: Matrix = MATRIX) -> PageView:
         rules=_rules(matrix),
         defaults=_defaults(matrix),
         sources=_sources(matrix),
+        examples=_examples(matrix),
     )
 
 

@@ -476,3 +476,37 @@ def test_payload_size_and_time_to_first_verdict(
     ARTIFACTS.mkdir(exist_ok=True)
     (ARTIFACTS / "finder-metrics.txt").write_text(report + f" (runs: {timings})\n")
     assert best <= FIRST_VERDICT_BUDGET_MS, report
+
+
+def test_tables_fit_a_1400_px_window(base_url: str, browser: Any) -> None:
+    """Every column of every table on the backend page, the hardware table's Note included,
+    is on screen at 1400 px without scrolling the table."""
+    view = Watched(browser)
+    try:
+        page = view.page
+        page.set_viewport_size({"width": 1400, "height": 900})
+        page.goto(f"{base_url}/attention_backend/")
+        tables = page.evaluate(
+            """() => Array.from(document.querySelectorAll('.md-typeset table')).map(t => {
+                const last = t.querySelector('thead th:last-child');
+                return {
+                    first: t.querySelector('th').textContent,
+                    lastHeader: last.textContent,
+                    lastRight: last.getBoundingClientRect().right,
+                    width: t.scrollWidth,
+                    room: t.parentElement.clientWidth,
+                };
+            })"""
+        )
+        assert len(tables) >= 7
+        for table in tables:
+            assert table["width"] <= table["room"], table
+            assert table["lastRight"] <= 1400, table
+        hardware = page.locator("xpath=//h2[@id='hardware-requirements']/following::table[1]")
+        assert hardware.locator("thead th").last.inner_text() == "Note"
+        hardware.scroll_into_view_if_needed()
+        ARTIFACTS.mkdir(exist_ok=True)
+        page.screenshot(path=str(ARTIFACTS / "hardware-1400px.png"))
+        view.assert_local_only()
+    finally:
+        view.context.close()

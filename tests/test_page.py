@@ -94,6 +94,8 @@ def test_no_myst_fences() -> None:
 
 def test_page_starts_with_h1_and_generated_comment() -> None:
     lines = _page_text().splitlines()
+    if lines[0] == "---":  # front matter (page options for MkDocs Material)
+        lines = lines[lines.index("---", 1) + 1 :]
     assert lines[0] == "# Attention backends"
     assert lines[1].startswith("<!--")
     comment = "\n".join(lines[1 : lines.index("-->") + 1]) if "-->" in lines else lines[1]

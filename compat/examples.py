@@ -87,7 +87,6 @@ LAUNCH_EXAMPLES = (
         (
             ("--prefill-attention-backend", "fa4"),
             ("--decode-attention-backend", "triton"),
-            ("--kv-cache-dtype", "fp4_e2m1"),
         ),
     ),
     _both("flashinfer", "A100", LLAMA, "mha"),

@@ -158,6 +158,7 @@ class PageView:
     defaults: GridView
     sources: GridView
     examples: tuple[ExampleView, ...] = ()
+    gpus: GridView | None = None
 
 
 @dataclass(frozen=True)
@@ -166,6 +167,22 @@ class ExampleView:
     heading: str
     command: str
     runs_as: str
+
+
+def _gpus() -> GridView:
+    from compat.gpus import GPUS
+
+    rows = [
+        (
+            gpu.name,
+            ", ".join(gpu.aliases) or "—",
+            gpu.platform.label,
+            "—" if gpu.capability is None else f"{gpu.capability} ({gpu.capability.dotted})",
+            _code(f"--gpu {gpu.name}" if " " not in gpu.name else f"--gpu '{gpu.name}'"),
+        )
+        for gpu in GPUS
+    ]
+    return _grid(("Name", "Also", "Platform", "Compute capability", "compat check"), rows)
 
 
 class ExampleCheckError(TemplateError):
@@ -748,6 +765,7 @@ def build_page(matrix: Matrix = MATRIX) -> PageView:
         defaults=_defaults(matrix),
         sources=_sources(matrix),
         examples=_examples(matrix),
+        gpus=_gpus(),
     )
 
 

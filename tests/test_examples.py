@@ -99,3 +99,18 @@ def test_a_flipped_example_fails_the_site_build(monkeypatch: pytest.MonkeyPatch)
 def test_a_missing_example_fails_too() -> None:
     with pytest.raises(ExampleFailsError, match="no launch example for triton"):
         checked_examples(examples=[e for e in LAUNCH_EXAMPLES if e.backend != "triton"])
+
+
+def test_the_page_lists_every_gpu_name() -> None:
+    from markdown_tables import read_tables
+
+    from compat.gpus import GPUS
+
+    tables = {table.heading: table for table in read_tables(PAGE.read_text(encoding="utf-8"))}
+    rows = tables["GPUs"].rows
+    assert [row[0] for row in rows] == [gpu.name for gpu in GPUS]
+    for row, gpu in zip(rows, GPUS, strict=True):
+        expected = "—" if gpu.capability is None else str(gpu.capability)
+        assert row[3].startswith(expected) and row[2] == gpu.platform.label
+    text = PAGE.read_text(encoding="utf-8")
+    assert "sm103" in text and "sm120" in text and "H100" in text

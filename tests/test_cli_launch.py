@@ -196,3 +196,12 @@ def test_suggestions_are_ranked_by_size_then_sglang_preference() -> None:
     default = check(unset).resolved.prefill_backend
     first = report.suggestions[0]
     assert ("--attention-backend", default) in first.flags
+
+
+@pytest.mark.parametrize(
+    "args", [("explain", "fa5", "--json"), ("matrix", "--kv-cache-dtype", "fp8", "--json")]
+)
+def test_other_commands_print_json_errors_too(args: tuple[str, ...]) -> None:
+    result = compat(*args)
+    assert result.returncode == 2
+    assert "did you mean" in json.loads(result.stdout)["error"]["message"]

@@ -90,7 +90,9 @@ def run(args: argparse.Namespace) -> int:
         config, context = _build(args)
     except (UsageError, InvalidConfigError) as error:
         if args.json:
-            print(json.dumps({"error": _error_object(error)}, indent=2, ensure_ascii=False))
+            from compat.cli.json_errors import print_json_error
+
+            print_json_error(error)
         print(f"compat check: {error}", file=sys.stderr)
         return EXIT_INVALID
     report = check(config)
@@ -302,21 +304,3 @@ def format_suggestions(
 def _changes(suggestion: Suggestion) -> str:
     count = suggestion.changes
     return f"{count} change{'s' * (count != 1)}"
-
-
-def _error_object(error: Exception) -> dict[str, Any]:
-    """Invalid input as JSON: the message and, where known, each bad flag and its choices."""
-    problems = getattr(error, "problems", ())
-    return {
-        "message": str(error),
-        "problems": [
-            {
-                "flag": problem.flag,
-                "value": problem.value if isinstance(problem.value, str) else repr(problem.value),
-                "reason": problem.reason,
-                "did_you_mean": problem.did_you_mean,
-                "choices": list(problem.choices),
-            }
-            for problem in problems
-        ],
-    }

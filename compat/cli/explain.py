@@ -55,6 +55,10 @@ def unknown_backend(name: str, matrix: Matrix = MATRIX) -> str:
 def run(args: argparse.Namespace) -> int:
     name: str = args.backend
     if name not in MATRIX.backend_names:
+        if args.json:
+            from compat.cli.json_errors import print_json_error
+
+            print_json_error(unknown_backend(name))
         print(f"compat explain: error: {unknown_backend(name)}", file=sys.stderr)
         return 2
     if args.json:

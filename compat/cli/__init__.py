@@ -29,9 +29,9 @@ class Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         hint = _did_you_mean(message)
         if Parser.json_errors:
-            import json
+            from compat.cli.json_errors import print_json_error
 
-            print(json.dumps({"error": {"message": f"{message}{hint}", "problems": []}}))
+            print_json_error(f"{message}{hint}")
         self.print_usage(sys.stderr)
         self.exit(2, f"{self.prog}: error: {message}{hint}\n")
 

@@ -192,8 +192,13 @@ def _choice(
     lowered = {option.lower(): option for option in options}
     import difflib  # only on the error path: it costs start-up time
 
-    close = difflib.get_close_matches(value.strip().lower(), list(lowered), n=1, cutoff=0.6)
+    typed = value.strip().lower()
+    # A prefix of several choices (`fp8` for fp8_e5m2 and fp8_e4m3) names them all.
+    starting = [lowered[option] for option in lowered if option.startswith(typed)] if typed else []
+    close = difflib.get_close_matches(typed, list(lowered), n=1, cutoff=0.6)
     suggestion = lowered[close[0]] if close else None
+    if len(starting) > 1:
+        suggestion = " or ".join(starting)
     problems.append(InputProblem(flag, value, f"unknown value {value!r}", options, suggestion))
     return None
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import itertools
 import json
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from compat.config import DEFAULT_SPECULATIVE_ALGORITHM, AttentionConfig, flag_of
@@ -22,11 +22,19 @@ from compat.matrix import MATRIX
 from compat.releases import RELEASES
 from compat.report import Finding, Report
 from compat.schema import Matrix
-from compat.vocab import KV_DTYPE_SPELLINGS, Arch, ComputeCapability, KvDtype, Platform, Severity
+from compat.suggest import page_sizes
+from compat.vocab import (
+    KV_DTYPE_SPELLINGS,
+    Arch,
+    ComputeCapability,
+    KvDtype,
+    Phase,
+    Platform,
+    Severity,
+)
 
 __all__ = [
     "AXIS_ORDER",
-    "CAPABILITY_PRESETS",
     "DATA_GLOBAL",
     "DATA_PATH",
     "SPECULATIVE_ALGORITHM",
@@ -49,17 +57,7 @@ DATA_PATH = "javascripts/finder-data.js"
 DATA_GLOBAL = "COMPAT_FINDER_DATA"
 """The global the data script assigns (a script, not fetched JSON: works from file:// too)."""
 
-SCHEMA_VERSION = 1
-
-CAPABILITY_PRESETS = (
-    ComputeCapability(8, 0),
-    ComputeCapability(8, 6),
-    ComputeCapability(8, 9),
-    ComputeCapability(9, 0),
-    ComputeCapability(10, 0),
-    ComputeCapability(12, 0),
-)
-"""The CUDA GPUs the finder offers, one per compute capability that ships in data centres."""
+SCHEMA_VERSION = 2
 
 TOPK_CHOICES = (1, 2, 4)
 """Speculative top-k values offered besides "off": 1 and more than 1 are different columns."""
@@ -84,10 +82,14 @@ class Option:
     value: str
     label: str
     fields: tuple[tuple[str, Any], ...]
+    flags: str | None = None
+    """How `compat check` spells it, where that is not its fields as flags (`--gpu B200`)."""
 
     @property
     def args(self) -> str:
         """The option as `compat check` flags (empty when it sets nothing)."""
+        if self.flags is not None:
+            return self.flags
         parts = []
         for name, value in self.fields:
             if isinstance(value, ComputeCapability):
@@ -109,30 +111,33 @@ class Axis:
 
 
 def _gpu_options() -> tuple[Option, ...]:
+    """Every GPU of `compat.gpus` by name, then each platform that has no named GPU."""
+    import shlex
+
+    from compat.gpus import GPUS
+
     options = []
+    for gpu in GPUS:
+        fields: tuple[tuple[str, Any], ...] = (("platform", gpu.platform.value),)
+        if gpu.capability is not None:
+            fields += (("compute_capability", gpu.capability),)
+        names = " / ".join((gpu.name, *gpu.aliases))
+        where = gpu.platform.label if gpu.capability is None else str(gpu.capability)
+        options.append(
+            Option(
+                gpu_value(gpu.name), f"{names} ({where})", fields, f"--gpu {shlex.quote(gpu.name)}"
+            )
+        )
+    named = {gpu.platform for gpu in GPUS}
     for platform in Platform:
-        if platform is Platform.CUDA:
-            for capability in CAPABILITY_PRESETS:
-                options.append(
-                    Option(
-                        f"{platform.value}-{capability}",
-                        f"{platform.label} {capability} (CC {capability.dotted})",
-                        (("platform", platform.value), ("compute_capability", capability)),
-                    )
-                )
-        else:
+        if platform not in named:
             options.append(Option(platform.value, platform.label, (("platform", platform.value),)))
     return tuple(options)
 
 
-def _page_sizes(matrix: Matrix) -> tuple[int, ...]:
-    """1 (no paging) and every page size a cell of the matrix names."""
-    sizes = {1}
-    for table in matrix.tables:
-        for row in table.rows:
-            for cell in row.cells.values():
-                sizes.update(cell.page_sizes)
-    return tuple(sorted(sizes))
+def gpu_value(name: str) -> str:
+    """A GPU's menu value: its name in lower case, words joined by hyphens."""
+    return "-".join(name.lower().split())
 
 
 def finder_options(matrix: Matrix = MATRIX) -> tuple[Axis, ...]:
@@ -142,7 +147,7 @@ def finder_options(matrix: Matrix = MATRIX) -> tuple[Axis, ...]:
         tuple(Option(a.value, a.label, (("attention_arch", a.value),)) for a in Arch),
         Arch.MLA.value,
     )
-    gpu = Axis("gpu", _gpu_options(), f"{Platform.CUDA.value}-{ComputeCapability(10, 0)}")
+    gpu = Axis("gpu", _gpu_options(), gpu_value("B200"))
     # One spelling per dtype: the canonical one (drops aliases such as `bfloat16`).
     offered = RELEASES[FINDER_RELEASE].kv_set
     dtypes = [
@@ -159,7 +164,7 @@ def finder_options(matrix: Matrix = MATRIX) -> tuple[Axis, ...]:
         "page_size",
         (
             Option("", "unset (backend default)", ()),
-            *(Option(str(size), str(size), (("page_size", size),)) for size in _page_sizes(matrix)),
+            *(Option(str(size), str(size), (("page_size", size),)) for size in page_sizes(matrix)),
         ),
         "",
     )
@@ -234,49 +239,134 @@ class _Interner:
         return list(self.index)
 
 
-def finder_data(matrix: Matrix = MATRIX) -> dict[str, Any]:
-    """The guard's verdict for every combination of the option space and every backend.
+DIGITS = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz-_"
+"""The alphabet of the data's fixed-width numbers (base 64, safe in JSON and URLs)."""
+WIDTH = 2
+"""Digits per encoded number: outcome and finding ids stay below 64**2."""
+MAX_FIXES = 5
 
-    Compact by construction: strings live once in `strings`; a finding is
-    `[severity, rule, message, phases]` (indexes into `severities` and `strings`); an
-    outcome is `[verdict, [finding, ...]]`; `results[c][b]` is the outcome index for
-    combination `c` (mixed-radix over `axes`, last axis fastest) and backend `b`;
-    `defaults[c]` is `[prefill, decode]`, the backends SGLang would pick with no
-    `--attention-backend` (indexes into `backends`, -1 for none).
+
+def _encode(number: int, width: int = WIDTH) -> str:
+    if not 0 <= number < len(DIGITS) ** width:
+        raise ValueError(f"finder data: {number} does not fit in {width} digits")
+    text = ""
+    for _ in range(width):
+        number, digit = divmod(number, len(DIGITS))
+        text = DIGITS[digit] + text
+    return text
+
+
+def pair_prefills(matrix: Matrix = MATRIX) -> tuple[str, ...]:
+    """Prefill backends the finder pairs with every decode backend: those that cannot serve
+    decode themselves, and those a pairing rule names (a pair is where they are needed)."""
+    names = {b.name for b in matrix.backends if b.phases == frozenset({Phase.PREFILL})}
+    names |= {rule.prefill_backend for rule in matrix.pairing_rules}
+    return tuple(name for name in matrix.backend_names if name in names)
+
+
+def _refused_prefill(pairs: list[Report]) -> tuple[Finding, ...]:
+    """The errors every pair shares when they concern the prefill backend: then no decode
+    partner can help, and the finder shows just these (`refused` in the data)."""
+    shared = [
+        finding
+        for finding in pairs[0].errors
+        if Phase.PREFILL in finding.phases
+        and Phase.DECODE not in finding.phases
+        and all(finding in report.findings for report in pairs[1:])
+    ]
+    return tuple(shared)
+
+
+def hardware_classes(axes: tuple[Axis, ...]) -> list[tuple[tuple[str, Any], ...]]:
+    """The distinct platform/compute-capability settings the GPU menu's options make."""
+    return list(dict.fromkeys(option.fields for option in axes[1].options))
+
+
+def finder_data(matrix: Matrix = MATRIX) -> dict[str, Any]:
+    """The guard's verdict for every combination of the option space and every column.
+
+    A column is one backend on both phases, or a (prefill, decode) pair of `pair_prefills`.
+    Compact by construction: strings live once in `strings`; a finding is `[severity, rule,
+    message, phases]`; an outcome is a string: its verdict digit, then its finding ids;
+    each column has its own outcome list; `results` is one string, for each combination
+    (mixed radix over arch, hardware class, dtype, page size, topk; last fastest) and each
+    column the outcome's index in that column's list. All numbers are `WIDTH` digits of
+    `DIGITS`. `defaults` holds, per combination, SGLang's prefill and decode backends with
+    no backend flag (one digit each; `len(backends)` for none); `refused`, per combination
+    and pair prefill, "1" where the prefill backend itself is refused (its columns then hold
+    only the errors all pairs share). `fixes` maps a combination
+    where no backend passes to the guard's suggestions for the default launch.
     """
     axes = finder_options(matrix)
     backends = matrix.backend_names
     backend_index = {name: index for index, name in enumerate(backends)}
-    strings, findings, outcomes = _Interner(), _Interner(), _Interner()
+    columns: list[tuple[str | None, str]] = [(None, name) for name in backends]
+    # A pair of one backend with itself is its both-phases column.
+    columns += [(p, d) for p in pair_prefills(matrix) for d in backends if d != p]
+    strings, findings = _Interner(), _Interner()
+    outcomes = [_Interner() for _ in columns]
 
-    def finding_id(finding: Finding) -> int:
-        phases = "+".join(phase.value for phase in finding.phases)
-        return findings(
-            (
-                _SEVERITY_RANK[finding.severity],
-                strings(finding.rule),
-                strings(finding.message),
-                strings(phases),
+    def outcome_of(report: Report) -> str:
+        ids = (
+            findings(
+                (
+                    _SEVERITY_RANK[finding.severity],
+                    strings(finding.rule),
+                    strings(finding.message),
+                    strings("+".join(phase.value for phase in finding.phases)),
+                )
             )
+            for finding in _ordered(report.findings)
         )
+        return str(VERDICTS.index(verdict_of(report))) + "".join(map(_encode, ids))
 
-    def outcome_id(report: Report) -> int:
-        ids = tuple(finding_id(finding) for finding in _ordered(report.findings))
-        return outcomes((VERDICTS.index(verdict_of(report)), ids))
-
-    results: list[list[int]] = []
-    defaults: list[list[int]] = []
-    for combination in combinations(axes):
-        results.append(
-            [outcome_id(check(config_for(combination, name), matrix)) for name in backends]
-        )
-        resolved = check(config_for(combination, None), matrix).resolved
-        defaults.append(
-            [
-                -1 if name is None else backend_index[name]
-                for name in (resolved.prefill_backend, resolved.decode_backend)
-            ]
-        )
+    hardware = hardware_classes(axes)
+    others = [axis.options for axis in axes[2:]]
+    prefills = pair_prefills(matrix)
+    results: list[str] = []
+    refused: list[str] = []
+    defaults: list[str] = []
+    fixes: dict[str, list[list[int]]] = {}
+    for arch in axes[0].options:
+        for fields in hardware:
+            for rest in itertools.product(*others):
+                combination = (arch, Option("", "", fields), *rest)
+                reports = [check(config_for(combination, name), matrix) for name in backends]
+                passing = any(report.ok for report in reports)
+                for prefill in prefills:
+                    base = config_for(combination, None)
+                    pairs = [
+                        check(
+                            replace(
+                                base, prefill_attention_backend=prefill, decode_attention_backend=d
+                            ),
+                            matrix,
+                        )
+                        for d in backends
+                        if d != prefill
+                    ]
+                    common = _refused_prefill(pairs)
+                    refused.append("1" if common else "0")
+                    reports += [
+                        replace(report, findings=common) if common else report for report in pairs
+                    ]
+                results += [
+                    _encode(outcomes[column](outcome_of(report)))
+                    for column, report in enumerate(reports)
+                ]
+                unset = check(config_for(combination, None), matrix)
+                resolved = unset.resolved
+                defaults.append(
+                    "".join(
+                        DIGITS[len(backends) if name is None else backend_index[name]]
+                        for name in (resolved.prefill_backend, resolved.decode_backend)
+                    )
+                )
+                if not passing:
+                    fixes[str(len(defaults) - 1)] = [
+                        [strings(fix.summary), strings(fix.reason)]
+                        for fix in unset.suggestions[:MAX_FIXES]
+                    ]
     return {
         "schema": SCHEMA_VERSION,
         "axes": [
@@ -284,21 +374,35 @@ def finder_data(matrix: Matrix = MATRIX) -> dict[str, Any]:
                 "id": axis.id,
                 "initial": axis.initial,
                 "options": [
-                    {"value": option.value, "label": option.label, "args": option.args}
+                    {
+                        "value": option.value,
+                        "label": option.label,
+                        "args": option.args,
+                        **({"hw": hardware.index(option.fields)} if axis.id == "gpu" else {}),
+                    }
                     for option in axis.options
                 ],
             }
             for axis in axes
         ],
+        "hardware": len(hardware),
         "backends": list(backends),
+        "columns": [
+            [-1 if prefill is None else backend_index[prefill], backend_index[decode]]
+            for prefill, decode in columns
+        ],
+        "digits": DIGITS,
+        "width": WIDTH,
         "verdicts": list(VERDICTS),
         "severities": [severity.value for severity in _SEVERITIES],
         "speculative_algorithm": SPECULATIVE_ALGORITHM,
         "strings": strings.values,
         "findings": [list(finding) for finding in findings.values],
-        "outcomes": [[verdict, list(ids)] for verdict, ids in outcomes.values],
-        "results": results,
-        "defaults": defaults,
+        "outcomes": [column.values for column in outcomes],
+        "results": "".join(results),
+        "defaults": "".join(defaults),
+        "refused": "".join(refused),
+        "fixes": fixes,
     }
 
 

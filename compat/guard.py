@@ -473,7 +473,7 @@ def enforce(
     for finding in report.infos:
         logger.info("[%s] %s", finding.rule, finding.message)
     if report.refused_at_startup if parity else not report.ok:
-        raise IncompatibleConfigError(report)
+        raise IncompatibleConfigError(report, detected=detected is not None)
     return report
 
 

@@ -175,6 +175,8 @@ class PageView:
     sources: GridView
     startup: StartupView
     release: ReleaseView
+    examples: tuple[ExampleView, ...] = ()
+    gpus: GridView | None = None
 
 
 @dataclass(frozen=True)
@@ -204,6 +206,53 @@ class StartupView:
     enforcement: GridView
     divergences: tuple[str, ...]
     evidence: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class ExampleView:
+    backend: str
+    heading: str
+    command: str
+    runs_as: str
+
+
+def _gpus() -> GridView:
+    from compat.gpus import GPUS
+
+    rows = [
+        (
+            gpu.name,
+            ", ".join(gpu.aliases) or "—",
+            gpu.platform.label,
+            "—" if gpu.capability is None else f"{gpu.capability} ({gpu.capability.dotted})",
+            _code(f"--gpu {gpu.name}" if " " not in gpu.name else f"--gpu '{gpu.name}'"),
+        )
+        for gpu in GPUS
+    ]
+    return _grid(("Name", "Also", "Platform", "Compute capability", "compat check"), rows)
+
+
+class ExampleCheckError(TemplateError):
+    """A launch example of the page fails the guard: the page is not rendered."""
+
+
+def _examples(matrix: Matrix) -> tuple[ExampleView, ...]:
+    from compat.examples import ExampleFailsError, checked_examples
+
+    try:
+        checked = checked_examples(matrix)
+    except ExampleFailsError as error:
+        raise ExampleCheckError(f"launch examples: {error}") from None
+    return tuple(
+        ExampleView(
+            item.example.backend,
+            f"{_code(item.example.backend)} on {item.example.gpu}, {item.example.model} "
+            f"({item.example.arch.upper()})",
+            item.example.command,
+            item.runs_as,
+        )
+        for item in checked
+    )
 
 
 # -- small helpers ------------------------------------------------------------------------
@@ -763,6 +812,8 @@ def build_page(matrix: Matrix = MATRIX, release: str | None = None, here: str = 
         sources=_sources(matrix),
         startup=_startup(matrix, rules),
         release=_release_view(rules, here),
+        examples=_examples(matrix),
+        gpus=_gpus(),
     )
 
 

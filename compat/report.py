@@ -105,6 +105,8 @@ class Suggestion:
     removes: tuple[str, ...]
     """Flags to drop from the launch command."""
     reason: str
+    changes: int = 1
+    """How many flags it changes (dropping the speculative flags together counts once)."""
 
     @property
     def args(self) -> str:
@@ -119,7 +121,12 @@ class Suggestion:
         return text
 
     def to_dict(self) -> dict[str, Any]:
-        return {"flags": self.args, "remove": list(self.removes), "reason": self.reason}
+        return {
+            "flags": self.args,
+            "remove": list(self.removes),
+            "reason": self.reason,
+            "changes": self.changes,
+        }
 
 
 @dataclass(frozen=True)
@@ -218,12 +225,32 @@ class Report:
         }
 
 
+def runs_as(resolved: Resolved, *, detected: bool = False) -> str:
+    """One line: what SGLang would run, after defaults and adjustments."""
+    where = resolved.platform.value
+    if resolved.compute_capability is not None:
+        where += f" {resolved.compute_capability}"
+    if detected:
+        where += " (detected)"
+    phases = (
+        f"backend {resolved.prefill_backend}"
+        if resolved.prefill_backend == resolved.decode_backend
+        else f"prefill {resolved.prefill_backend}, decode {resolved.decode_backend}"
+    )
+    spec = f", speculative topk {resolved.topk}" if resolved.speculative else ""
+    return (
+        f"runs as: {resolved.arch.label} model on {where}; {phases}; KV "
+        f"{resolved.kv_dtype.value}; page size {resolved.page_size}{spec}"
+    )
+
+
 class IncompatibleConfigError(ValueError):
     """Raised by `enforce()`: the configuration would not run; `report` holds every reason."""
 
-    def __init__(self, report: Report) -> None:
+    def __init__(self, report: Report, *, detected: bool = False) -> None:
         self.report = report
-        lines = [f"  - [{f.rule}] {f.message}" for f in report.errors]
+        lines = [f"  {runs_as(report.resolved, detected=detected)}"]
+        lines += [f"  - [{f.rule}] {f.message}" for f in report.errors]
         lines += [f"  try: {s.summary}  ({s.reason})" for s in report.suggestions]
         count = len(report.errors)
         noun = "problem" if count == 1 else "problems"

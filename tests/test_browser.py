@@ -9,6 +9,7 @@ from __future__ import annotations
 import functools
 import http.server
 import os
+import shlex
 import subprocess
 import sys
 import threading
@@ -43,7 +44,7 @@ LOCAL_SCHEMES = {"data", "blob", "about", "file"}
 # Each selection: the finder's menu values and the same inputs as AttentionConfig fields.
 SELECTIONS: list[tuple[dict[str, str], dict[str, Any]]] = [
     (
-        {"arch": "mla", "gpu": "cuda-sm100", "kv_cache_dtype": "fp4_e2m1"},
+        {"arch": "mla", "gpu": "b200", "kv_cache_dtype": "fp4_e2m1"},
         {
             "attention_arch": "mla",
             "platform": "cuda",
@@ -54,7 +55,7 @@ SELECTIONS: list[tuple[dict[str, str], dict[str, Any]]] = [
     (
         {
             "arch": "mha",
-            "gpu": "cuda-sm100",
+            "gpu": "b200",
             "kv_cache_dtype": "fp4_e2m1",
             "topk": "2",
             "page_size": "16",
@@ -70,11 +71,11 @@ SELECTIONS: list[tuple[dict[str, str], dict[str, Any]]] = [
         },
     ),
     (
-        {"arch": "mha", "gpu": "rocm", "kv_cache_dtype": "auto", "topk": "", "page_size": ""},
+        {"arch": "mha", "gpu": "mi300x", "kv_cache_dtype": "auto", "topk": "", "page_size": ""},
         {"attention_arch": "mha", "platform": "rocm", "kv_cache_dtype": "auto"},
     ),
     (
-        {"arch": "mla", "gpu": "cuda-sm90", "kv_cache_dtype": "fp8_e4m3", "page_size": "64"},
+        {"arch": "mla", "gpu": "h100", "kv_cache_dtype": "fp8_e4m3", "page_size": "64"},
         {
             "attention_arch": "mla",
             "platform": "cuda",
@@ -306,3 +307,206 @@ def test_matrix_tables_sort_on_header_click(base_url: str, watched: Watched) -> 
     ARTIFACTS.mkdir(exist_ok=True)
     page.screenshot(path=str(ARTIFACTS / "matrix-page.png"), full_page=True)
     watched.assert_local_only()
+
+
+FA4_CASE = {"arch": "mha", "gpu": "b200", "kv_cache_dtype": "fp4_e2m1", "page_size": "", "topk": ""}
+FA4_FIELDS: dict[str, Any] = {
+    "attention_arch": "mha",
+    "platform": "cuda",
+    "compute_capability": (10, 0),
+    "kv_cache_dtype": "fp4_e2m1",
+}
+PAYLOAD_BUDGET = 500_000
+FIRST_VERDICT_BUDGET_MS = 100
+
+
+def _select(page: Any, menus: dict[str, str]) -> None:
+    for axis_id, value in menus.items():
+        page.select_option(f"select[data-axis='{axis_id}']", value)
+
+
+def test_fa4_prefill_with_fp4_on_b200_lists_its_decode_partners(
+    base_url: str, watched: Watched
+) -> None:
+    """PR #14467's headline question, answered in the browser as check() answers it."""
+    page = watched.page
+    _open_finder(page, f"{base_url}/finder/")
+    _select(page, FA4_CASE)
+    page.select_option("select[data-prefill]", label="fa4")
+    assert page.get_attribute("#compat-finder-results", "data-prefill") == "fa4"
+    shown = _shown_rows(page)
+    assert sorted(shown) == sorted(set(MATRIX.backend_names) - {"fa4"})
+    passing = set()
+    for decode, (verdict, rules) in shown.items():
+        report = check(
+            AttentionConfig(
+                prefill_attention_backend="fa4", decode_attention_backend=decode, **FA4_FIELDS
+            )
+        )
+        assert (verdict, rules) == _expected(report), decode
+        if report.ok:
+            passing.add(decode)
+        else:
+            assert rules, f"{decode} is refused without a reason"
+    assert passing and "trtllm_mha" not in passing
+    assert shown["trtllm_mha"][1][0] == "kv4-fa4-decode-partner"
+    # Passing partners come first, and the command names the first of them.
+    order = page.eval_on_selector_all(
+        "#compat-finder-results tr[data-backend]", "rows => rows.map(r => r.dataset.backend)"
+    )
+    assert set(order[: len(passing)]) == passing
+    command = page.inner_text(".md-content .highlight code")
+    assert f"--prefill-attention-backend fa4 --decode-attention-backend {order[0]}" in command
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / "finder-fa4-pairs.png"), full_page=True)
+    watched.assert_local_only()
+
+
+def test_the_command_is_ready_to_paste_and_has_a_copy_button(
+    base_url: str, watched: Watched
+) -> None:
+    page = watched.page
+    _open_finder(page, f"{base_url}/finder/")
+    _select(page, {"arch": "mla", "gpu": "b200", "kv_cache_dtype": "fp4_e2m1"})
+    command = page.inner_text(".md-content .highlight code").strip()
+    assert "NAME" not in command and command.startswith("compat check ")
+    first = page.eval_on_selector(
+        "#compat-finder-results tr[data-backend]", "row => row.dataset.backend"
+    )
+    assert command.endswith(f"--attention-backend {first}")
+    # SGLang's default for this selection leads the compatible rows.
+    unset = check(
+        AttentionConfig(
+            attention_arch="mla",
+            platform="cuda",
+            compute_capability=(10, 0),
+            kv_cache_dtype="fp4_e2m1",
+        )
+    )
+    assert first == unset.resolved.decode_backend and unset.ok
+    assert page.locator(".md-content .highlight [data-clipboard-target]").count() == 1
+    result = subprocess.run(
+        [sys.executable, "-m", "compat", *shlex.split(command)[1:]],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_nothing_passes_shows_checked_multi_flag_fixes(base_url: str, watched: Watched) -> None:
+    page = watched.page
+    _open_finder(page, f"{base_url}/finder/")
+    _select(
+        page,
+        {
+            "arch": "mla",
+            "gpu": "b200",
+            "kv_cache_dtype": "fp4_e2m1",
+            "page_size": "64",
+            "topk": "4",
+        },
+    )
+    fixes = page.eval_on_selector_all(
+        ".compat-finder-fix code", "nodes => nodes.map(n => n.textContent)"
+    )
+    unset = check(
+        AttentionConfig(
+            attention_arch="mla",
+            platform="cuda",
+            compute_capability=(10, 0),
+            kv_cache_dtype="fp4_e2m1",
+            page_size=64,
+            speculative_algorithm="EAGLE",
+            speculative_eagle_topk=4,
+        )
+    )
+    assert fixes and fixes == [s.summary for s in unset.suggestions[: len(fixes)]]
+    assert any(s.changes >= 2 for s in unset.suggestions[: len(fixes)])
+
+
+def test_phone_layout_keeps_the_reasons_on_screen(base_url: str, browser: Any) -> None:
+    view = Watched(browser)
+    try:
+        page = view.page
+        page.set_viewport_size({"width": 390, "height": 844})
+        _open_finder(page, f"{base_url}/finder/")
+        widths = page.evaluate(
+            """() => {
+                const results = document.getElementById('compat-finder-results');
+                const reasons = Array.from(results.querySelectorAll('.compat-finder-reasons'));
+                return {
+                    page: document.documentElement.scrollWidth,
+                    results: [results.scrollWidth, results.clientWidth],
+                    rightmost: Math.max(...reasons.map(r => r.getBoundingClientRect().right)),
+                };
+            }"""
+        )
+        assert widths["page"] <= 390, widths
+        assert widths["results"][0] <= widths["results"][1], widths
+        assert widths["rightmost"] <= 390, widths
+        ARTIFACTS.mkdir(exist_ok=True)
+        page.screenshot(path=str(ARTIFACTS / "finder-390px.png"), full_page=True)
+        view.assert_local_only()
+    finally:
+        view.context.close()
+
+
+def test_payload_size_and_time_to_first_verdict(
+    base_url: str, site: Path, watched: Watched
+) -> None:
+    """All data for every selection, pairs included, within budget; a verdict soon after load."""
+    payload = (site / "javascripts" / "finder-data.js").stat().st_size
+    page = watched.page
+    sizes: list[int] = []
+    page.on("response", lambda r: sizes.append(len(r.body())) if "finder-data" in r.url else None)
+    timings = []
+    for _ in range(3):
+        page.goto(f"{base_url}/finder/")
+        page.wait_for_selector("#compat-finder[data-ready='true']")
+        first = float(page.get_attribute("#compat-finder-results", "data-first-verdict-ms") or "")
+        loaded = page.evaluate(
+            "performance.getEntriesByType('navigation')[0].domContentLoadedEventEnd"
+        )
+        timings.append(first - loaded)
+    assert sizes and max(sizes) == payload <= PAYLOAD_BUDGET, (payload, sizes)
+    best = min(timings)
+    report = f"finder payload {payload} bytes; first verdict {best:.0f} ms after DOMContentLoaded"
+    ARTIFACTS.mkdir(exist_ok=True)
+    (ARTIFACTS / "finder-metrics.txt").write_text(report + f" (runs: {timings})\n")
+    assert best <= FIRST_VERDICT_BUDGET_MS, report
+
+
+def test_tables_fit_a_1400_px_window(base_url: str, browser: Any) -> None:
+    """Every column of every table on the backend page, the hardware table's Note included,
+    is on screen at 1400 px without scrolling the table."""
+    view = Watched(browser)
+    try:
+        page = view.page
+        page.set_viewport_size({"width": 1400, "height": 900})
+        page.goto(f"{base_url}/attention_backend/")
+        tables = page.evaluate(
+            """() => Array.from(document.querySelectorAll('.md-typeset table')).map(t => {
+                const last = t.querySelector('thead th:last-child');
+                return {
+                    first: t.querySelector('th').textContent,
+                    lastHeader: last.textContent,
+                    lastRight: last.getBoundingClientRect().right,
+                    width: t.scrollWidth,
+                    room: t.parentElement.clientWidth,
+                };
+            })"""
+        )
+        assert len(tables) >= 7
+        for table in tables:
+            assert table["width"] <= table["room"], table
+            assert table["lastRight"] <= 1400, table
+        hardware = page.locator("xpath=//h2[@id='hardware-requirements']/following::table[1]")
+        assert hardware.locator("thead th").last.inner_text() == "Note"
+        hardware.scroll_into_view_if_needed()
+        ARTIFACTS.mkdir(exist_ok=True)
+        page.screenshot(path=str(ARTIFACTS / "hardware-1400px.png"))
+        view.assert_local_only()
+    finally:
+        view.context.close()

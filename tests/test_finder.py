@@ -24,12 +24,14 @@ from compat.finder import (
     render_finder_data,
     render_finder_script,
 )
+from compat.gpus import GPUS, find_gpu
 from compat.matrix import MATRIX
 from compat.releases import RELEASES
-from compat.vocab import KV_DTYPE_SPELLINGS, ComputeCapability, Platform
+from compat.vocab import KV_DTYPE_SPELLINGS, Platform
 
 ROOT = Path(__file__).resolve().parent.parent
-MAX_BYTES = 3_000_000
+MAX_BYTES = 500_000
+"""The issue's budget: all the finder's data, pairs included, uncompressed."""
 
 
 @pytest.fixture(scope="module")
@@ -44,10 +46,13 @@ def _fields(values: dict[str, str]) -> dict[str, Any]:
         "attention_arch": values["arch"],
         "kv_cache_dtype": values["kv_cache_dtype"],
     }
-    platform, _, capability = values["gpu"].partition("-")
-    fields["platform"] = platform
-    if capability:
-        fields["compute_capability"] = ComputeCapability.parse(capability)
+    gpu = find_gpu(values["gpu"].replace("-", " "))
+    if gpu is None:
+        fields["platform"] = values["gpu"]
+    else:
+        fields["platform"] = gpu.platform.value
+        if gpu.capability is not None:
+            fields["compute_capability"] = gpu.capability
     if values["page_size"]:
         fields["page_size"] = int(values["page_size"])
     if values["topk"]:
@@ -56,18 +61,44 @@ def _fields(values: dict[str, str]) -> dict[str, Any]:
     return fields
 
 
+def _radix(data: dict[str, Any]) -> list[int]:
+    return [
+        data["hardware"] if axis["id"] == "gpu" else len(axis["options"]) for axis in data["axes"]
+    ]
+
+
 def _combination(data: dict[str, Any], index: int) -> dict[str, str]:
-    """Decode a combination index (mixed radix, last axis fastest) into menu values."""
+    """Decode a combination index (mixed radix, last axis fastest) into menu values; the GPU
+    axis counts hardware classes: the first GPU option of the class stands for it."""
     values: dict[str, str] = {}
-    for axis in reversed(data["axes"]):
-        index, position = divmod(index, len(axis["options"]))
-        values[axis["id"]] = axis["options"][position]["value"]
+    for axis, size in reversed(list(zip(data["axes"], _radix(data), strict=True))):
+        index, position = divmod(index, size)
+        if axis["id"] == "gpu":
+            option = next(o for o in axis["options"] if o["hw"] == position)
+        else:
+            option = axis["options"][position]
+        values[axis["id"]] = option["value"]
     assert index == 0
     return values
 
 
+def _number(data: dict[str, Any], text: str) -> int:
+    value = 0
+    for char in text:
+        value = value * len(data["digits"]) + data["digits"].index(char)
+    return value
+
+
+def _outcome(data: dict[str, Any], index: int, column: int) -> tuple[int, list[int]]:
+    width = data["width"]
+    start = (index * len(data["columns"]) + column) * width
+    text = data["outcomes"][column][_number(data, data["results"][start : start + width])]
+    ids = [_number(data, text[i : i + width]) for i in range(1, len(text), width)]
+    return int(text[0]), ids
+
+
 def _stored(data: dict[str, Any], index: int, backend: int) -> tuple[str, list[tuple[str, ...]]]:
-    verdict, finding_ids = data["outcomes"][data["results"][index][backend]]
+    verdict, finding_ids = _outcome(data, index, backend)
     strings = data["strings"]
     findings: list[tuple[str, ...]] = []
     for finding_id in finding_ids:
@@ -99,8 +130,8 @@ def test_option_space_derives_from_the_vocabulary_and_the_matrix() -> None:
     for option in gpus:
         fields = dict(option.fields)
         assert ("compute_capability" in fields) == (fields["platform"] == Platform.CUDA.value)
-    assert [o.value for o in gpus if o.value.startswith("cuda")] == [
-        f"cuda-sm{cc}" for cc in ("80", "86", "89", "90", "100", "120")
+    assert [o.value for o in gpus][: len(GPUS)] == [
+        gpu.name.lower().replace(" ", "-") for gpu in GPUS
     ]
     page_sizes = {int(o.value) for o in axes["page_size"].options if o.value}
     named = {
@@ -111,7 +142,7 @@ def test_option_space_derives_from_the_vocabulary_and_the_matrix() -> None:
     assert [o.value for o in axes["arch"].options] == ["mha", "mla"]
     assert {axis_id: axis.initial for axis_id, axis in axes.items()} == {
         "arch": "mla",
-        "gpu": "cuda-sm100",
+        "gpu": "b200",
         "kv_cache_dtype": "fp4_e2m1",
         "page_size": "",
         "topk": "",
@@ -119,30 +150,33 @@ def test_option_space_derives_from_the_vocabulary_and_the_matrix() -> None:
 
 
 def test_data_covers_every_combination_and_backend(data: dict[str, Any]) -> None:
-    sizes = [len(axis["options"]) for axis in data["axes"]]
-    combinations = math.prod(sizes)
-    assert combinations == 2 * 10 * 5 * 6 * 4
+    combinations = math.prod(_radix(data))
+    classes = {tuple(sorted(dict(o.fields).items())) for o in finder_options()[1].options}
+    assert data["hardware"] == len(classes)
+    assert combinations == 2 * len(classes) * 5 * 6 * 4
     assert data["backends"] == list(MATRIX.backend_names)
-    assert len(data["results"]) == len(data["defaults"]) == combinations
+    width, columns = data["width"], len(data["columns"])
+    assert len(data["results"]) == combinations * columns * width
+    assert len(data["defaults"]) == 2 * combinations
     backends = len(data["backends"])
-    assert all(len(row) == backends for row in data["results"])
-    outcomes = len(data["outcomes"])
-    assert all(0 <= outcome < outcomes for row in data["results"] for outcome in row)
-    assert all(-1 <= b < backends for pair in data["defaults"] for b in pair)
+    assert [column for column in data["columns"][:backends]] == [[-1, b] for b in range(backends)]
+    for index in range(0, combinations, 7):
+        for column in range(columns):
+            _outcome(data, index, column)  # every number decodes to a stored outcome
     findings = len(data["findings"])
-    assert all(0 <= f < findings for _, ids in data["outcomes"] for f in ids)
     strings = len(data["strings"])
     assert all(0 <= s < strings for finding in data["findings"] for s in finding[1:])
     # Deduplicated: every string, finding and outcome is stored once.
     assert len(set(data["strings"])) == strings
     assert len({tuple(f) for f in data["findings"]}) == findings
-    assert len({(v, tuple(ids)) for v, ids in data["outcomes"]}) == outcomes
+    assert all(len(set(column)) == len(column) for column in data["outcomes"])
     # Every verdict occurs somewhere in the space.
-    assert {data["verdicts"][v] for v, _ in data["outcomes"]} == set(data["verdicts"])
+    verdicts = {int(text[0]) for column in data["outcomes"] for text in column}
+    assert {data["verdicts"][v] for v in verdicts} == set(data["verdicts"])
 
 
 def test_stored_verdicts_and_findings_equal_check(data: dict[str, Any]) -> None:
-    count = len(data["results"])
+    count = math.prod(_radix(data))
     # The initial selection, the first and last combinations, and a seeded sample.
     sample = {0, count - 1, *random.Random(20240601).sample(range(count), 120)}
     initial = {axis["id"]: axis["initial"] for axis in data["axes"]}
@@ -156,14 +190,15 @@ def test_stored_verdicts_and_findings_equal_check(data: dict[str, Any]) -> None:
             assert _stored(data, index, b) == _expected(report), (values, backend)
         resolved = check(AttentionConfig(**fields)).resolved
         expected_defaults = [resolved.prefill_backend, resolved.decode_backend]
-        shown = [None if b < 0 else data["backends"][b] for b in data["defaults"][index]]
+        digits = data["defaults"][2 * index : 2 * index + 2]
+        shown = [(data["backends"] + [None])[data["digits"].index(d)] for d in digits]
         assert shown == expected_defaults, values
 
 
 def test_one_backend_over_the_whole_space(data: dict[str, Any]) -> None:
     """Every combination for one backend, so no corner of the index is off by one."""
     b = data["backends"].index("flashinfer")
-    for index in range(len(data["results"])):
+    for index in range(math.prod(_radix(data))):
         fields = _fields(_combination(data, index))
         report = check(AttentionConfig(attention_backend="flashinfer", **fields))
         assert _stored(data, index, b) == _expected(report)
@@ -172,7 +207,10 @@ def test_one_backend_over_the_whole_space(data: dict[str, Any]) -> None:
 def test_errors_come_first_and_verdicts_match_severities(data: dict[str, Any]) -> None:
     order = {name: rank for rank, name in enumerate(data["severities"])}
     assert list(order) == ["error", "warning", "info"]
-    for verdict, ids in data["outcomes"]:
+    width = data["width"]
+    for text in (text for column in data["outcomes"] for text in column):
+        verdict = int(text[0])
+        ids = [_number(data, text[i : i + width]) for i in range(1, len(text), width)]
         severities = [data["findings"][i][0] for i in ids]
         assert severities == sorted(severities)
         names = {data["severities"][s] for s in severities}
@@ -238,3 +276,77 @@ def test_hook_adds_the_data_to_the_site_and_refuses_a_committed_copy(tmp_path: P
     committed = File(DATA_PATH, str(tmp_path), str(tmp_path / "site"), use_directory_urls=True)
     with pytest.raises(PluginError, match="generated at build time"):
         config.plugins.on_files(Files([committed]), config=config)
+
+
+def _pair_config(data: dict[str, Any], index: int, column: int) -> AttentionConfig:
+    prefill, decode = (data["backends"][b] for b in data["columns"][column])
+    fields = _fields(_combination(data, index))
+    return AttentionConfig(
+        prefill_attention_backend=prefill, decode_attention_backend=decode, **fields
+    )
+
+
+def test_pairs_equal_check_or_name_the_prefill_refusal(data: dict[str, Any]) -> None:
+    """Each pair column is check() of that prefill/decode pair; where the prefill backend is
+    refused whatever the partner, the column holds exactly the errors all pairs share."""
+    backends = len(data["backends"])
+    prefills = sorted({p for p, _ in data["columns"][backends:]})
+    assert [data["backends"][p] for p in prefills] == ["fa4"]
+    count = math.prod(_radix(data))
+    rng = random.Random(7)
+    blackwell = [i for i in range(count) if _combination(data, i)["gpu"] in ("b200", "b300")]
+    sample = sorted({*rng.sample(range(count), 40), *rng.sample(blackwell, 30)})
+    refused_seen = served_seen = 0
+    for index in sample:
+        for p_number, prefill in enumerate(prefills):
+            refused = data["refused"][index * len(prefills) + p_number] == "1"
+            columns = [c for c, (p, _) in enumerate(data["columns"]) if p == prefill]
+            for column in columns:
+                report = check(_pair_config(data, index, column))
+                verdict, stored = _stored(data, index, column)
+                if refused:
+                    assert verdict == "incompatible" and not report.ok
+                    expected = {(f.rule, f.message) for f in report.errors}
+                    assert {(rule, msg) for _, rule, msg, _ in stored} <= expected
+                else:
+                    assert (verdict, stored) == _expected(report)
+            refused_seen += refused
+            served_seen += not refused
+    assert refused_seen and served_seen
+
+
+def test_fa4_prefill_with_an_fp4_cache_on_b200(data: dict[str, Any]) -> None:
+    """PR #14467's headline case: the decode partners of fa4 prefill, as check() has them."""
+    wanted = {
+        "arch": "mha",
+        "gpu": "b200",
+        "kv_cache_dtype": "fp4_e2m1",
+        "page_size": "",
+        "topk": "",
+    }
+    index = next(i for i in range(math.prod(_radix(data))) if _combination(data, i) == wanted)
+    fa4 = data["backends"].index("fa4")
+    passing = set()
+    for column, (prefill, decode) in enumerate(data["columns"]):
+        if prefill == fa4:
+            verdict, _ = _stored(data, index, column)
+            if verdict != "incompatible":
+                passing.add(data["backends"][decode])
+    assert passing and "trtllm_mha" not in passing
+    for name in passing:
+        column = data["columns"].index([fa4, data["backends"].index(name)])
+        assert check(_pair_config(data, index, column)).ok
+
+
+def test_fixes_where_nothing_passes_are_the_guards_suggestions(data: dict[str, Any]) -> None:
+    backends = len(data["backends"])
+    count = math.prod(_radix(data))
+    nothing_passes = {
+        i for i in range(count) if all(_outcome(data, i, b)[0] == 2 for b in range(backends))
+    }
+    assert set(map(int, data["fixes"])) == nothing_passes
+    for key in sorted(data["fixes"], key=int)[::97]:
+        fields = _fields(_combination(data, int(key)))
+        suggestions = check(AttentionConfig(**fields)).suggestions
+        stored = [(data["strings"][a], data["strings"][b]) for a, b in data["fixes"][key]]
+        assert stored == [(s.summary, s.reason) for s in suggestions[: len(stored)]]

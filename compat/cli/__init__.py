@@ -42,10 +42,26 @@ class Parser(argparse.ArgumentParser):
                 self.error(f"argument {action.option_strings[0]}: expected one value, got '--'")
         return parsed, extras
 
+    json_errors = False
+    """Set by `main()` when `--json` is among the arguments: errors also go to stdout as JSON."""
+
     def error(self, message: str) -> NoReturn:
         hint = _did_you_mean(message)
+        if Parser.json_errors:
+            from compat.cli.json_errors import print_json_error
+
+            print_json_error(f"{message}{hint}")
         self.print_usage(sys.stderr)
         self.exit(2, f"{self.prog}: error: {message}{hint}\n")
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("attention-compat")
+    except PackageNotFoundError:  # run from a source tree that was never installed
+        return "unknown"
 
 
 def _did_you_mean(message: str) -> str:
@@ -64,6 +80,7 @@ def build_parser() -> Parser:
         description="SGLang attention-backend compatibility: render the docs page from the "
         "capability matrix, or check launch flags against it.",
     )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
     subparsers.required = True
     for module_name in COMMANDS.values():
@@ -80,6 +97,7 @@ DEBUG_VARIABLE = "COMPAT_DEBUG"
 def main(argv: Sequence[str] | None = None) -> int:
     _tolerate_unencodable_output()
     parser = build_parser()
+    Parser.json_errors = "--json" in (sys.argv[1:] if argv is None else argv)
     args = parser.parse_args(argv)
     try:
         code: int = args.run(args)

@@ -8,15 +8,22 @@ from __future__ import annotations
 import argparse
 import json
 import re
+import shlex
 import sys
-from pathlib import Path
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from compat.config import AttentionConfig, InvalidConfigError
 from compat.guard import check
-from compat.launch import LaunchFlags, parse_launch_command
-from compat.report import Enforcement, Report
-from compat.vocab import Severity
+from compat.launch import (
+    LaunchFlags,
+    corrected_command,
+    model_config_conflicts,
+    parse_launch_command,
+    with_conflicts,
+)
+from compat.report import Enforcement, Report, Suggestion, runs_as
+from compat.vocab import ComputeCapability, Severity
 
 if TYPE_CHECKING:
     from compat.detect import DetectedPlatform
@@ -64,7 +71,14 @@ def register(subparsers: Any) -> None:
     )
     model.add_argument("--platform", metavar="{cuda,rocm,npu,xpu,cpu}", help="detected if unset")
     model.add_argument(
-        "--compute-capability", metavar="CC", help="10.0, sm100 or 100 (detected if unset)"
+        "--compute-capability",
+        metavar="CC",
+        help="10.0, sm100, 100 or a GPU name (detected if unset)",
+    )
+    model.add_argument(
+        "--gpu",
+        metavar="NAME",
+        help="a GPU name (H100, B200, MI300X, ...): sets platform and compute capability",
     )
     model.add_argument(
         "--model-architecture",
@@ -96,6 +110,10 @@ def run(args: argparse.Namespace) -> int:
     try:
         config, context = _build(args)
     except (UsageError, InvalidConfigError) as error:
+        if args.json:
+            from compat.cli.json_errors import print_json_error
+
+            print_json_error(error)
         print(f"compat check: {error}", file=sys.stderr)
         return EXIT_INVALID
     report = check(config)
@@ -104,10 +122,15 @@ def run(args: argparse.Namespace) -> int:
         from compat.detect import with_software_findings
 
         report = with_software_findings(report, detected)
+    report = with_conflicts(report, context)
     if args.json:
-        print(json.dumps({**report.to_dict(), **context}, indent=2, ensure_ascii=False))
+        data = {**report.to_dict(), **context}
+        if args.launch:
+            for entry, suggestion in zip(data["suggestions"], report.suggestions, strict=True):
+                entry["command"] = shlex.join(corrected_command(args.launch, suggestion))
+        print(json.dumps(data, indent=2, ensure_ascii=False))
     else:
-        print(format_report(report, context))
+        print(format_report(report, context, launch=args.launch))
     passes = not report.refused_at_startup if args.parity else report.ok
     return EXIT_OK if passes else EXIT_INCOMPATIBLE
 
@@ -132,7 +155,7 @@ def _build(args: argparse.Namespace) -> tuple[AttentionConfig, dict[str, Any]]:
     context: dict[str, Any] = {"ignored_flags": list(launch.ignored), "from_model_config": {}}
     if launch.notes:
         context["launch_notes"] = list(launch.notes)
-    model_config = args.model_config or _local_model_dir(launch.model_path)
+    model_config = args.model_config or _model_path_config(launch.model_path, context)
     if model_config is not None:
         from compat.model_config import ModelConfigError, load_model_facts
 
@@ -157,6 +180,9 @@ def _build(args: argparse.Namespace) -> tuple[AttentionConfig, dict[str, Any]]:
             for name, why in facts.reasons().items()
             if explicit.get(name) is None and name in derived
         }
+        context["model_config_conflicts"] = model_config_conflicts(
+            explicit, derived, facts.reasons()
+        )
     for name in ("attention_arch", "sliding_window", "multimodal", "model_architecture"):
         if getattr(args, name) is not None:
             fields[name] = getattr(args, name)
@@ -169,10 +195,12 @@ def _build(args: argparse.Namespace) -> tuple[AttentionConfig, dict[str, Any]]:
             "the model's attention architecture is unknown: pass --attention-arch {mha,mla} "
             "or --model-config PATH"
         )
-    if args.compute_capability is not None:
-        fields["compute_capability"] = args.compute_capability
+    hardware = _hardware(args)
+    fields.update(hardware)
     if args.platform is not None:
         fields["platform"] = args.platform
+    elif "platform" in hardware:
+        context["hardware_from"] = "--gpu" if args.gpu else "--compute-capability"
     else:
         context["_detected"], context["detected"] = _detect(fields)
     return AttentionConfig(**fields), context
@@ -185,15 +213,49 @@ def _integer(field: str, text: str) -> Any:
     raise UsageError(f"{flag}: expected a positive integer, got {text!r}")
 
 
-def _local_model_dir(model_path: str | None) -> str | None:
+def _model_path_config(model_path: str | None, context: dict[str, Any]) -> str | None:
+    """The config.json `--model-path` names: a local directory or the offline HF cache."""
     if model_path is None:
         return None
-    path = Path(model_path)
-    try:
-        local = (path / "config.json").is_file() or path.is_file()
-    except OSError:  # not a usable local path (too long, ...): a hub id, most likely
+    from compat.hf_cache import locate_model_config
+
+    located = locate_model_config(model_path)
+    if located.config is None:
+        context["model_path_not_found"] = located.searched
         return None
-    return model_path if local else None
+    return str(located.config)
+
+
+def _hardware(args: argparse.Namespace) -> dict[str, Any]:
+    """Platform and compute capability from --gpu or --compute-capability.
+
+    A compute capability alone means CUDA; a GPU name sets its own platform.
+    """
+    from compat.gpus import UnknownGpuError, find_gpu, gpu_named
+
+    named = args.gpu
+    capability = args.compute_capability
+    if capability is not None and find_gpu(capability) is not None:
+        named, capability = capability, None
+    fields: dict[str, Any] = {}
+    if capability is not None:
+        fields["platform"] = "cuda"
+        fields["compute_capability"] = capability
+    if named is not None:
+        try:
+            gpu = gpu_named(named)
+        except UnknownGpuError as error:
+            flag = "--gpu" if named == args.gpu else "--compute-capability"
+            raise UsageError(f"{flag}: {error}") from None
+        fields["platform"] = gpu.platform.value
+        if gpu.capability is not None:
+            if capability is not None and ComputeCapability.parse(capability) != gpu.capability:
+                raise UsageError(
+                    f"--gpu {named} is {gpu.capability}, but --compute-capability is "
+                    f"{capability}; give one"
+                )
+            fields["compute_capability"] = (gpu.capability.major, gpu.capability.minor)
+    return fields
 
 
 def _detect(fields: dict[str, Any]) -> tuple[DetectedPlatform, dict[str, Any]]:
@@ -222,28 +284,24 @@ def _detect(fields: dict[str, Any]) -> tuple[DetectedPlatform, dict[str, Any]]:
 _LABELS = {Severity.ERROR: "error  ", Severity.WARNING: "warning", Severity.INFO: "info   "}
 
 
-def format_report(report: Report, context: dict[str, Any]) -> str:
-    resolved = report.resolved
+def format_report(
+    report: Report, context: dict[str, Any], launch: Sequence[str] | None = None
+) -> str:
     errors, warnings = len(report.errors), len(report.warnings)
     verdict = "compatible" if report.ok else "incompatible"
     counts = f"{errors} error{'s' * (errors != 1)}, {warnings} warning{'s' * (warnings != 1)}"
-    where = resolved.platform.value
-    if resolved.compute_capability is not None:
-        where += f" {resolved.compute_capability}"
-    if "detected" in context:
-        where += " (detected)"
-    phases = (
-        f"backend {resolved.prefill_backend}"
-        if resolved.prefill_backend == resolved.decode_backend
-        else f"prefill {resolved.prefill_backend}, decode {resolved.decode_backend}"
-    )
-    spec = f", speculative topk {resolved.topk}" if resolved.speculative else ""
     lines = [
         f"{verdict}: {counts}",
-        f"  runs as: {resolved.arch.label} model on {where}; {phases}; KV "
-        f"{resolved.kv_dtype.value}; page size {resolved.page_size}{spec}",
+        f"  {runs_as(report.resolved, detected='detected' in context)}",
     ]
     lines.append(f"  {report.startup_summary}")
+    if "model_config" in context:
+        lines.append(f"  model config: {context['model_config']}")
+    if "model_path_not_found" in context:
+        lines.append(
+            f"  --model-path: no config.json found locally (looked in "
+            f"{context['model_path_not_found']}); the network is never used"
+        )
     for name, fact in context.get("from_model_config", {}).items():
         lines.append(f"  from the model config: {name}={fact['value']} ({fact['why']})")
     startup = [f for f in report.findings if f.enforced is Enforcement.STARTUP]
@@ -259,9 +317,7 @@ def format_report(report: Report, context: dict[str, Any]) -> str:
             if finding.severity is Severity.ERROR and finding.enforced is not Enforcement.STARTUP:
                 lines.append(f"            ({finding.enforced.label})")
     if report.suggestions:
-        lines.append("suggested flags (each checked to pass):")
-        width = min(max(len(s.summary) for s in report.suggestions), 40)
-        lines += [f"  {s.summary:<{width}}  # {s.reason}" for s in report.suggestions]
+        lines += format_suggestions(report.suggestions, launch)
     lines += [f"note: {note}" for note in context.get("launch_notes", ())]
     if context.get("ignored_flags"):
         lines.append("ignored launch flags (not modeled): " + " ".join(context["ignored_flags"]))
@@ -269,3 +325,24 @@ def format_report(report: Report, context: dict[str, Any]) -> str:
 
 
 _ORDER = {Severity.ERROR: 0, Severity.WARNING: 1, Severity.INFO: 2}
+
+
+def format_suggestions(
+    suggestions: Sequence[Suggestion], launch: Sequence[str] | None = None
+) -> list[str]:
+    """Ready-to-paste flags, or the whole corrected launch command when one was given."""
+    if launch:
+        lines = ["corrected launch commands (each checked to pass; fewest changes first):"]
+        for suggestion in suggestions:
+            lines.append(f"  # {_changes(suggestion)}: {suggestion.reason}")
+            lines.append(f"  {shlex.join(corrected_command(launch, suggestion))}")
+        return lines
+    lines = ["suggested flags (each checked to pass; fewest changes first):"]
+    width = min(max(len(s.summary) for s in suggestions), 40)
+    lines += [f"  {s.summary:<{width}}  # {s.reason}" for s in suggestions]
+    return lines
+
+
+def _changes(suggestion: Suggestion) -> str:
+    count = suggestion.changes
+    return f"{count} change{'s' * (count != 1)}"

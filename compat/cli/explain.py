@@ -58,12 +58,18 @@ def run(args: argparse.Namespace) -> int:
 
     matrix = release_matrix(NEWEST) if name not in MATRIX.backend_names else MATRIX
     if name not in matrix.backend_names:
+        if args.json:
+            from compat.cli.json_errors import print_json_error
+
+            print_json_error(unknown_backend(name, matrix))
         print(f"compat explain: error: {unknown_backend(name, matrix)}", file=sys.stderr)
         return 2
     if args.json:
         print(json.dumps(explain_json(matrix, name), indent=2, ensure_ascii=False))
     else:
-        print("\n".join(explain_lines(matrix, name)))
+        from compat.text import plain
+
+        print(plain("\n".join(explain_lines(matrix, name))))
     return 0
 
 

@@ -105,6 +105,10 @@ def run(args: argparse.Namespace) -> int:
     try:
         probe = AttentionConfig(**{"attention_arch": "mha", **fields})
     except InvalidConfigError as error:
+        if args.json:
+            from compat.cli.json_errors import print_json_error
+
+            print_json_error(error)
         for problem in error.problems:
             print(f"compat matrix: error: {problem}", file=sys.stderr)
         return 2

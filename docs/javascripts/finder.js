@@ -64,10 +64,11 @@
     return state;
   }
 
-  function writeHash(data, selects) {
+  function writeHash(data, selects, prefillSelect) {
     var parts = data.axes.map(function (axis, i) {
       return encodeURIComponent(axis.id) + "=" + encodeURIComponent(selects[i].value);
     });
+    if (prefillSelect.value !== "") parts.push("prefill=" + data.backends[Number(prefillSelect.value)]);
     if (window.history && window.history.replaceState) {
       window.history.replaceState(null, "", "#" + parts.join("&"));
     }
@@ -92,30 +93,44 @@
     });
   }
 
-  // The combination's index: mixed radix over the axes, the last axis varying fastest.
+  // Fixed-width base-64 numbers (data.digits, data.width digits each).
+  function numberAt(data, text, position, width) {
+    var value = 0;
+    for (var i = 0; i < width; i++) value = value * 64 + data.digits.indexOf(text.charAt(position + i));
+    return value;
+  }
+
+  function optionOf(axis, select) {
+    return axis.options.find(function (option) {
+      return option.value === select.value;
+    }) || axis.options[0];
+  }
+
+  // The combination's index: mixed radix over arch, hardware class, dtype, page size and
+  // topk, the last varying fastest. A GPU option names its hardware class.
   function combinationIndex(data, selects) {
     var index = 0;
     data.axes.forEach(function (axis, i) {
-      var position = axis.options.findIndex(function (option) {
-        return option.value === selects[i].value;
-      });
-      index = index * axis.options.length + Math.max(position, 0);
+      var option = optionOf(axis, selects[i]);
+      if (axis.id === "gpu") {
+        index = index * data.hardware + option.hw;
+      } else {
+        index = index * axis.options.length + axis.options.indexOf(option);
+      }
     });
     return index;
   }
 
   function selectedArgs(data, selects) {
-    var args = [];
-    data.axes.forEach(function (axis, i) {
-      var option = axis.options.find(function (candidate) {
-        return candidate.value === selects[i].value;
-      });
-      if (option && option.args) args.push(option.args);
-    });
-    return args.join(" ");
+    return data.axes
+      .map(function (axis, i) {
+        return optionOf(axis, selects[i]).args;
+      })
+      .filter(Boolean)
+      .join(" ");
   }
 
-  function reasonItem(data, findingId) {
+  function reasonItem(data, findingId, phaseNotes) {
     var finding = data.findings[findingId];
     var severity = data.severities[finding[0]];
     var phases = data.strings[finding[3]];
@@ -124,8 +139,7 @@
     item.dataset.severity = severity;
     item.appendChild(element("span", "compat-finder-glyph", SEVERITY_GLYPH[severity] + " "));
     item.appendChild(element("code", "compat-finder-rule", data.strings[finding[1]]));
-    // Every row runs both phases on one backend: name a phase only when just one is meant.
-    if (phases && phases.indexOf("+") < 0) {
+    if (phaseNotes && phases && phases.indexOf("+") < 0) {
       item.appendChild(document.createTextNode(" "));
       item.appendChild(element("span", "compat-finder-phase", phases + " only"));
     }
@@ -133,97 +147,139 @@
     return item;
   }
 
-  function render(data, selects, output) {
-    var index = combinationIndex(data, selects);
-    var outcomes = data.results[index];
-    var defaults = data.defaults[index];
-    var rows = data.backends.map(function (name, b) {
-      var outcome = data.outcomes[outcomes[b]];
-      return { name: name, b: b, verdict: data.verdicts[outcome[0]], rank: outcome[0], ids: outcome[1] };
+  function outcomeAt(data, index, column) {
+    var width = data.width;
+    var id = numberAt(data, data.results, (index * data.columns.length + column) * width, width);
+    var text = data.outcomes[column][id];
+    var ids = [];
+    for (var i = 1; i < text.length; i += width) ids.push(numberAt(data, text, i, width));
+    return { rank: Number(text.charAt(0)), ids: ids };
+  }
+
+  function reasonList(data, ids, phaseNotes) {
+    var list = element("ul");
+    ids.forEach(function (id) {
+      list.appendChild(reasonItem(data, id, phaseNotes));
     });
-    // Most useful first: compatible, then with warnings, then incompatible; matrix order within.
+    return list;
+  }
+
+  function render(data, selects, prefillSelect, output, command) {
+    var index = combinationIndex(data, selects);
+    var digits = data.defaults.substr(index * 2, 2);
+    var prefill = data.backends[data.digits.indexOf(digits.charAt(0))] || null;
+    var decode = data.backends[data.digits.indexOf(digits.charAt(1))] || null;
+    var chosen = prefillSelect.value === "" ? -1 : Number(prefillSelect.value);
+    var pairIndex = data.pairPrefills.indexOf(chosen);
+    var refused = pairIndex >= 0 && data.refused.charAt(index * data.pairPrefills.length + pairIndex) === "1";
+    var rows = [];
+    data.columns.forEach(function (column, c) {
+      if (column[0] !== chosen) return;
+      var outcome = outcomeAt(data, index, c);
+      var name = data.backends[column[1]];
+      rows.push({
+        name: name, b: column[1], rank: outcome.rank, ids: outcome.ids,
+        verdict: data.verdicts[outcome.rank], isDefault: chosen < 0 && (name === prefill || name === decode),
+      });
+    });
+    // Most useful first: compatible, then with warnings, then incompatible; SGLang's own
+    // default first within a verdict, then the matrix's order.
     rows.sort(function (x, y) {
-      return x.rank - y.rank || x.b - y.b;
+      return x.rank - y.rank || (y.isDefault ? 1 : 0) - (x.isDefault ? 1 : 0) || x.b - y.b;
     });
 
+    output.textContent = "";
     var counts = {};
     rows.forEach(function (row) {
       counts[row.verdict] = (counts[row.verdict] || 0) + 1;
     });
-    var summary = element("p", "compat-finder-summary");
-    summary.appendChild(
-      document.createTextNode(
-        data.verdicts
-          .map(function (verdict) {
-            return VERDICT_VIEW[verdict].glyph + " " + (counts[verdict] || 0) + " " + VERDICT_VIEW[verdict].text;
-          })
-          .join(" · ") + ". "
-      )
-    );
-    var prefill = defaults[0] >= 0 ? data.backends[defaults[0]] : null;
-    var decode = defaults[1] >= 0 ? data.backends[defaults[1]] : null;
-    if (prefill || decode) {
-      summary.appendChild(document.createTextNode("Without "));
-      summary.appendChild(element("code", null, "--attention-backend"));
-      summary.appendChild(document.createTextNode(", SGLang picks "));
-      if (prefill === decode) {
-        summary.appendChild(element("code", null, prefill));
-      } else {
-        summary.appendChild(element("code", null, prefill || "none"));
-        summary.appendChild(document.createTextNode(" for prefill and "));
-        summary.appendChild(element("code", null, decode || "none"));
-        summary.appendChild(document.createTextNode(" for decode"));
-      }
-      summary.appendChild(document.createTextNode("."));
+    var summary = output.appendChild(element("p", "compat-finder-summary"));
+    if (refused) {
+      summary.appendChild(document.createTextNode("\u274C Prefill on "));
+      summary.appendChild(element("code", null, data.backends[chosen]));
+      summary.appendChild(document.createTextNode(" is refused here, whatever the decode backend:"));
+      output.appendChild(reasonList(data, rows[0].ids, false)).className = "compat-finder-refused";
     } else {
-      summary.appendChild(document.createTextNode("SGLang has no default backend for this selection."));
+      summary.appendChild(
+        document.createTextNode(
+          (chosen >= 0 ? "Decode backends with prefill on " + data.backends[chosen] + ": " : "") +
+            data.verdicts
+              .map(function (verdict) {
+                return VERDICT_VIEW[verdict].glyph + " " + (counts[verdict] || 0) + " " + VERDICT_VIEW[verdict].text;
+              })
+              .join(" \u00B7 ") + ". "
+        )
+      );
+      if (chosen < 0 && (prefill || decode)) {
+        summary.appendChild(document.createTextNode("Without a backend flag, SGLang picks "));
+        summary.appendChild(element("code", null, prefill === decode ? prefill : prefill + " + " + decode));
+        summary.appendChild(document.createTextNode("."));
+      }
+    }
+    var fixes = data.fixes[String(index)];
+    if (chosen < 0 && fixes && fixes.length) {
+      output.appendChild(element("p", "compat-finder-fixes-intro", "No backend passes as selected. Fixes the guard checked for SGLang's default launch, fewest changes first:"));
+      var fixList = output.appendChild(element("ul", "compat-finder-fixes"));
+      fixes.forEach(function (fix) {
+        var item = fixList.appendChild(element("li", "compat-finder-fix"));
+        item.appendChild(element("code", null, data.strings[fix[0]]));
+        item.appendChild(document.createTextNode(" \u2014 " + data.strings[fix[1]]));
+      });
     }
 
-    var commandIntro = element("p", "compat-finder-command", "Check one backend yourself:");
-    var command = element("pre", "compat-finder-command");
-    command.appendChild(
-      element("code", null, "compat check " + selectedArgs(data, selects) + " --attention-backend NAME")
-    );
-
-    var table = element("table", "compat-finder-table");
-    var head = table.appendChild(element("thead")).appendChild(element("tr"));
-    ["Backend", "Verdict", "Reasons"].forEach(function (title) {
-      head.appendChild(element("th", null, title));
-    });
-    var body = table.appendChild(element("tbody"));
-    rows.forEach(function (row) {
-      var tr = element("tr", "compat-finder-row compat-finder-" + row.verdict);
-      tr.dataset.backend = row.name;
-      tr.dataset.verdict = row.verdict;
-      var name = tr.appendChild(element("td", "compat-finder-backend"));
-      name.appendChild(element("code", null, row.name));
-      if (row.name === prefill || row.name === decode) {
-        name.appendChild(document.createTextNode(" "));
-        name.appendChild(element("span", "compat-finder-default", "default"));
-      }
-      var view = VERDICT_VIEW[row.verdict];
-      var verdict = tr.appendChild(element("td", "compat-finder-verdict"));
-      verdict.appendChild(element("span", "compat-finder-glyph", view.glyph));
-      verdict.appendChild(document.createTextNode(" " + view.text));
-      var reasons = tr.appendChild(element("td", "compat-finder-reasons"));
-      if (row.ids.length === 0) {
-        reasons.appendChild(element("span", "compat-finder-none", "no findings"));
-      } else {
-        var list = reasons.appendChild(element("ul"));
-        row.ids.forEach(function (id) {
-          list.appendChild(reasonItem(data, id));
-        });
-      }
-      body.appendChild(tr);
-    });
-
-    output.textContent = "";
-    output.appendChild(summary);
-    output.appendChild(commandIntro);
-    output.appendChild(command);
-    var wrap = output.appendChild(element("div", "compat-finder-scroll"));
-    wrap.appendChild(table);
+    var best = refused ? null : rows[0];
+    if (command) {
+      var flags = chosen >= 0
+        ? "--prefill-attention-backend " + data.backends[chosen] + (best ? " --decode-attention-backend " + best.name : "")
+        : best ? "--attention-backend " + best.name : "";
+      command.textContent = ("compat check " + selectedArgs(data, selects) + " " + flags).trim();
+    }
+    if (!refused) {
+      var table = element("table", "compat-finder-table");
+      var head = table.appendChild(element("thead")).appendChild(element("tr"));
+      [chosen >= 0 ? "Decode backend" : "Backend", "Verdict", "Reasons"].forEach(function (title) {
+        head.appendChild(element("th", null, title));
+      });
+      var body = table.appendChild(element("tbody"));
+      rows.forEach(function (row) {
+        var tr = body.appendChild(element("tr", "compat-finder-row compat-finder-" + row.verdict));
+        tr.dataset.backend = row.name;
+        tr.dataset.verdict = row.verdict;
+        var name = tr.appendChild(element("td", "compat-finder-backend"));
+        name.appendChild(element("code", null, row.name));
+        if (row.isDefault) {
+          name.appendChild(document.createTextNode(" "));
+          name.appendChild(element("span", "compat-finder-default", "default"));
+        }
+        var view = VERDICT_VIEW[row.verdict];
+        var verdict = tr.appendChild(element("td", "compat-finder-verdict"));
+        verdict.appendChild(element("span", "compat-finder-glyph", view.glyph));
+        verdict.appendChild(document.createTextNode(" " + view.text));
+        var reasons = tr.appendChild(element("td", "compat-finder-reasons"));
+        if (row.ids.length === 0) reasons.appendChild(element("span", "compat-finder-none", "no findings"));
+        else reasons.appendChild(reasonList(data, row.ids, chosen < 0));
+      });
+      output.appendChild(element("div", "compat-finder-scroll")).appendChild(table);
+    }
     output.dataset.combination = String(index);
+    output.dataset.prefill = chosen < 0 ? "" : data.backends[chosen];
+  }
+
+  function setUpPrefill(data, select) {
+    data.pairPrefills = [];
+    data.columns.forEach(function (column) {
+      if (column[0] >= 0 && data.pairPrefills.indexOf(column[0]) < 0) data.pairPrefills.push(column[0]);
+    });
+    select.textContent = "";
+    select.appendChild(element("option", null, "same backend for both phases")).value = "";
+    data.pairPrefills.forEach(function (b) {
+      select.appendChild(element("option", null, data.backends[b])).value = String(b);
+    });
+    var wanted = readHash().prefill;
+    var known = data.pairPrefills.some(function (b) {
+      return data.backends[b] === wanted;
+    });
+    select.value = known ? String(data.backends.indexOf(wanted)) : "";
   }
 
   function init() {
@@ -233,24 +289,31 @@
     form.dataset.ready = "loading";
     loadData(
       function (data) {
-        var selects;
+        var selects, prefillSelect;
         try {
           selects = setUpMenus(form, data);
+          prefillSelect = form.querySelector("select[data-prefill]");
+          if (!prefillSelect) throw new Error("the page has no prefill menu");
+          setUpPrefill(data, prefillSelect);
         } catch (error) {
           output.textContent = "The finder cannot start: " + error.message;
           return;
         }
+        // The page's one code block: Material gives it a copy button, which copies the
+        // text as it is when clicked, so the command below always matches the menus.
+        var command = document.querySelector(".md-content .highlight code");
         var update = function () {
-          render(data, selects, output);
-          writeHash(data, selects);
+          render(data, selects, prefillSelect, output, command);
+          writeHash(data, selects, prefillSelect);
         };
-        selects.forEach(function (select) {
+        selects.concat([prefillSelect]).forEach(function (select) {
           select.addEventListener("change", update);
         });
         form.addEventListener("submit", function (event) {
           event.preventDefault();
         });
         update();
+        output.dataset.firstVerdictMs = String(Math.round(performance.now()));
         form.dataset.ready = "true";
       },
       function (message) {

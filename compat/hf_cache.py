@@ -1,0 +1,70 @@
+"""Find a model's `config.json` from SGLang's `--model-path`, without the network.
+
+`--model-path` is a local directory or a Hugging Face repository id. An id is looked up in
+the local Hugging Face cache only (`HF_HUB_CACHE`, else `HF_HOME/hub`, else
+`~/.cache/huggingface/hub`), in its snapshot layout:
+`models--ORG--NAME/snapshots/REVISION/config.json`, the revision that `refs/main` names
+first, else the most recently written snapshot.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+CONFIG_FILE = "config.json"
+_REPO_ID = re.compile(r"[A-Za-z0-9][\w.-]*/[\w.-]+")
+
+
+@dataclass(frozen=True)
+class Located:
+    """Where a model path's config was found, or why it was not."""
+
+    config: Path | None
+    searched: str
+    """What was looked at, for the output: a directory, or the cache folder of an id."""
+
+
+def hub_cache() -> Path:
+    explicit = os.environ.get("HF_HUB_CACHE")
+    if explicit:
+        return Path(explicit).expanduser()
+    home = os.environ.get("HF_HOME")
+    base = Path(home).expanduser() if home else Path.home() / ".cache" / "huggingface"
+    return base / "hub"
+
+
+def locate_model_config(model_path: str) -> Located:
+    """The config.json `model_path` names locally, or None with what was searched."""
+    path = Path(model_path).expanduser()
+    try:
+        if path.is_dir():
+            candidate = path / CONFIG_FILE
+            return Located(candidate if candidate.is_file() else None, str(path))
+        if path.is_file():
+            return Located(path, str(path))
+    except OSError:  # a name the file system cannot hold: not a local path
+        pass
+    if not _REPO_ID.fullmatch(model_path):
+        return Located(None, str(path))
+    org, name = model_path.split("/")
+    repo = hub_cache() / f"models--{org}--{name}"
+    return Located(_snapshot_config(repo), str(repo))
+
+
+def _snapshot_config(repo: Path) -> Path | None:
+    snapshots = repo / "snapshots"
+    try:
+        main = (repo / "refs" / "main").read_text(encoding="utf-8").strip()
+    except (OSError, UnicodeDecodeError):
+        main = ""
+    try:
+        if main and (snapshots / main / CONFIG_FILE).is_file():
+            return snapshots / main / CONFIG_FILE
+        found = [entry / CONFIG_FILE for entry in snapshots.iterdir()]
+        found = [file for file in found if file.is_file()]
+    except OSError:
+        return None
+    return max(found, key=lambda file: file.stat().st_mtime, default=None)

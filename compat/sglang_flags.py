@@ -1,0 +1,52 @@
+"""The launch flags of an SGLang release, as its own parser accepts them.
+
+The flag lists are data (`compat.sglang_flag_data`, generated from each release's wheel by
+`compat.flag_source`). SGLang's parser is a plain `argparse.ArgumentParser`, so, as there,
+an unambiguous prefix of a flag names the flag.
+"""
+
+from __future__ import annotations
+
+import difflib
+from functools import cache
+
+from compat.sglang_flag_data import FLAGS
+
+RELEASES = tuple(sorted(FLAGS))
+RELEASE = "0.5.7"
+"""The release whose flags a launch command is read with unless another is named."""
+
+
+class UnknownFlagError(ValueError):
+    """A flag the release's parser would refuse; the message names it and a close match."""
+
+    def __init__(self, flag: str, release: str, close: str | None, ambiguous: tuple[str, ...]):
+        self.flag, self.release, self.did_you_mean = flag, release, close
+        if ambiguous:
+            text = f"{flag} is ambiguous in SGLang {release}: it could be {', '.join(ambiguous)}"
+        else:
+            text = f"SGLang {release} has no flag {flag}"
+            if close is not None:
+                text += f"; did you mean {close}?"
+        super().__init__(text)
+
+
+@cache
+def release_flags(release: str = RELEASE) -> dict[str, str]:
+    """Every flag of `release` mapped to its arity (switch, value, optional or list)."""
+    by_arity = FLAGS.get(release)
+    if by_arity is None:
+        raise ValueError(f"no flag list for SGLang {release}; known: {', '.join(RELEASES)}")
+    return {name: arity for arity, names in by_arity.items() for name in names}
+
+
+def canonical_flag(flag: str, release: str = RELEASE) -> str:
+    """The flag `flag` names in `release` (itself, or the one flag it is a prefix of)."""
+    flags = release_flags(release)
+    if flag in flags:
+        return flag
+    starting = tuple(name for name in flags if name.startswith(flag))
+    if len(starting) == 1:
+        return starting[0]
+    close = difflib.get_close_matches(flag, list(flags), n=1, cutoff=0.75)
+    raise UnknownFlagError(flag, release, close[0] if close else None, starting)

@@ -15,6 +15,7 @@ from compat.config import AttentionConfig, flag_of
 from compat.gpus import gpu_named
 from compat.guard import check
 from compat.matrix import MATRIX
+from compat.releases import RELEASE_NAMES, RELEASES
 from compat.schema import Matrix
 
 LAUNCHER = ("python3", "-m", "sglang.launch_server")
@@ -37,9 +38,10 @@ class LaunchExample:
     features: tuple[tuple[str, bool], ...] = ()
     """Model facts the guard needs that the flags do not carry (e.g. dual-chunk attention)."""
 
-    def config(self) -> AttentionConfig:
+    def config(self, release: str | None = None) -> AttentionConfig:
         gpu = gpu_named(self.gpu)
         fields: dict[str, Any] = {
+            "sglang_version": release,
             "attention_arch": self.arch,
             "platform": gpu.platform.value,
             "compute_capability": None
@@ -120,25 +122,33 @@ class CheckedExample:
 
 
 def checked_examples(
-    matrix: Matrix = MATRIX, examples: Iterable[LaunchExample] | None = None
+    matrix: Matrix = MATRIX,
+    examples: Iterable[LaunchExample] | None = None,
+    release: str = RELEASE_NAMES[0],
 ) -> tuple[CheckedExample, ...]:
-    """Every example (`LAUNCH_EXAMPLES` by default), in the matrix's backend order, each
-    one passing `check()`; ExampleFailsError names every one that does not."""
+    """Every example (`LAUNCH_EXAMPLES` by default) of a backend of the page's tables that
+    `release` accepts, in the matrix's backend order, each one passing `check()` for that
+    release; ExampleFailsError names every one that does not."""
     from compat.report import runs_as
 
+    offered = RELEASES[release].backend_set
+    names = [name for name in MATRIX.backend_names if name in offered]
     chosen = LAUNCH_EXAMPLES if examples is None else examples
     by_backend = {example.backend: example for example in chosen}
-    missing = [name for name in matrix.backend_names if name not in by_backend]
+    missing = [name for name in names if name not in by_backend]
     failures = [f"no launch example for {name}" for name in missing]
     checked = []
-    for name in matrix.backend_names:
+    for name in names:
         example = by_backend.get(name)
         if example is None:
             continue
-        report = check(example.config(), matrix)
+        report = check(example.config(release), matrix)
         if not report.ok:
             errors = "; ".join(f"[{f.rule}] {f.message}" for f in report.errors)
-            failures.append(f"the {name} example on {example.gpu} fails the guard: {errors}")
+            failures.append(
+                f"the {name} example on {example.gpu} fails the guard for SGLang {release}: "
+                f"{errors}"
+            )
         checked.append(CheckedExample(example, runs_as(report.resolved)))
     if failures:
         raise ExampleFailsError("; ".join(failures))

@@ -236,11 +236,11 @@ class ExampleCheckError(TemplateError):
     """A launch example of the page fails the guard: the page is not rendered."""
 
 
-def _examples(matrix: Matrix) -> tuple[ExampleView, ...]:
+def _examples(matrix: Matrix, release: str) -> tuple[ExampleView, ...]:
     from compat.examples import ExampleFailsError, checked_examples
 
     try:
-        checked = checked_examples(matrix)
+        checked = checked_examples(matrix, release=release)
     except ExampleFailsError as error:
         raise ExampleCheckError(f"launch examples: {error}") from None
     return tuple(
@@ -812,7 +812,7 @@ def build_page(matrix: Matrix = MATRIX, release: str | None = None, here: str = 
         sources=_sources(matrix),
         startup=_startup(matrix, rules),
         release=_release_view(rules, here),
-        examples=_examples(matrix),
+        examples=_examples(matrix, rules.release),
         gpus=_gpus(),
     )
 

@@ -11,7 +11,9 @@ release's own code.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any
 
 from compat.config import Parsed
 from compat.release_schema import BackendField, GpuGate, ReleaseRules, SpecParams
@@ -86,42 +88,36 @@ class _Log:
         self.rules = rules
         self.findings: list[Finding] = []
 
-    def refuse(self, rule: str, text: str, flags: tuple[str, ...], **extra: object) -> None:
-        self._add(
-            rule,
-            Severity.ERROR,
-            f"SGLang {self.rules.release} refuses to start: {text}",
-            flags,
-            extra,
-        )
+    def refuse(self, rule: str, text: str, flags: tuple[str, ...], **extra: Any) -> None:
+        self._add(rule, Severity.ERROR, f"refuses to start: {text}", flags, **extra)
 
-    def warn(self, rule: str, text: str, flags: tuple[str, ...], **extra: object) -> None:
-        self._add(
-            rule, Severity.WARNING, f"SGLang {self.rules.release} warns: {text}", flags, extra
-        )
+    def warn(self, rule: str, text: str, flags: tuple[str, ...], **extra: Any) -> None:
+        self._add(rule, Severity.WARNING, f"warns: {text}", flags, **extra)
 
-    def note(self, rule: str, text: str, flags: tuple[str, ...], **extra: object) -> None:
-        self._add(rule, Severity.INFO, f"SGLang {self.rules.release}: {text}", flags, extra)
+    def note(self, rule: str, text: str, flags: tuple[str, ...], **extra: Any) -> None:
+        self._add(rule, Severity.INFO, text, flags, **extra)
 
     def _add(
         self,
         rule: str,
         severity: Severity,
-        message: str,
+        text: str,
         flags: tuple[str, ...],
-        extra: dict[str, object],
+        *,
+        value: object = None,
+        allowed: Iterable[object] = (),
+        backend: str | None = None,
     ) -> None:
-        value = extra.get("value")
-        allowed = extra.get("allowed", ())
+        separator = " " if severity is not Severity.INFO else ": "
         self.findings.append(
             Finding(
                 f"startup-{rule}",
                 severity,
-                message,
+                f"SGLang {self.rules.release}{separator}{text}",
                 flags,
                 value=None if value is None else str(value),
-                allowed=tuple(str(a) for a in allowed),  # type: ignore[attr-defined]
-                backend=extra.get("backend"),  # type: ignore[arg-type]
+                allowed=tuple(str(a) for a in allowed),
+                backend=backend,
                 enforced=Enforcement.STARTUP,
             )
         )

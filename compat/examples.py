@@ -11,7 +11,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from typing import Any
 
-from compat.config import AttentionConfig, flag_of
+from compat.config import AttentionConfig, InvalidConfigError, flag_of
 from compat.gpus import gpu_named
 from compat.guard import check
 from compat.matrix import MATRIX
@@ -142,7 +142,15 @@ def checked_examples(
         example = by_backend.get(name)
         if example is None:
             continue
-        report = check(example.config(release), matrix)
+        try:
+            config = example.config(release)
+        except InvalidConfigError as error:
+            problems = "; ".join(str(problem) for problem in error.problems)
+            failures.append(
+                f"the {name} example on {example.gpu} is invalid for SGLang {release}: {problems}"
+            )
+            continue
+        report = check(config, matrix)
         if not report.ok:
             errors = "; ".join(f"[{f.rule}] {f.message}" for f in report.errors)
             failures.append(

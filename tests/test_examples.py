@@ -18,6 +18,7 @@ from compat.examples import (
     with_flag,
 )
 from compat.matrix import MATRIX
+from compat.releases import NEWEST, RELEASES
 from compat.render import ExampleCheckError, render_page
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -42,8 +43,12 @@ def test_the_page_shows_every_example_command() -> None:
     text = PAGE.read_text(encoding="utf-8")
     section = text.split("## Launch examples", 1)[1].split("\n## ", 1)[0]
     commands = [line for line in section.splitlines() if line.startswith("python3 -m ")]
-    assert commands == [example.command for example in _in_matrix_order()]
-    for example in LAUNCH_EXAMPLES:
+    # The main page describes the newest release: the examples of the backends it accepts.
+    offered = RELEASES[NEWEST].backend_set
+    shown = [example for example in _in_matrix_order() if example.backend in offered]
+    assert commands == [example.command for example in shown]
+    assert len(shown) < len(LAUNCH_EXAMPLES), "the newest release dropped backends"
+    for example in shown:
         assert f"`{example.backend}` on {example.gpu}" in section
 
 
@@ -82,7 +87,9 @@ def test_a_flipped_example_fails_the_render(monkeypatch: pytest.MonkeyPatch) -> 
         checked_examples(examples=_flipped())
     monkeypatch.setattr(examples, "LAUNCH_EXAMPLES", _flipped())
     with pytest.raises(ExampleCheckError, match=r"\[fp4-kv\]"):
-        render_page()
+        render_page(release="0.5.7")
+    with pytest.raises(ExampleCheckError, match="invalid for SGLang"):
+        render_page()  # the newest release no longer accepts fp4_e2m1 at all
 
 
 def test_a_flipped_example_fails_the_site_build(monkeypatch: pytest.MonkeyPatch) -> None:

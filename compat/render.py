@@ -7,6 +7,7 @@ imports Jinja.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -835,7 +836,9 @@ def _release_view(rules: ReleaseRules, here: str) -> ReleaseView:
     )
 
 
+@functools.lru_cache(maxsize=8)
 def _environment(template_dir: Path) -> jinja2.Environment:
+    """One environment per template folder, so each template compiles once per process."""
     # Sandboxed: a template named by --template-dir cannot reach os.system and friends.
     return SandboxedEnvironment(
         loader=jinja2.FileSystemLoader(str(template_dir)),

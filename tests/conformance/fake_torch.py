@@ -95,6 +95,7 @@ def build(profile: GpuProfile) -> dict[str, types.ModuleType]:
     cuda.get_device_properties = lambda device=None: properties
     cuda.mem_get_info = lambda device=None: (properties.total_memory, properties.total_memory)
     cuda.current_device = lambda: 0
+    cuda.is_initialized = lambda: True  # 0.5.21+ asks before probing NVML instead
     torch.cuda = cuda
 
     xpu = types.ModuleType("torch.xpu")

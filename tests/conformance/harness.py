@@ -16,6 +16,7 @@ import json
 import os
 import subprocess
 import sys
+import types
 from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
@@ -84,23 +85,42 @@ class Runtime:
         server_args, error, warnings = self._runtime.start(model, list(argv))
         if server_args is None:
             return StartupOutcome(True, error, *([None] * 8), warnings=warnings)
-        prefill, decode = server_args.get_attention_backends()  # SGLang's own resolution
+        view, prefill, decode = self.resolved(server_args)
         return StartupOutcome(
             refused=False,
             error=None,
-            attention_backend=server_args.attention_backend,
+            attention_backend=view.attention_backend,
             prefill_backend=prefill,
             decode_backend=decode,
-            page_size=server_args.page_size,
-            topk=server_args.speculative_eagle_topk,
-            num_steps=server_args.speculative_num_steps,
-            num_draft_tokens=server_args.speculative_num_draft_tokens,
-            kv_cache_dtype=server_args.kv_cache_dtype,
+            page_size=view.page_size,
+            topk=view.speculative_eagle_topk,
+            num_steps=view.speculative_num_steps,
+            num_draft_tokens=view.speculative_num_draft_tokens,
+            kv_cache_dtype=view.kv_cache_dtype,
             warnings=warnings,
         )
 
+    def resolved(self, server_args: Any) -> tuple[Any, str | None, str | None]:
+        """(values, prefill, decode): what SGLang's engine reads off a resolved ServerArgs.
+
+        Up to 0.5.18 the fields hold the resolved values and `get_attention_backends()`
+        resolves the phases. From 0.5.19 the fields keep the raw input: the resolved
+        values are `resolved_dict()` (its `resolution_result` per field), and the phases
+        come from the release's `attention_backends_of` applied to them.
+        """
+        if not self._runtime.resolves_once:
+            prefill, decode = server_args.get_attention_backends()  # SGLang's own resolution
+            return server_args, prefill, decode
+        import importlib
+
+        base = importlib.import_module("sglang.srt.arg_groups.model_override_base")
+        view = types.SimpleNamespace(**server_args.resolved_dict())
+        prefill, decode = base.attention_backends_of(view)
+        return view, prefill, decode
+
     def server_args(self, model: str, argv: Sequence[str]) -> Any:
-        """The post-init ServerArgs of an accepted launch; RefusedError when SGLang refuses.
+        """The resolved ServerArgs of an accepted launch (after its post-init; from 0.5.19
+        after `resolve_once()`); RefusedError when SGLang refuses.
 
         Use it inside the `open_runtime` block: its methods import SGLang modules lazily.
         """
@@ -110,14 +130,17 @@ class Runtime:
         return server_args
 
     def raw_server_args(self, model: str, argv: Sequence[str]) -> Any:
-        """A ServerArgs holding the parsed flags as given: SGLang's post-init has not run.
+        """A ServerArgs holding the parsed flags as given: SGLang's resolution has not run.
 
-        What an engine would hand over before its own resolution (`from_cli_args` without
-        `__post_init__`), to ask whether that resolution will refuse it.
+        What an engine would hand over before its own resolution: from 0.5.19 SGLang's own
+        `from_cli_args` (construction no longer resolves); before, `from_cli_args` without
+        `__post_init__`.
         """
         namespace = self._runtime.parser.parse_args(
             ["--model-path", self._runtime.model_paths[model], *argv]
         )
+        if self._runtime.resolves_once:
+            return self.ServerArgs.from_cli_args(namespace)
         raw = object.__new__(self.ServerArgs)
         for field in dataclasses.fields(self.ServerArgs):
             setattr(raw, field.name, getattr(namespace, field.name, field.default))

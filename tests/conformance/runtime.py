@@ -45,6 +45,7 @@ REAL_MODULES = (
     "sglang.srt.connector",
     "sglang.srt.utils.runai_utils",  # 0.5.10+: is the model path an object-store URI?
     "sglang.srt.configs.linear_attn_model_registry",  # 0.5.11+: hybrid linear-attention models
+    "sglang.srt.configs.embedding_model_spec",  # 0.5.17+
     "sglang.srt.speculative.spec_info",  # 0.5.12+: the speculative-algorithm registry
     "sglang.srt.speculative.spec_registry",
     "sglang.srt.speculative.ragged_verify",  # 0.5.16+: env-selected verify mode
@@ -53,6 +54,10 @@ REAL_MODULES = (
     "sglang.srt.model_executor.cuda_graph_config",  # 0.5.14+: choices of CUDA-graph flags
     "sglang.srt.layers.cp.base",  # 0.5.14+: binds the context-parallel strategy (none here)
     "sglang.srt.layers.deep_gemm_wrapper.configurer",
+    "sglang.srt.hardware_backend.mlx.runtime",  # 0.5.19+: Apple MLX / MPS probes
+    "sglang.srt.hardware_backend.mps.runtime",
+    "sglang.srt.parser.reasoning_parser_names",  # 0.5.21+: parser choices as plain names
+    "sglang.srt.function_call.parser_names",
     "sglang.srt.runtime_context",  # 0.5.16+: platform and parallel context
     "sglang.srt.platforms.*",  # 0.5.11+: current_platform
     "sglang.srt.plugins.*",  # 0.5.11+: load_plugins, HookRegistry
@@ -63,11 +68,12 @@ _HF_FUNCTIONS = (
     *("get_hf_text_config", "get_context_length", "CONTEXT_LENGTH_KEYS", "check_gguf_file"),
     *("get_sparse_attention_config", "download_from_hf"),
 )
-_HF_HELPERS = ("normalize_rope_scaling_compat", "get_rope_config")
+_HF_HELPERS = ("normalize_rope_scaling_compat", "get_rope_config", "resolve_hf_gguf_reference")
 _CONSTANTS = {
     "sglang.srt.layers.attention.fla.chunk_delta_h": ("CHUNK_SIZE",),
     "sglang.kernels.ops.attention.fla.chunk_delta_h": ("CHUNK_SIZE",),  # 0.5.16+
     "sglang.srt.layers.cp.utils": ("CP_V2_DEFAULT_MODEL_CLASSES",),  # 0.5.14+
+    "sglang.srt.utils.hf_transformers.config": ("POINTER_ADAPTER_BASES",),  # 0.5.23
 }
 # Packages whose __init__ pulls in kernels, answered from the one real submodule start-up
 # reads (0.5.16+: whether DeepGEMM is on, computed by the release's own configurer).
@@ -78,7 +84,7 @@ _REEXPORTS = {
 PLACEHOLDER_ROOTS = (
     *("sglang", "numpy", "orjson", "psutil", "pybase64", "requests", "triton", "zmq"),
     *("fastapi", "PIL", "starlette", "huggingface_hub", "IPython", "pydantic", "tqdm"),
-    *("decord", "modelscope", "torchvision", "msgspec", "safetensors", "cloudpickle"),
+    *("decord", "modelscope", "torchvision", "safetensors", "cloudpickle"),
 )
 # Must look uninstalled to importlib.util.find_spec (SGLang probes them).
 ABSENT = ("triton_kernels", "habana_frameworks", "torch_npu", "deep_gemm")
@@ -179,6 +185,8 @@ class SglangRuntime:
             "transformers": stubs.module_with(
                 "transformers", PretrainedConfig=PretrainedConfig, __version__="4.57.1"
             ),
+            # 0.5.23's model_config imports a Hub helper it calls only for remote configs.
+            "transformers.utils": stubs.placeholder_module("transformers.utils"),
             # sgl_kernel is installed with every SGLang build; only its CPU build registers
             # the AMX op that fake_torch exposes on the AMX profile.
             "sgl_kernel": stubs.module_with("sgl_kernel"),
@@ -205,7 +213,7 @@ class SglangRuntime:
             file = root / (name.replace(".", "/") + ".py")
             if file.is_file():
                 module = stubs.placeholder_module(name)
-                stubs.exec_definitions(file, constants, module.__dict__)
+                stubs.exec_definitions(file, (), module.__dict__, optional=constants)
                 fixed[name] = module
         for name, source in _REEXPORTS.items():
             if (root / (source.replace(".", "/") + ".py")).is_file():
@@ -259,8 +267,14 @@ class SglangRuntime:
             self.model_paths[name] = str(directory)
 
     # -- one launch -----------------------------------------------------------------
+    @property
+    def resolves_once(self) -> bool:
+        """0.5.19+: a ServerArgs is raw until `resolve_once()` runs the resolution."""
+        return hasattr(self.server_args.ServerArgs, "resolve_once")
+
     def start(self, model: str, argv: list[str]) -> tuple[Any, str | None, tuple[str, ...]]:
-        """Parse and post-init `argv` for `model`: (ServerArgs or None, error, warnings)."""
+        """Parse `argv` for `model` and resolve it as the launcher does (post-init, and
+        from 0.5.19 `resolve_once()`): (ServerArgs or None, error, warnings)."""
         self.records.messages.clear()
         stub_uses = len(stubs.USES)
         server_args = error = None
@@ -269,6 +283,9 @@ class SglangRuntime:
             try:
                 namespace = self.parser.parse_args(["--model-path", self.model_paths[model], *argv])
                 server_args = self.server_args.ServerArgs.from_cli_args(namespace)
+                # 0.5.19+: construction keeps the raw flags; the launcher resolves once.
+                if hasattr(server_args, "resolve_once"):
+                    server_args.resolve_once()
             except ArgvError as exc:
                 error = f"argparse: {exc}"
             except REFUSALS as exc:

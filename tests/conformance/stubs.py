@@ -194,6 +194,8 @@ def exec_definitions(
             bound = {node.name}
         elif isinstance(node, ast.Assign):
             bound = {t.id for t in node.targets if isinstance(t, ast.Name)}
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+            bound = {node.target.id}
         if bound & (wanted | extra):
             kept.append(node)
             wanted -= bound

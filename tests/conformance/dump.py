@@ -23,6 +23,7 @@ def rows(version: str, workers: int = 2) -> list[dict[str, Any]]:
     outcomes = run_many(version, launches, workers=workers)
     return [
         {
+            "version": version,
             "gpu": launch.gpu,
             "model": launch.model,
             "argv": list(launch.argv),

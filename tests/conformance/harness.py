@@ -100,6 +100,13 @@ class Runtime:
             warnings=warnings,
         )
 
+    def choices(self, flag: str) -> tuple[str, ...]:
+        """The values SGLang's own argument parser accepts for `flag`."""
+        for action in self._runtime.parser._actions:
+            if flag in action.option_strings:
+                return tuple(action.choices or ())
+        raise KeyError(f"sglang has no flag {flag}")
+
     def resolved(self, server_args: Any) -> tuple[Any, str | None, str | None]:
         """(values, prefill, decode): what SGLang's engine reads off a resolved ServerArgs.
 

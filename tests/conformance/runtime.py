@@ -58,6 +58,11 @@ REAL_MODULES = (
     "sglang.srt.hardware_backend.mps.runtime",
     "sglang.srt.parser.reasoning_parser_names",  # 0.5.21+: parser choices as plain names
     "sglang.srt.function_call.parser_names",
+    "sglang.srt.layers.attention.linear.utils",  # 0.5.22+: env switch read by the pipeline
+    "sglang.srt.kernel_plugins.nvidia.binding",  # 0.5.22+: pipeline steps, off unless flagged
+    "sglang.srt.kernel_plugins.amd.binding",
+    "sglang.kernels.plugin_kernels.nvidia.spec",  # their feature tables (plain enums)
+    "sglang.kernels.plugin_kernels.amd.spec",
     "sglang.srt.runtime_context",  # 0.5.16+: platform and parallel context
     "sglang.srt.platforms.*",  # 0.5.11+: current_platform
     "sglang.srt.plugins.*",  # 0.5.11+: load_plugins, HookRegistry
@@ -282,10 +287,11 @@ class SglangRuntime:
             warnings.simplefilter("always")
             try:
                 namespace = self.parser.parse_args(["--model-path", self.model_paths[model], *argv])
-                server_args = self.server_args.ServerArgs.from_cli_args(namespace)
+                built = self.server_args.ServerArgs.from_cli_args(namespace)
                 # 0.5.19+: construction keeps the raw flags; the launcher resolves once.
-                if hasattr(server_args, "resolve_once"):
-                    server_args.resolve_once()
+                if hasattr(built, "resolve_once"):
+                    built.resolve_once()
+                server_args = built
             except ArgvError as exc:
                 error = f"argparse: {exc}"
             except REFUSALS as exc:

@@ -74,6 +74,14 @@ class StartupOutcome:
         return cls(**{**data, "warnings": tuple(data["warnings"])})
 
 
+# The resolved fields an outcome reports.
+_READ = (
+    *("attention_backend", "prefill_attention_backend", "decode_attention_backend"),
+    *("page_size", "speculative_eagle_topk", "speculative_num_steps"),
+    *("speculative_num_draft_tokens", "kv_cache_dtype"),
+)
+
+
 class Runtime:
     """A loaded SGLang runtime for one GPU profile (see open_runtime)."""
 
@@ -111,9 +119,9 @@ class Runtime:
         """(values, prefill, decode): what SGLang's engine reads off a resolved ServerArgs.
 
         Up to 0.5.18 the fields hold the resolved values and `get_attention_backends()`
-        resolves the phases. From 0.5.19 the fields keep the raw input: the resolved
-        values are `resolved_dict()` (its `resolution_result` per field), and the phases
-        come from the release's `attention_backends_of` applied to them.
+        resolves the phases. From 0.5.19 the fields keep the raw input: each resolved value
+        is the release's `resolution_result(record, field)` (what `resolved_dict()` reads
+        for every field), and the phases come from its `attention_backends_of` over them.
         """
         if not self._runtime.resolves_once:
             prefill, decode = server_args.get_attention_backends()  # SGLang's own resolution
@@ -121,7 +129,10 @@ class Runtime:
         import importlib
 
         base = importlib.import_module("sglang.srt.arg_groups.model_override_base")
-        view = types.SimpleNamespace(**server_args.resolved_dict())
+        overrides = importlib.import_module("sglang.srt.arg_groups.overrides")
+        view = types.SimpleNamespace(
+            **{name: overrides.resolution_result(server_args, name) for name in _READ}
+        )
         prefill, decode = base.attention_backends_of(view)
         return view, prefill, decode
 

@@ -160,6 +160,7 @@ class SglangRuntime:
         stubs._ACTIVE.append(self._finder)
         for name in ABSENT:
             sys.modules[name] = None  # type: ignore[assignment]
+        self._patch_msgspec()
         try:
             self._load()
         except BaseException:
@@ -176,12 +177,28 @@ class SglangRuntime:
         os.environ.clear()
         os.environ.update(self._saved_environ)
         platform.machine = self._saved_machine
+        if self._saved_fields is not None:
+            import msgspec.structs
+
+            msgspec.structs.fields = self._saved_fields
         self._logger.removeHandler(self.records)
         self._logger.setLevel(self._saved_logger[0])
         self._logger.propagate = self._saved_logger[1]
         for name in ("FP8_E4M3_MAX", "FP8_E4M3_MIN"):  # common.py writes them into builtins
             _drop_builtin(name)
         self._models_dir.cleanup()
+
+    def _patch_msgspec(self) -> None:
+        # 0.5.20+ asks msgspec for ServerArgs' fields several times per launch, and msgspec
+        # re-evaluates every string annotation each time; the answer depends on the class
+        # alone, so it is memoised per class while the runtime is open.
+        self._saved_fields = None
+        try:
+            import msgspec.structs
+        except ImportError:  # only 0.5.20+ needs it; the import there reports its absence
+            return
+        self._saved_fields = original = msgspec.structs.fields
+        msgspec.structs.fields = functools.cache(original)
 
     # -- the modules ----------------------------------------------------------------
     def _stub_modules(self, torch: types.ModuleType) -> dict[str, types.ModuleType]:

@@ -169,6 +169,9 @@ def disagreements(rows: Iterable[dict[str, Any]]) -> list[Disagreement]:
     return found
 
 
+RAISED_EXAMPLES = 5
+
+
 def report(total: int, found: Sequence[Disagreement], examples: int | None = None) -> str:
     """The agreement figure, the groups with counts, then every disagreement (or the
     first `examples` of each group)."""
@@ -181,7 +184,14 @@ def report(total: int, found: Sequence[Disagreement], examples: int | None = Non
     lines += [f"{count:6d}  {name}" for name, count in counts.most_common()]
     for name, _ in counts.most_common():
         lines += ["", f"== {name} ({counts[name]})"]
-        lines += [item.line() for item in groups[name][:examples]]
+        # The product raising (e.g. a release it does not model yet) repeats one message:
+        # a few launches show it.
+        shown = (
+            min(examples or RAISED_EXAMPLES, RAISED_EXAMPLES)
+            if name.startswith("product raised")
+            else examples
+        )
+        lines += [item.line() for item in groups[name][:shown]]
     return "\n".join(lines)
 
 

@@ -110,6 +110,10 @@ def test_0_5_23_rewrites_tokenspeed_mla_to_cutedsl_mla(version: str) -> None:
         assert any("tokenspeed_mla is deprecated" in warning for warning in outcome.warnings)
     else:
         assert phases == ("tokenspeed_mla", "tokenspeed_mla")
+    # With speculation 0.5.23's alias also moves draft/verify to the decode phase.
+    spec = run_startup(version, "B200", "DeepSeek-V3", [*argv, "--speculative-algorithm", "EAGLE"])
+    assert not spec.refused, spec.error
+    assert spec.speculative_attention_mode == ("decode" if version == "0.5.23" else "prefill")
 
 
 @pytest.mark.parametrize("version", SELECTED)

@@ -4,9 +4,12 @@
     outcome = run_startup("0.5.7", "B200", "Llama-3.1-8B", ["--attention-backend", "fa4"])
     outcome.refused, outcome.error  # True, "ValueError: FA4 backend is only supported ..."
 
-`open_runtime` keeps one loaded runtime for many launches and hands out the post-init
-`ServerArgs` itself; `run_many` spreads a grid over worker processes (one fresh
-interpreter per chunk, so the fake torch never meets the rest of the test run).
+Any release 0.5.7 .. 0.5.23 loads (its wheel is fetched and cached). `open_runtime` keeps
+one loaded runtime for many launches and hands out SGLang's own records: `server_args()`
+the resolved one (after post-init up to 0.5.18, after `resolve_once()` from 0.5.19, when
+the fields keep the raw flags and `resolved()` reads what resolution decided) and
+`raw_server_args()` the unresolved one; `run_many` spreads a grid over worker processes
+(one fresh interpreter per chunk, so the fake torch never meets the rest of the test run).
 """
 
 from __future__ import annotations
@@ -64,6 +67,8 @@ class StartupOutcome:
     num_steps: int | None
     num_draft_tokens: int | None
     kv_cache_dtype: str | None
+    # Which phase's backend runs draft/verify in a hybrid; 0.5.21+ and 0.5.23 rewrite it.
+    speculative_attention_mode: str | None
     warnings: tuple[str, ...]
 
     def to_json(self) -> dict[str, Any]:
@@ -78,7 +83,7 @@ class StartupOutcome:
 _READ = (
     *("attention_backend", "prefill_attention_backend", "decode_attention_backend"),
     *("page_size", "speculative_eagle_topk", "speculative_num_steps"),
-    *("speculative_num_draft_tokens", "kv_cache_dtype"),
+    *("speculative_num_draft_tokens", "kv_cache_dtype", "speculative_attention_mode"),
 )
 
 
@@ -92,7 +97,7 @@ class Runtime:
     def outcome(self, model: str, argv: Sequence[str]) -> StartupOutcome:
         server_args, error, warnings = self._runtime.start(model, list(argv))
         if server_args is None:
-            return StartupOutcome(True, error, *([None] * 8), warnings=warnings)
+            return StartupOutcome(True, error, *([None] * 9), warnings=warnings)
         view, prefill, decode = self.resolved(server_args)
         return StartupOutcome(
             refused=False,
@@ -105,6 +110,7 @@ class Runtime:
             num_steps=view.speculative_num_steps,
             num_draft_tokens=view.speculative_num_draft_tokens,
             kv_cache_dtype=view.kv_cache_dtype,
+            speculative_attention_mode=view.speculative_attention_mode,
             warnings=warnings,
         )
 

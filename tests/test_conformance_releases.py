@@ -173,3 +173,20 @@ def test_an_after_hook_from_the_releases_plugin_registry_fires(version: str) -> 
         outcome = runtime.outcome("Llama-3.1-8B", [])
     assert not outcome.refused, outcome.error
     assert seen == ["trtllm_mha"]
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        ("", releases.DEFAULT_RELEASES),
+        ("all", tuple(f"0.5.{minor}" for minor in range(7, 24))),
+        ("0.5.9, 0.5.19", ("0.5.9", "0.5.19")),
+    ],
+)
+def test_the_release_selection(value: str, expected: tuple[str, ...]) -> None:
+    assert releases.selected(value) == expected
+
+
+def test_an_unknown_release_is_named() -> None:
+    with pytest.raises(ValueError, match=r"unknown release 0\.5\.99; use 'all' or some of 0\.5\.7"):
+        releases.selected("0.5.8,0.5.99")

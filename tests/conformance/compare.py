@@ -53,7 +53,12 @@ class Verdict:
 
     def key(self) -> tuple[object, ...]:
         # A refusal is compared as a refusal only: SGLang stops before resolving the rest.
-        return (True,) if self.refused else (False, self.prefill, self.decode, self.page)
+        # Whether it is invalid input (argparse's refusal, the product's InvalidConfigError)
+        # or a start-up refusal must match too.
+        if self.refused:
+            first = self.reasons[0] if self.reasons else ""
+            return (True, first == INVALID or first.startswith("argparse"))
+        return (False, self.prefill, self.decode, self.page)
 
     def describe(self) -> str:
         if self.refused:
@@ -90,11 +95,20 @@ def config_kwargs(row: dict[str, Any]) -> dict[str, Any]:
     return kwargs
 
 
+INVALID = "invalid input"
+
+
 def prediction(row: dict[str, Any]) -> Verdict:
     """The product's prediction of SGLang's start-up for one grid row."""
-    from compat import AttentionConfig, check
+    from compat import AttentionConfig, InvalidConfigError, check
 
-    report = check(AttentionConfig(**config_kwargs(row)))
+    try:
+        config = AttentionConfig(**config_kwargs(row))
+    except InvalidConfigError as error:
+        # Invalid input for this release, as SGLang's own argument parser refuses it; the
+        # comparison below requires SGLang to refuse it too (at argparse, see `observed`).
+        return Verdict(True, None, None, None, (INVALID, *map(str, error.problems)))
+    report = check(config)
     resolved = report.resolved
     return Verdict(
         refused=report.refused_at_startup,

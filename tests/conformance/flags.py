@@ -24,7 +24,7 @@ import types
 import zipfile
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from conformance.wheel import wheel_path
 
@@ -37,7 +37,7 @@ _DECLARING = ("sglang.srt.server_args", "sglang.srt.arg_groups")
 class _Placeholder(types.ModuleType):
     """A module, class, function or value all at once; any use gives another placeholder."""
 
-    __path__: list[str] = []
+    __path__: ClassVar[list[str]] = []
 
     def __getattr__(self, name: str) -> Any:
         if name == "__version__":
@@ -138,9 +138,7 @@ def parser_flags(wheel: Path) -> dict[str, str]:
         server_args.ServerArgs.add_cli_args(parser)
     return dict(
         sorted(
-            (name, _arity(action))
-            for action in parser._actions
-            for name in action.option_strings
+            (name, _arity(action)) for action in parser._actions for name in action.option_strings
         )
     )
 

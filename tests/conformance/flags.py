@@ -5,7 +5,7 @@ Its modules are read straight from the wheel; every import outside `sglang` (tor
 kernels, ...) gets a placeholder, since declaring flags never calls into them. Run in a
 fresh interpreter per release (the wheel's modules stay in `sys.modules` until it exits):
 
-    cd tests && python -m conformance.flags 0.5.7 0.5.23   # or --all
+    PYTHONPATH=tests python -m conformance.flags 0.5.7 0.5.23   # or --all
 
 writes `compat/sglang_flag_data.py` from the parsers of the named releases, keeping the
 others as committed.
@@ -177,7 +177,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         data[release] = release_flags_in_subprocess(release)
         print(f"{release}: {len(data[release])} flags", file=sys.stderr)
     flag_source.DATA_MODULE.write_text(flag_source.render_data(data), encoding="utf-8")
-    print(f"wrote {flag_source.DATA_MODULE.name}: releases {', '.join(sorted(data))}")
+    order = sorted(data, key=flag_source.release_key)
+    print(f"wrote {flag_source.DATA_MODULE.name}: releases {', '.join(order)}")
     return 0
 
 

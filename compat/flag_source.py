@@ -1,159 +1,117 @@
-"""Read the launch flags an SGLang release accepts from its wheel, and regenerate their data.
+"""The stored form of each SGLang release's launch flags: the first release whole, then changes.
 
-SGLang declares every flag of `sglang.launch_server` in `ServerArgs.add_cli_args` of
-`sglang/srt/server_args.py`. This module reads that function with `ast` (SGLang itself,
-and its heavy dependencies, are never imported) and writes `compat/sglang_flag_data.py`:
+The flags come from each release's own parser (`ServerArgs.add_cli_args`), run test-side by
+`tests/conformance/flags.py`, which calls `render_data` here to write
+`compat/sglang_flag_data.py`:
 
-    pip download --no-deps sglang==0.5.7 -d wheels/
-    python -m compat.flag_source wheels/sglang-0.5.7-py3-none-any.whl
+    PYTHONPATH=tests python -m conformance.flags --all
 
-Each run adds (or replaces) the wheel's release and keeps the others.
+Reading the source statically is not enough: from 0.5.8 SGLang declares flags with custom
+argparse actions (`nargs=0`, `BooleanOptionalAction`'s `--no-` twins), and from 0.5.14 as
+annotated dataclass fields turned into arguments at run time. Nothing here imports SGLang.
 """
 
 from __future__ import annotations
 
-import ast
+import itertools
 import json
-import re
-import sys
-import zipfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
-SERVER_ARGS = "sglang/srt/server_args.py"
-CLI_FUNCTION = "add_cli_args"
 DATA_MODULE = Path(__file__).with_name("sglang_flag_data.py")
 ARITIES = ("switch", "value", "optional", "list")
 """How many values a flag takes: none, one, zero or one, any number."""
+REMOVED = "removed"
+"""The key, beside the arities, of the flags a release no longer has."""
 
-_SWITCH_ACTIONS = {"store_true", "store_false", "store_const", "count", "help", "version"}
-
-
-class FlagSourceError(ValueError):
-    """The wheel or its server_args.py is not what this reader understands."""
-
-
-def release_of(wheel: Path) -> str:
-    """The release a wheel's file name declares: `sglang-0.5.7-py3-none-any.whl` -> 0.5.7."""
-    match = re.fullmatch(r"sglang-([^-]+)-.+\.whl", wheel.name)
-    if match is None:
-        raise FlagSourceError(f"{wheel.name}: not an sglang wheel file name")
-    return match.group(1)
+Flags = dict[str, str]
+"""Flag (every option string, aliases included) -> its arity."""
 
 
-def flags_of_wheel(wheel: Path) -> dict[str, str]:
-    """Every option string `add_cli_args` declares in the wheel, mapped to its arity."""
-    try:
-        with zipfile.ZipFile(wheel) as archive:
-            source = archive.read(SERVER_ARGS).decode("utf-8")
-    except (OSError, KeyError, zipfile.BadZipFile) as error:
-        raise FlagSourceError(f"{wheel}: cannot read {SERVER_ARGS} ({error})") from None
-    return flags_of_source(source)
+def release_key(release: str) -> tuple[int, ...]:
+    """`0.5.10` sorts after `0.5.9`."""
+    return tuple(int(part) for part in release.split("."))
 
 
-def flags_of_source(source: str) -> dict[str, str]:
-    function = next(
-        (
-            node
-            for node in ast.walk(ast.parse(source))
-            if isinstance(node, ast.FunctionDef) and node.name == CLI_FUNCTION
-        ),
-        None,
-    )
-    if function is None:
-        raise FlagSourceError(f"{SERVER_ARGS} has no {CLI_FUNCTION}()")
-    flags: dict[str, str] = {}
-    for node in ast.walk(function):
-        if not (
-            isinstance(node, ast.Call)
-            and isinstance(node.func, ast.Attribute)
-            and node.func.attr == "add_argument"
-        ):
-            continue
-        names = [
-            arg.value
-            for arg in node.args
-            if isinstance(arg, ast.Constant) and isinstance(arg.value, str)
-        ]
-        if len(names) != len(node.args) or not all(name.startswith("--") for name in names):
-            raise FlagSourceError(f"line {node.lineno}: an option name this reader cannot read")
-        arity = _arity({kw.arg: kw.value for kw in node.keywords if kw.arg is not None})
-        for name in names:
-            flags[name] = arity
-    if not flags:
-        raise FlagSourceError(f"{CLI_FUNCTION}() declares no flags")
-    return dict(sorted(flags.items()))
+def changes(before: Mapping[str, str], after: Mapping[str, str]) -> dict[str, tuple[str, ...]]:
+    """The flags `after` adds or gives another arity, by arity, and those it removes."""
+    delta = {
+        arity: tuple(
+            sorted(
+                name for name, kind in after.items() if kind == arity and before.get(name) != kind
+            )
+        )
+        for arity in ARITIES
+    }
+    delta[REMOVED] = tuple(sorted(set(before) - set(after)))
+    return {key: names for key, names in delta.items() if names}
 
 
-def _arity(keywords: Mapping[str, ast.expr]) -> str:
-    nargs = keywords.get("nargs")
-    if isinstance(nargs, ast.Constant):
-        if nargs.value == "?":
-            return "optional"
-        if nargs.value in ("*", "+") or (isinstance(nargs.value, int) and nargs.value > 1):
-            return "list"
-        if nargs.value == 0:
-            return "switch"
-    action = keywords.get("action")
-    if isinstance(action, ast.Constant) and action.value in _SWITCH_ACTIONS:
-        return "switch"
-    return "value"
+def apply(before: Mapping[str, str], delta: Mapping[str, Iterable[str]]) -> Flags:
+    """`before` with a release's changes applied."""
+    flags = {name: arity for name, arity in before.items() if name not in delta.get(REMOVED, ())}
+    for arity in ARITIES:
+        flags.update(dict.fromkeys(delta.get(arity, ()), arity))
+    return flags
 
 
 def render_data(releases: Mapping[str, Mapping[str, str]]) -> str:
+    """The data module holding `releases` (release -> flags) as the oldest one and changes."""
+    order = sorted(releases, key=release_key)
+    base = {arity: _names(releases[order[0]], arity) for arity in ARITIES}
     lines = [
-        '"""The launch flags each SGLang release accepts, read from its wheel.',
+        '"""The launch flags each SGLang release accepts, read from its own parser.',
         "",
-        "Generated by `python -m compat.flag_source WHEEL` from `ServerArgs.add_cli_args` in",
-        "`sglang/srt/server_args.py`; do not edit. Release -> arity -> flags; the arities are",
-        "those of `compat.flag_source.ARITIES`.",
+        "Generated by `PYTHONPATH=tests python -m conformance.flags` from each release's",
+        "`ServerArgs.add_cli_args`; do not edit. BASE holds the flags of BASE_RELEASE by arity",
+        "(`compat.flag_source.ARITIES`); CHANGES, per later release in order, the flags it adds",
+        'or gives another arity, by arity, and under "removed" those it drops ({} for none).',
         '"""',
         "",
-        "FLAGS: dict[str, dict[str, tuple[str, ...]]] = {",
+        f"BASE_RELEASE = {json.dumps(order[0])}",
+        "",
+        "BASE: dict[str, tuple[str, ...]] = {",
+        *_entries(base, "    "),
+        "}",
+        "",
+        "CHANGES: dict[str, dict[str, tuple[str, ...]]] = {",
     ]
-    for release in sorted(releases):
+    for before, release in itertools.pairwise(order):
+        delta = changes(releases[before], releases[release])
+        if not delta:
+            lines.append(f"    {json.dumps(release)}: {{}},")
+            continue
         lines.append(f"    {json.dumps(release)}: {{")
-        for arity in ARITIES:
-            names = [name for name, kind in releases[release].items() if kind == arity]
-            quoted = [json.dumps(name) for name in sorted(names)]
-            if len(quoted) <= 1:  # as `ruff format` writes a short tuple
-                lines.append(
-                    f"        {json.dumps(arity)}: ({''.join(quoted)}{',' * len(quoted)}),"
-                )
-                continue
-            lines.append(f"        {json.dumps(arity)}: (")
-            lines += [f"            {name}," for name in quoted]
-            lines.append("        ),")
+        lines += _entries(delta, "        ")
         lines.append("    },")
     lines.append("}")
     return "\n".join(lines) + "\n"
 
 
-def committed_releases() -> dict[str, dict[str, str]]:
-    from compat.sglang_flag_data import FLAGS
+def committed_releases() -> dict[str, Flags]:
+    """Every release of the committed data, folded out whole."""
+    from compat.sglang_flag_data import BASE, BASE_RELEASE, CHANGES
 
-    return {
-        release: {name: arity for arity, names in by_arity.items() for name in names}
-        for release, by_arity in FLAGS.items()
-    }
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    wheels = [Path(arg) for arg in (sys.argv[1:] if argv is None else argv)]
-    if not wheels:
-        print("usage: python -m compat.flag_source WHEEL [WHEEL ...]", file=sys.stderr)
-        return 2
-    releases = committed_releases() if DATA_MODULE.exists() else {}
-    try:
-        for wheel in wheels:
-            releases[release_of(wheel)] = flags_of_wheel(wheel)
-    except FlagSourceError as error:
-        print(f"compat.flag_source: {error}", file=sys.stderr)
-        return 2
-    DATA_MODULE.write_text(render_data(releases), encoding="utf-8")
-    print(f"wrote {DATA_MODULE.name}: releases {', '.join(sorted(releases))}")
-    return 0
+    flags = apply({}, BASE)
+    releases = {BASE_RELEASE: flags}
+    for release, delta in CHANGES.items():
+        flags = releases[release] = apply(flags, delta)
+    return releases
 
 
-if __name__ == "__main__":
-    sys.exit(main())
+def _names(flags: Mapping[str, str], arity: str) -> tuple[str, ...]:
+    return tuple(sorted(name for name, kind in flags.items() if kind == arity))
+
+
+def _entries(groups: Mapping[str, tuple[str, ...]], indent: str) -> list[str]:
+    lines = []
+    for key, names in groups.items():
+        quoted = [json.dumps(name) for name in names]
+        one_line = f"{indent}{json.dumps(key)}: ({', '.join(quoted)}{',' * (len(quoted) == 1)}),"
+        if len(one_line) <= 99:  # as `ruff format` writes it
+            lines.append(one_line)
+            continue
+        lines.append(f"{indent}{json.dumps(key)}: (")
+        lines += [f"{indent}    {name}," for name in quoted]
+        lines.append(f"{indent}),")
+    return lines

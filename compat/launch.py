@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from compat.config import FLAG_FIELDS, flag_of
+from compat.config import FLAG_FIELDS, _release, flag_of
 from compat.report import Finding, Report, Suggestion
 from compat.sglang_flags import RELEASE, UnknownFlagError, canonical_flag, release_flags
 from compat.vocab import Severity
@@ -35,6 +35,17 @@ class LaunchFlags:
     """The flags the guard reads (the modeled ones and the model path), as written."""
     notes: tuple[str, ...] = ()
     """What was done to read the command, e.g. splitting a pasted one-argument command."""
+
+
+def launch_release(version: str | None) -> str:
+    """The release whose flags a launch command is read with: the one the guard predicts.
+
+    It is the guard's own choice (`compat.config._release`): the version given, else
+    `COMPAT_SGLANG_VERSION`, else the installed sglang, else the newest modelled. Raises
+    `UnknownReleaseError` (a ValueError, naming the known releases) for one not modelled.
+    """
+    rules, _ = _release(version)
+    return rules.release
 
 
 def parse_launch_command(tokens: Sequence[str], release: str = RELEASE) -> LaunchFlags:
@@ -92,13 +103,15 @@ def parse_launch_command(tokens: Sequence[str], release: str = RELEASE) -> Launc
     )
 
 
-def corrected_command(tokens: Sequence[str], suggestion: Suggestion) -> list[str]:
+def corrected_command(
+    tokens: Sequence[str], suggestion: Suggestion, release: str = RELEASE
+) -> list[str]:
     """The launch command with a suggestion applied: its flags set, its removals dropped.
 
     A flag the command already has keeps its place and gets the new value; a new one is
-    appended. `tokens` must parse without problems.
+    appended. `tokens` must parse without problems with `release`'s flags.
     """
-    arities = release_flags(RELEASE)
+    arities = release_flags(release)
     setting = dict(suggestion.flags)
     dropping = set(suggestion.removes)
     out: list[str] = []
@@ -110,7 +123,7 @@ def corrected_command(tokens: Sequence[str], suggestion: Suggestion) -> list[str
         token = tokens[index]
         index += 1
         written, has_inline, _ = token.partition("=")
-        flag = canonical_flag(written, RELEASE)
+        flag = canonical_flag(written, release)
         span = [token]
         if not has_inline and arities[flag] != "switch":
             while index < len(tokens) and not tokens[index].startswith("--"):

@@ -1,8 +1,9 @@
 """The launch flags of an SGLang release, as its own parser accepts them.
 
-The flag lists are data (`compat.sglang_flag_data`, generated from each release's wheel by
-`compat.flag_source`). SGLang's parser is a plain `argparse.ArgumentParser`, so, as there,
-an unambiguous prefix of a flag names the flag.
+The flag lists are data (`compat.sglang_flag_data`, generated from each release's own parser
+by `tests/conformance/flags.py`): the first release whole, then what each later one changes,
+folded out the first time a release is asked for. SGLang's parser is a plain
+`argparse.ArgumentParser`, so, as there, an unambiguous prefix of a flag names the flag.
 """
 
 from __future__ import annotations
@@ -10,11 +11,13 @@ from __future__ import annotations
 import difflib
 from functools import cache
 
-from compat.sglang_flag_data import FLAGS
+from compat.flag_source import apply
+from compat.sglang_flag_data import BASE, BASE_RELEASE, CHANGES
 
-RELEASES = tuple(sorted(FLAGS))
-RELEASE = "0.5.7"
-"""The release whose flags a launch command is read with unless another is named."""
+RELEASES = (BASE_RELEASE, *CHANGES)
+"""Every release with a flag list, oldest first."""
+RELEASE = BASE_RELEASE
+"""The release whose flags `release_flags` and `canonical_flag` use unless another is named."""
 
 
 class UnknownFlagError(ValueError):
@@ -34,10 +37,12 @@ class UnknownFlagError(ValueError):
 @cache
 def release_flags(release: str = RELEASE) -> dict[str, str]:
     """Every flag of `release` mapped to its arity (switch, value, optional or list)."""
-    by_arity = FLAGS.get(release)
-    if by_arity is None:
+    if release == BASE_RELEASE:
+        return apply({}, BASE)
+    if release not in CHANGES:
         raise ValueError(f"no flag list for SGLang {release}; known: {', '.join(RELEASES)}")
-    return {name: arity for arity, names in by_arity.items() for name in names}
+    # Each release is the one before it plus its changes; the cache keeps every fold.
+    return apply(release_flags(RELEASES[RELEASES.index(release) - 1]), CHANGES[release])
 
 
 def canonical_flag(flag: str, release: str = RELEASE) -> str:

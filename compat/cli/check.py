@@ -18,11 +18,13 @@ from compat.guard import check
 from compat.launch import (
     LaunchFlags,
     corrected_command,
+    launch_release,
     model_config_conflicts,
     parse_launch_command,
     with_conflicts,
 )
 from compat.report import Enforcement, Report, Suggestion, runs_as
+from compat.sglang_flags import RELEASE
 from compat.vocab import ComputeCapability, Severity
 
 if TYPE_CHECKING:
@@ -117,6 +119,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"compat check: {error}", file=sys.stderr)
         return EXIT_INVALID
     report = check(config)
+    release = context.pop("_flag_release")
     detected = context.pop("_detected", None)
     if detected is not None:
         from compat.detect import with_software_findings
@@ -127,16 +130,26 @@ def run(args: argparse.Namespace) -> int:
         data = {**report.to_dict(), **context}
         if args.launch:
             for entry, suggestion in zip(data["suggestions"], report.suggestions, strict=True):
-                entry["command"] = shlex.join(corrected_command(args.launch, suggestion))
+                command = corrected_command(args.launch, suggestion, release)
+                entry["command"] = shlex.join(command)
         print(json.dumps(data, indent=2, ensure_ascii=False))
     else:
-        print(format_report(report, context, launch=args.launch))
+        print(format_report(report, context, launch=args.launch, release=release))
     passes = not report.refused_at_startup if args.parity else report.ok
     return EXIT_OK if passes else EXIT_INCOMPATIBLE
 
 
 def _build(args: argparse.Namespace) -> tuple[AttentionConfig, dict[str, Any]]:
-    launch = parse_launch_command(args.launch) if args.launch else LaunchFlags({}, None, ())
+    # The command is read with the flags of the release being predicted, as it would parse it.
+    release = RELEASE
+    if args.launch:
+        try:
+            release = launch_release(args.sglang_version)
+            launch = parse_launch_command(args.launch, release)
+        except ValueError as error:  # a release not modelled, or without a flag list
+            raise UsageError(str(error)) from None
+    else:
+        launch = LaunchFlags({}, None, ())
     if launch.problems:
         raise UsageError("; ".join(launch.problems))
     fields: dict[str, Any] = dict(launch.values)
@@ -153,6 +166,7 @@ def _build(args: argparse.Namespace) -> tuple[AttentionConfig, dict[str, Any]]:
     for field in _INTEGER_FIELDS & fields.keys():
         fields[field] = _integer(field, fields[field])
     context: dict[str, Any] = {"ignored_flags": list(launch.ignored), "from_model_config": {}}
+    context["_flag_release"] = release
     if launch.notes:
         context["launch_notes"] = list(launch.notes)
     model_config = args.model_config or _model_path_config(launch.model_path, context)
@@ -285,7 +299,10 @@ _LABELS = {Severity.ERROR: "error  ", Severity.WARNING: "warning", Severity.INFO
 
 
 def format_report(
-    report: Report, context: dict[str, Any], launch: Sequence[str] | None = None
+    report: Report,
+    context: dict[str, Any],
+    launch: Sequence[str] | None = None,
+    release: str = RELEASE,
 ) -> str:
     errors, warnings = len(report.errors), len(report.warnings)
     verdict = "compatible" if report.ok else "incompatible"
@@ -317,7 +334,7 @@ def format_report(
             if finding.severity is Severity.ERROR and finding.enforced is not Enforcement.STARTUP:
                 lines.append(f"            ({finding.enforced.label})")
     if report.suggestions:
-        lines += format_suggestions(report.suggestions, launch)
+        lines += format_suggestions(report.suggestions, launch, release)
     lines += [f"note: {note}" for note in context.get("launch_notes", ())]
     if context.get("ignored_flags"):
         lines.append("ignored launch flags (not modeled): " + " ".join(context["ignored_flags"]))
@@ -328,14 +345,14 @@ _ORDER = {Severity.ERROR: 0, Severity.WARNING: 1, Severity.INFO: 2}
 
 
 def format_suggestions(
-    suggestions: Sequence[Suggestion], launch: Sequence[str] | None = None
+    suggestions: Sequence[Suggestion], launch: Sequence[str] | None = None, release: str = RELEASE
 ) -> list[str]:
     """Ready-to-paste flags, or the whole corrected launch command when one was given."""
     if launch:
         lines = ["corrected launch commands (each checked to pass; fewest changes first):"]
         for suggestion in suggestions:
             lines.append(f"  # {_changes(suggestion)}: {suggestion.reason}")
-            lines.append(f"  {shlex.join(corrected_command(launch, suggestion))}")
+            lines.append(f"  {shlex.join(corrected_command(launch, suggestion, release))}")
         return lines
     lines = ["suggested flags (each checked to pass; fewest changes first):"]
     width = min(max(len(s.summary) for s in suggestions), 40)

@@ -1,8 +1,10 @@
-"""enforce() on SGLang 0.5.7's own ServerArgs objects agrees with SGLang's start-up.
+"""enforce() on SGLang's own ServerArgs objects agrees with SGLang's start-up, per release.
 
-Before the post-init (the raw flags), `enforce(..., parity=True)` raises exactly when
-SGLang's post-init raises; after it (the resolved fields SGLang hands its engine), it never
-raises for a launch SGLang accepted and reads back the backends and page size SGLang chose.
+Before SGLang resolves (the raw flags), `enforce(..., parity=True)` raises exactly when the
+release's resolution raises; after it (post-init up to 0.5.18, `resolve_once()` from 0.5.19,
+where the fields keep the raw flags and the resolved values come from `resolved_dict()`), it
+never raises for a launch SGLang accepted and reads back the backends and page size SGLang
+chose.
 """
 
 from __future__ import annotations
@@ -14,45 +16,48 @@ from conformance.compare import model_inputs
 from conformance.fake_torch import GPU_PROFILES
 from conformance.grid import grid
 from conformance.harness import open_runtime
+from conformance.releases import selected
 
-from compat import IncompatibleConfigError, enforce
+from compat import IncompatibleConfigError, InvalidConfigError, enforce
 
-VERSION = "0.5.7"
-SAMPLE_EVERY = 7  # about 2,700 launches of the grid: all of it costs time, not coverage
+SAMPLE_EVERY = 23  # about 800 launches per release and GPU: all of it costs time, not coverage
 
 
-def _machine(gpu: str) -> dict[str, Any]:
+def _machine(gpu: str, release: str) -> dict[str, Any]:
     profile = GPU_PROFILES[gpu]
     return {
         "platform": profile.platform,
         "compute_capability": profile.capability if profile.platform == "cuda" else None,
-        "sglang_version": VERSION,
+        "sglang_version": release,
     }
 
 
 @pytest.mark.parametrize("gpu", list(GPU_PROFILES))
-def test_enforce_with_parity_raises_exactly_when_sglang_refuses(gpu: str) -> None:
-    launches = [launch for launch in grid(VERSION) if launch.gpu == gpu][::SAMPLE_EVERY]
+@pytest.mark.parametrize("release", selected())
+def test_enforce_with_parity_raises_exactly_when_sglang_refuses(release: str, gpu: str) -> None:
+    launches = [launch for launch in grid(release) if launch.gpu == gpu][::SAMPLE_EVERY]
     assert launches
     wrong: list[str] = []
-    with open_runtime(VERSION, gpu) as runtime:
+    compared = 0
+    with open_runtime(release, gpu) as runtime:
         for launch in launches:
             outcome = runtime.outcome(launch.model, launch.argv)
+            if (outcome.error or "").startswith("argparse"):
+                continue  # no ServerArgs exists for flags the parser refuses
+            compared += 1
             model = model_inputs(launch.model)
             raw = runtime.raw_server_args(launch.model, launch.argv)
             try:
-                enforce(raw, parity=True, **model, **_machine(gpu))
+                enforce(raw, parity=True, **model, **_machine(gpu, release))
                 raised = False
-            except IncompatibleConfigError:
+            except (IncompatibleConfigError, InvalidConfigError):
                 raised = True
             if raised != outcome.refused:
-                wrong.append(
-                    f"raw {launch}: SGLang refused={outcome.refused}, enforce raised={raised}"
-                )
+                wrong.append(f"raw {launch}: SGLang refused={outcome.refused}, enforce {raised}")
             if outcome.refused:
                 continue
             resolved = runtime.server_args(launch.model, launch.argv)
-            report = enforce(resolved, parity=True, **_machine(gpu))
+            report = enforce(resolved, parity=True, **_machine(gpu, release))
             got = (report.resolved.prefill_backend, report.resolved.decode_backend)
             want = (outcome.prefill_backend, outcome.decode_backend)
             if got != want or report.resolved.page_size != outcome.page_size:
@@ -60,6 +65,16 @@ def test_enforce_with_parity_raises_exactly_when_sglang_refuses(gpu: str) -> Non
                     f"resolved {launch}: SGLang {want} page {outcome.page_size}, "
                     f"enforce read {got} page {report.resolved.page_size}"
                 )
-    assert not wrong, f"{len(wrong)} of {len(launches)} launches disagree:\n" + "\n".join(
-        wrong[:40]
-    )
+    assert compared
+    assert not wrong, f"{len(wrong)} of {compared} launches disagree:\n" + "\n".join(wrong[:40])
+
+
+def test_enforce_accepts_an_fp4_mx_block16_launch_of_sglang_0_5_23() -> None:
+    """The launch that an older guard blocked: SGLang 0.5.23 accepts it, and so does enforce."""
+    argv = ["--attention-backend", "triton", "--kv-cache-dtype", "fp4_mx_block16"]
+    with open_runtime("0.5.23", "B200") as runtime:
+        assert not runtime.outcome("Llama-3.1-8B", argv).refused
+        resolved = runtime.server_args("Llama-3.1-8B", argv)
+        report = enforce(resolved, **_machine("B200", "0.5.23"))
+    assert report.ok and report.resolved.kv_dtype.value == "fp4_mx_block16"
+    assert report.resolved.prefill_backend == report.resolved.decode_backend == "triton"

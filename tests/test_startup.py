@@ -8,8 +8,10 @@ two verdicts are kept apart, and what the exit code means under each policy.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -234,3 +236,22 @@ def test_an_unnamed_model_is_assumed_and_said_so() -> None:
     )  # fmt: skip
     assert "model-architecture-assumed" not in named.rules
     assert named.resolved.prefill_backend == "flashinfer"  # not an FA3-default architecture
+
+
+def test_an_installed_sglang_is_read_from_its_metadata(tmp_path: Path) -> None:
+    """What `pip install --no-deps sglang==0.5.23` leaves for importlib.metadata to find."""
+    info = tmp_path / "sglang-0.5.23.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text(
+        "Metadata-Version: 2.1\nName: sglang\nVersion: 0.5.23\n", encoding="utf-8"
+    )
+    env = {k: v for k, v in os.environ.items() if k != VERSION_VARIABLE}
+    env["PYTHONPATH"] = str(tmp_path)
+    args = ["check", "--attention-arch", "mha", *B200, "--kv-cache-dtype", "nvfp4"]
+    result = subprocess.run(
+        [sys.executable, "-m", "compat", *args],
+        capture_output=True, text=True, timeout=120, env=env, check=False,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "SGLang 0.5.23 (installed)" in result.stdout
+    assert "backend trtllm_mha" in result.stdout  # nvfp4's own choice on SM100

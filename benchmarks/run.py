@@ -36,6 +36,10 @@ for _path in (ROOT / "tests", ROOT):
     if str(_path) not in sys.path:
         sys.path.insert(0, str(_path))
 
+# The seeded mix and the consistency proof are about the PR #14467 baseline, which SGLang
+# 0.5.7 shipped (as in the tests); the start-up figure below loads the newest release.
+os.environ.setdefault("COMPAT_SGLANG_VERSION", "0.5.7")
+
 import consistency  # noqa: E402  (the tests' proof module, importable once tests/ is on the path)
 
 from compat import MATRIX, AttentionConfig, check  # noqa: E402
@@ -44,9 +48,10 @@ SEED = 14467
 HEAVY_MODULES = ("torch", "jinja2", "mkdocs")
 
 BUDGET_IMPORT_MS = 10.0
+BUDGET_GUARD_MS = 60.0
 BUDGET_CHECK_US = 10.0
 BUDGET_PROOF_S = 10.0
-BUDGET_DOCS_CHECK_S = 0.5
+BUDGET_DOCS_CHECK_S = 1.0  # every page: the main one, one per release, what changed
 
 
 @dataclass(frozen=True)
@@ -240,7 +245,11 @@ def startup(repeats: Repeats, env: dict[str, str]) -> tuple[list[Line], bool, bo
     guarded: list[float] = []
     # `import compat` loads names lazily; the second figure is the full cost of a usable
     # guard (matrix, validation, checks), which an engine pays once at start-up.
-    use_guard = "from compat import AttentionConfig, check, enforce"
+    use_guard = (
+        "from compat import AttentionConfig, check, enforce; "
+        "from compat.releases import NEWEST; "
+        "check(AttentionConfig(attention_arch='mha', platform='cpu', sglang_version=NEWEST))"
+    )
     for _ in range(repeats.startup):
         bare.append(run_seconds([sys.executable, "-c", "pass"], env)[0] * 1000)
         loaded.append(run_seconds([sys.executable, "-c", "import compat"], env)[0] * 1000)
@@ -262,7 +271,7 @@ def startup(repeats: Repeats, env: dict[str, str]) -> tuple[list[Line], bool, bo
     )
     heavy = done.stdout.strip()
     light = done.returncode == 0 and heavy == ""
-    fits = added <= BUDGET_IMPORT_MS
+    fits = added <= BUDGET_IMPORT_MS and guard_ms - bare_ms <= BUDGET_GUARD_MS
     lines = [
         Line('start-up: python -c "pass"', f"{bare_ms:.1f} ms", f"{repeats.startup} runs"),
         Line(
@@ -278,9 +287,11 @@ def startup(repeats: Repeats, env: dict[str, str]) -> tuple[list[Line], bool, bo
             verdict(fits),
         ),
         Line(
-            f'start-up: python -c "{use_guard}"',
-            f"{guard_ms:.1f} ms",
-            f"adds {guard_ms - bare_ms:.1f} ms, ratio {guard_ms / bare_ms:.2f}x (loads the guard)",
+            "start-up: load the guard of the newest release and check once",
+            f"adds {guard_ms - bare_ms:.1f} ms",
+            f"{guard_ms:.1f} ms vs {bare_ms:.1f} ms for python -c pass",
+            f"<= {BUDGET_GUARD_MS:g} ms",
+            verdict(guard_ms - bare_ms <= BUDGET_GUARD_MS),
         ),
         Line(
             "start-up: torch, jinja2, mkdocs not imported by the guard",

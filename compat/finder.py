@@ -16,7 +16,12 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from typing import Any
 
-from compat.config import DEFAULT_SPECULATIVE_ALGORITHM, AttentionConfig, flag_of
+from compat.config import (
+    DEFAULT_SPECULATIVE_ALGORITHM,
+    AttentionConfig,
+    flag_of,
+    speculation_with_topk,
+)
 from compat.guard import check
 from compat.matrix import MATRIX
 from compat.releases import RELEASES
@@ -176,10 +181,8 @@ def finder_options(matrix: Matrix = MATRIX) -> tuple[Axis, ...]:
                 Option(
                     str(k),
                     f"{k} ({SPECULATIVE_ALGORITHM})",
-                    (
-                        ("speculative_algorithm", SPECULATIVE_ALGORITHM),
-                        ("speculative_eagle_topk", k),
-                    ),
+                    # SGLang takes a topk only with the number of steps and draft tokens.
+                    tuple(speculation_with_topk(k).items()),
                 )
                 for k in TOPK_CHOICES
             ),

@@ -21,6 +21,7 @@ from urllib.parse import urlsplit
 import pytest
 
 from compat import AttentionConfig, Report, check
+from compat.config import speculation_with_topk
 from compat.finder import finder_options
 from compat.matrix import MATRIX
 from compat.vocab import Arch
@@ -65,8 +66,7 @@ SELECTIONS: list[tuple[dict[str, str], dict[str, Any]]] = [
             "platform": "cuda",
             "compute_capability": (10, 0),
             "kv_cache_dtype": "fp4_e2m1",
-            "speculative_algorithm": "EAGLE",
-            "speculative_eagle_topk": 2,
+            **speculation_with_topk(2),
             "page_size": 16,
         },
     ),
@@ -349,7 +349,10 @@ def test_fa4_prefill_with_fp4_on_b200_lists_its_decode_partners(
         else:
             assert rules, f"{decode} is refused without a reason"
     assert passing and "trtllm_mha" not in passing
-    assert shown["trtllm_mha"][1][0] == "kv4-fa4-decode-partner"
+    # The page's pairing rule, and SGLang's own start-up refusal of the same pair.
+    assert {"kv4-fa4-decode-partner", "startup-kv4-fa4-decode-partner"} <= set(
+        shown["trtllm_mha"][1]
+    )
     # Passing partners come first, and the command names the first of them.
     order = page.eval_on_selector_all(
         "#compat-finder-results tr[data-backend]", "rows => rows.map(r => r.dataset.backend)"
@@ -418,8 +421,7 @@ def test_nothing_passes_shows_checked_multi_flag_fixes(base_url: str, watched: W
             compute_capability=(10, 0),
             kv_cache_dtype="fp4_e2m1",
             page_size=64,
-            speculative_algorithm="EAGLE",
-            speculative_eagle_topk=4,
+            **speculation_with_topk(4),
         )
     )
     assert fixes and fixes == [s.summary for s in unset.suggestions[: len(fixes)]]

@@ -15,7 +15,7 @@ LABELS = (
     'start-up: python -c "pass"',
     'start-up: python -c "import compat"',
     "start-up: import compat adds",
-    'start-up: python -c "from compat import AttentionConfig, check, enforce"',
+    "start-up: load the guard of the newest release and check once",
     "start-up: torch, jinja2, mkdocs not imported by the guard",
     "check(): configuration mix",
     "check() per configuration",

@@ -171,7 +171,7 @@ def test_grid_spans_the_dimensions(source: Path) -> None:
             f"--prefill-attention-backend fa4 --decode-attention-backend {backend}" in argv
             for argv in flat
         ), backend
-    for kv in grid_module.KV_DTYPES[1:]:
+    for kv in grid_module.kv_dtypes(VERSION)[1:]:
         assert any(f"--kv-cache-dtype {kv}" in argv for argv in flat), kv
     assert {launch.gpu for launch in launches} >= {"H200", "B200", "MI300X", "CPU-AMX"}
     assert any("--speculative-attention-mode decode" in argv for argv in flat)

@@ -95,6 +95,7 @@ def build(profile: GpuProfile) -> dict[str, types.ModuleType]:
     cuda.get_device_properties = lambda device=None: properties
     cuda.mem_get_info = lambda device=None: (properties.total_memory, properties.total_memory)
     cuda.current_device = lambda: 0
+    cuda.is_initialized = lambda: True  # 0.5.21+ asks before probing NVML instead
     torch.cuda = cuda
 
     xpu = types.ModuleType("torch.xpu")
@@ -104,9 +105,13 @@ def build(profile: GpuProfile) -> dict[str, types.ModuleType]:
     cpu.is_available = lambda: True
     torch.cpu = cpu
     # No torch.hpu / torch.npu attributes: SGLang probes them with hasattr.
+    backends = types.ModuleType("torch.backends")
+    backends.mps = types.SimpleNamespace(is_available=lambda: False)  # 0.5.10+ probes MPS
+    torch.backends = backends
 
     cpu_probe = types.SimpleNamespace(_is_amx_tile_supported=lambda: profile.amx)
     torch._C = types.SimpleNamespace(_cpu=cpu_probe)
+    cpu._is_amx_tile_supported = cpu_probe._is_amx_tile_supported  # the probe 0.5.13+ calls
     # sgl_kernel's CPU build registers this op; common.cpu_has_amx_support looks for it.
     sgl_kernel_ops = types.SimpleNamespace()
     if profile.amx:
@@ -122,6 +127,7 @@ def build(profile: GpuProfile) -> dict[str, types.ModuleType]:
 
     modules = {"torch": torch, "torch.version": version, "torch.cuda": cuda}
     modules["torch.xpu"], modules["torch.cpu"] = xpu, cpu
+    modules["torch.backends"] = backends
     for sub in ("nn", "distributed", "library", "profiler", "utils", "utils._contextlib"):
         module = placeholder_module(f"torch.{sub}")
         modules[f"torch.{sub}"] = module

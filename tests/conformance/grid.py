@@ -1,15 +1,19 @@
 """The launch grid the conformance suite runs through SGLang's start-up code.
 
 Dimensions: every GPU profile x every model x a backend selection x KV dtype x page size x
-speculative setting. The backend list is read from the wheel (ATTENTION_BACKEND_CHOICES),
-not typed here. The full product (288,000) is sampled deterministically: for each
-(GPU, model, selection) a fixed-seed sample of the KV x page x speculation combinations
-(hybrid selections add `--speculative-attention-mode decode` variants), and the full
-product for launches without a backend flag, where SGLang's default decides.
+speculative setting, per release with that release's own spellings. The backend list is
+read from the wheel (ATTENTION_BACKEND_CHOICES: server_args.py up to 0.5.19,
+arg_groups/choices.py from 0.5.20) and the KV dtypes from its `--kv-cache-dtype` choices,
+not typed here. The full product is sampled deterministically: for each (GPU, model,
+selection) a fixed-seed sample of the KV x page x speculation combinations (hybrid
+selections add `--speculative-attention-mode decode` variants), and the full product for
+launches without a backend flag, where SGLang's default decides. Sample sizes shrink as a
+release lists more backends, so every release's grid stays near 17,000 launches.
 """
 
 from __future__ import annotations
 
+import functools
 import itertools
 import random
 from collections.abc import Iterator
@@ -18,7 +22,6 @@ from conformance.harness import GPU_PROFILES, MODELS, Launch
 from conformance.stubs import constant_of
 from conformance.wheel import source_root
 
-KV_DTYPES = ("auto", "fp8_e4m3", "fp8_e5m2", "bf16", "bfloat16", "fp4_e2m1")
 PAGE_SIZES = (None, 1, 16, 64, 128)
 
 
@@ -35,6 +38,9 @@ SPECULATION: dict[str, tuple[str, ...]] = {
     "eagle-topk1": _eagle(3, 1, 4),
     "eagle-topk4": _eagle(3, 4, 8),
     "eagle-auto": ("--speculative-algorithm", "EAGLE"),  # SGLang picks steps/topk/drafts
+    # topk without steps: 0.5.7 asserts that topk and drafts are unset when it auto-picks.
+    "eagle-topk4-only": ("--speculative-algorithm", "EAGLE", "--speculative-eagle-topk", "4"),
+    "nextn": ("--speculative-algorithm", "NEXTN"),  # an alias SGLang rewrites to EAGLE
 }
 # Prefill/decode pairs beyond the fa4 ones, (prefill, decode).
 PAIRS = (
@@ -56,12 +62,27 @@ MIXED = (
 )  # fmt: skip
 SAMPLES_PER_SELECTION = 8
 FA4_SAMPLES = 14
+BASE_BACKENDS = 15  # the sample sizes above are for this many backends; more shrink them
 
 
 def backends(version: str) -> tuple[str, ...]:
-    """SGLang `version`'s --attention-backend choices, read from its server_args.py."""
-    path = source_root(version) / "sglang/srt/server_args.py"
-    return tuple(constant_of(path, "ATTENTION_BACKEND_CHOICES"))  # type: ignore[arg-type]
+    """SGLang `version`'s --attention-backend choices, read from its source."""
+    root = source_root(version)
+    for path in ("sglang/srt/arg_groups/choices.py", "sglang/srt/server_args.py"):
+        try:
+            return tuple(constant_of(root / path, "ATTENTION_BACKEND_CHOICES"))  # type: ignore[arg-type]
+        except (LookupError, FileNotFoundError):
+            continue
+    raise LookupError(f"sglang {version} defines no ATTENTION_BACKEND_CHOICES")
+
+
+@functools.cache
+def kv_dtypes(version: str) -> tuple[str, ...]:
+    """SGLang `version`'s --kv-cache-dtype choices, as its own argument parser lists them."""
+    from conformance.harness import open_runtime
+
+    with open_runtime(version, "CPU-AMX") as runtime:
+        return runtime.choices("--kv-cache-dtype")
 
 
 def selections(version: str) -> Iterator[tuple[str, tuple[str, ...]]]:
@@ -101,13 +122,16 @@ def _tail(kv: str, page: int | None, speculation: str) -> tuple[str, ...]:
 
 def grid(version: str) -> list[Launch]:
     """The whole grid, in a fixed order."""
-    combos = list(itertools.product(KV_DTYPES, PAGE_SIZES, SPECULATION))
+    combos = list(itertools.product(kv_dtypes(version), PAGE_SIZES, SPECULATION))
     # Two phases on different backends: also ask for draft/verify on the decode backend.
     hybrid_combos = combos + [
         (kv, page, speculation + "+mode-decode")
         for kv, page, speculation in combos
         if speculation != "none"
     ]
+    scale = min(1.0, BASE_BACKENDS / len(backends(version)))
+    samples = max(4, round(SAMPLES_PER_SELECTION * scale))
+    fa4_samples = max(6, round(FA4_SAMPLES * scale))
     launches: list[Launch] = []
     for gpu, model in itertools.product(GPU_PROFILES, MODELS):
         for kind, flags in selections(version):
@@ -115,8 +139,9 @@ def grid(version: str) -> list[Launch]:
             if kind == "none":
                 chosen = pool
             else:
-                seed = f"{version}|{gpu}|{model}|{' '.join(flags)}"
-                size = FA4_SAMPLES if kind == "fa4-prefill" else SAMPLES_PER_SELECTION
+                # No release in the seed: releases with the same choices draw the same samples.
+                seed = f"{gpu}|{model}|{' '.join(flags)}"
+                size = fa4_samples if kind == "fa4-prefill" else samples
                 chosen = random.Random(seed).sample(pool, size)
             for kv, page, speculation in chosen:
                 launches.append(Launch(gpu, model, flags + _tail(kv, page, speculation)))

@@ -4,9 +4,12 @@
     outcome = run_startup("0.5.7", "B200", "Llama-3.1-8B", ["--attention-backend", "fa4"])
     outcome.refused, outcome.error  # True, "ValueError: FA4 backend is only supported ..."
 
-`open_runtime` keeps one loaded runtime for many launches and hands out the post-init
-`ServerArgs` itself; `run_many` spreads a grid over worker processes (one fresh
-interpreter per chunk, so the fake torch never meets the rest of the test run).
+Any release 0.5.7 .. 0.5.23 loads (its wheel is fetched and cached). `open_runtime` keeps
+one loaded runtime for many launches and hands out SGLang's own records: `server_args()`
+the resolved one (after post-init up to 0.5.18, after `resolve_once()` from 0.5.19, when
+the fields keep the raw flags and `resolved()` reads what resolution decided) and
+`raw_server_args()` the unresolved one; `run_many` spreads a grid over worker processes
+(one fresh interpreter per chunk, so the fake torch never meets the rest of the test run).
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ import json
 import os
 import subprocess
 import sys
+import types
 from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
@@ -63,6 +67,8 @@ class StartupOutcome:
     num_steps: int | None
     num_draft_tokens: int | None
     kv_cache_dtype: str | None
+    # Which phase's backend runs draft/verify in a hybrid; 0.5.21+ and 0.5.23 rewrite it.
+    speculative_attention_mode: str | None
     warnings: tuple[str, ...]
 
     def to_json(self) -> dict[str, Any]:
@@ -71,6 +77,14 @@ class StartupOutcome:
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> StartupOutcome:
         return cls(**{**data, "warnings": tuple(data["warnings"])})
+
+
+# The resolved fields an outcome reports.
+_READ = (
+    *("attention_backend", "prefill_attention_backend", "decode_attention_backend"),
+    *("page_size", "speculative_eagle_topk", "speculative_num_steps"),
+    *("speculative_num_draft_tokens", "kv_cache_dtype", "speculative_attention_mode"),
+)
 
 
 class Runtime:
@@ -83,24 +97,54 @@ class Runtime:
     def outcome(self, model: str, argv: Sequence[str]) -> StartupOutcome:
         server_args, error, warnings = self._runtime.start(model, list(argv))
         if server_args is None:
-            return StartupOutcome(True, error, *([None] * 8), warnings=warnings)
-        prefill, decode = server_args.get_attention_backends()  # SGLang's own resolution
+            return StartupOutcome(True, error, *([None] * 9), warnings=warnings)
+        view, prefill, decode = self.resolved(server_args)
         return StartupOutcome(
             refused=False,
             error=None,
-            attention_backend=server_args.attention_backend,
+            attention_backend=view.attention_backend,
             prefill_backend=prefill,
             decode_backend=decode,
-            page_size=server_args.page_size,
-            topk=server_args.speculative_eagle_topk,
-            num_steps=server_args.speculative_num_steps,
-            num_draft_tokens=server_args.speculative_num_draft_tokens,
-            kv_cache_dtype=server_args.kv_cache_dtype,
+            page_size=view.page_size,
+            topk=view.speculative_eagle_topk,
+            num_steps=view.speculative_num_steps,
+            num_draft_tokens=view.speculative_num_draft_tokens,
+            kv_cache_dtype=view.kv_cache_dtype,
+            speculative_attention_mode=view.speculative_attention_mode,
             warnings=warnings,
         )
 
+    def choices(self, flag: str) -> tuple[str, ...]:
+        """The values SGLang's own argument parser accepts for `flag`."""
+        for action in self._runtime.parser._actions:
+            if flag in action.option_strings:
+                return tuple(action.choices or ())
+        raise KeyError(f"sglang has no flag {flag}")
+
+    def resolved(self, server_args: Any) -> tuple[Any, str | None, str | None]:
+        """(values, prefill, decode): what SGLang's engine reads off a resolved ServerArgs.
+
+        Up to 0.5.18 the fields hold the resolved values and `get_attention_backends()`
+        resolves the phases. From 0.5.19 the fields keep the raw input: each resolved value
+        is the release's `resolution_result(record, field)` (what `resolved_dict()` reads
+        for every field), and the phases come from its `attention_backends_of` over them.
+        """
+        if not self._runtime.resolves_once:
+            prefill, decode = server_args.get_attention_backends()  # SGLang's own resolution
+            return server_args, prefill, decode
+        import importlib
+
+        base = importlib.import_module("sglang.srt.arg_groups.model_override_base")
+        overrides = importlib.import_module("sglang.srt.arg_groups.overrides")
+        view = types.SimpleNamespace(
+            **{name: overrides.resolution_result(server_args, name) for name in _READ}
+        )
+        prefill, decode = base.attention_backends_of(view)
+        return view, prefill, decode
+
     def server_args(self, model: str, argv: Sequence[str]) -> Any:
-        """The post-init ServerArgs of an accepted launch; RefusedError when SGLang refuses.
+        """The resolved ServerArgs of an accepted launch (after its post-init; from 0.5.19
+        after `resolve_once()`); RefusedError when SGLang refuses.
 
         Use it inside the `open_runtime` block: its methods import SGLang modules lazily.
         """
@@ -110,14 +154,17 @@ class Runtime:
         return server_args
 
     def raw_server_args(self, model: str, argv: Sequence[str]) -> Any:
-        """A ServerArgs holding the parsed flags as given: SGLang's post-init has not run.
+        """A ServerArgs holding the parsed flags as given: SGLang's resolution has not run.
 
-        What an engine would hand over before its own resolution (`from_cli_args` without
-        `__post_init__`), to ask whether that resolution will refuse it.
+        What an engine would hand over before its own resolution: from 0.5.19 SGLang's own
+        `from_cli_args` (construction no longer resolves); before, `from_cli_args` without
+        `__post_init__`.
         """
         namespace = self._runtime.parser.parse_args(
             ["--model-path", self._runtime.model_paths[model], *argv]
         )
+        if self._runtime.resolves_once:
+            return self.ServerArgs.from_cli_args(namespace)
         raw = object.__new__(self.ServerArgs)
         for field in dataclasses.fields(self.ServerArgs):
             setattr(raw, field.name, getattr(namespace, field.name, field.default))

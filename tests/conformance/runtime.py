@@ -33,22 +33,66 @@ from conformance import fake_torch, stubs
 from conformance.fake_torch import GpuProfile
 from conformance.models import MODELS
 
-REAL_MODULES = {
-    "sglang.srt.server_args": "sglang/srt/server_args.py",
-    "sglang.srt.environ": "sglang/srt/environ.py",
-    "sglang.srt.utils": "sglang/srt/utils/__init__.py",
-    "sglang.srt.utils.common": "sglang/srt/utils/common.py",
-    "sglang.srt.configs.model_config": "sglang/srt/configs/model_config.py",
-    "sglang.srt.connector": "sglang/srt/connector/__init__.py",
+# Executed from the release's own source (`.*`: the package and everything under it);
+# what a release does not have is a placeholder there.
+REAL_MODULES = (
+    "sglang.srt.server_args",
+    "sglang.srt.arg_groups.*",  # 0.5.15+: the resolution passes, 0.5.19+: its pipeline
+    "sglang.srt.environ",
+    "sglang.srt.utils",  # the package __init__ (re-exports utils.common)
+    "sglang.srt.utils.common",
+    "sglang.srt.configs.model_config",
+    "sglang.srt.connector",
+    "sglang.srt.utils.runai_utils",  # 0.5.10+: is the model path an object-store URI?
+    "sglang.srt.configs.linear_attn_model_registry",  # 0.5.11+: hybrid linear-attention models
+    "sglang.srt.configs.embedding_model_spec",  # 0.5.17+
+    "sglang.srt.speculative.spec_info",  # 0.5.12+: the speculative-algorithm registry
+    "sglang.srt.speculative.spec_registry",
+    "sglang.srt.speculative.ragged_verify",  # 0.5.16+: env-selected verify mode
+    "sglang.jit_kernel.kv_canary.consts",  # enum choices of a CLI flag (moved in 0.5.16)
+    "sglang.kernels.ops.kv_canary.consts",
+    "sglang.srt.model_executor.cuda_graph_config",  # 0.5.14+: choices of CUDA-graph flags
+    "sglang.srt.layers.cp.base",  # 0.5.14+: binds the context-parallel strategy (none here)
+    "sglang.srt.layers.deep_gemm_wrapper.configurer",
+    "sglang.srt.hardware_backend.mlx.runtime",  # 0.5.19+: Apple MLX / MPS probes
+    "sglang.srt.hardware_backend.mps.runtime",
+    "sglang.srt.parser.reasoning_parser_names",  # 0.5.21+: parser choices as plain names
+    "sglang.srt.function_call.parser_names",
+    "sglang.srt.layers.attention.linear.utils",  # 0.5.22+: env switch read by the pipeline
+    "sglang.srt.kernel_plugins.nvidia.binding",  # 0.5.22+: pipeline steps, off unless flagged
+    "sglang.srt.kernel_plugins.amd.binding",
+    "sglang.kernels.plugin_kernels.nvidia.spec",  # their feature tables (plain enums)
+    "sglang.kernels.plugin_kernels.amd.spec",
+    "sglang.srt.runtime_context",  # 0.5.16+: platform and parallel context
+    "sglang.srt.platforms.*",  # 0.5.11+: current_platform
+    "sglang.srt.plugins.*",  # 0.5.11+: load_plugins, HookRegistry
+)
+# What ModelConfig and server_args import from hf_transformers_utils, and the helpers those
+# call where a release has them.
+_HF_FUNCTIONS = (
+    *("get_hf_text_config", "get_context_length", "CONTEXT_LENGTH_KEYS", "check_gguf_file"),
+    *("get_sparse_attention_config", "download_from_hf"),
+)
+_HF_HELPERS = ("normalize_rope_scaling_compat", "get_rope_config", "resolve_hf_gguf_reference")
+_CONSTANTS = {
+    "sglang.srt.layers.attention.fla.chunk_delta_h": ("CHUNK_SIZE",),
+    "sglang.kernels.ops.attention.fla.chunk_delta_h": ("CHUNK_SIZE",),  # 0.5.16+
+    "sglang.srt.layers.cp.utils": ("CP_V2_DEFAULT_MODEL_CLASSES",),  # 0.5.14+
+    "sglang.srt.utils.hf_transformers.config": ("POINTER_ADAPTER_BASES",),  # 0.5.23
+}
+# Packages whose __init__ pulls in kernels, answered from the one real submodule start-up
+# reads (0.5.16+: whether DeepGEMM is on, computed by the release's own configurer).
+_REEXPORTS = {
+    "sglang.srt.layers.deep_gemm_wrapper": "sglang.srt.layers.deep_gemm_wrapper.configurer",
 }
 # Heavy dependencies of those files, used only by code start-up does not run.
 PLACEHOLDER_ROOTS = (
     *("sglang", "numpy", "orjson", "psutil", "pybase64", "requests", "triton", "zmq"),
     *("fastapi", "PIL", "starlette", "huggingface_hub", "IPython", "pydantic", "tqdm"),
-    *("decord", "modelscope"),
+    *("decord", "modelscope", "torchvision", "safetensors", "cloudpickle"),
 )
 # Must look uninstalled to importlib.util.find_spec (SGLang probes them).
-ABSENT = ("triton_kernels", "habana_frameworks", "torch_npu")
+ABSENT = ("triton_kernels", "habana_frameworks", "torch_npu", "deep_gemm")
 # Every module name the runtime may shadow; saved on entry, restored on exit.
 _SHADOWED_ROOTS = {*PLACEHOLDER_ROOTS, *ABSENT, "torch", "transformers", "flashinfer", "sgl_kernel"}
 # Refusals SGLang raises at start-up. Anything else (AttributeError, TypeError, ...) is a
@@ -107,13 +151,16 @@ class SglangRuntime:
         self._logger.addHandler(self.records)
         torch_modules = fake_torch.build(self.profile)
         self._finder = stubs.StubFinder(
-            {name: self.root / path for name, path in REAL_MODULES.items()},
+            self.root,
+            REAL_MODULES,
             {**torch_modules, **self._stub_modules(torch_modules["torch"])},
             PLACEHOLDER_ROOTS,
         )
         sys.meta_path.insert(0, self._finder)
+        stubs._ACTIVE.append(self._finder)
         for name in ABSENT:
             sys.modules[name] = None  # type: ignore[assignment]
+        self._patch_msgspec()
         try:
             self._load()
         except BaseException:
@@ -123,18 +170,35 @@ class SglangRuntime:
 
     def __exit__(self, *exc: object) -> None:
         sys.meta_path.remove(self._finder)
+        stubs._ACTIVE.remove(self._finder)
         for name in [n for n in sys.modules if n.split(".")[0] in _SHADOWED_ROOTS]:
             del sys.modules[name]
         sys.modules.update(self._saved_modules)
         os.environ.clear()
         os.environ.update(self._saved_environ)
         platform.machine = self._saved_machine
+        if self._saved_fields is not None:
+            import msgspec.structs
+
+            msgspec.structs.fields = self._saved_fields
         self._logger.removeHandler(self.records)
         self._logger.setLevel(self._saved_logger[0])
         self._logger.propagate = self._saved_logger[1]
         for name in ("FP8_E4M3_MAX", "FP8_E4M3_MIN"):  # common.py writes them into builtins
             _drop_builtin(name)
         self._models_dir.cleanup()
+
+    def _patch_msgspec(self) -> None:
+        # 0.5.20+ asks msgspec for ServerArgs' fields several times per launch, and msgspec
+        # re-evaluates every string annotation each time; the answer depends on the class
+        # alone, so it is memoised per class while the runtime is open.
+        self._saved_fields = None
+        try:
+            import msgspec.structs
+        except ImportError:  # only 0.5.20+ needs it; the import there reports its absence
+            return
+        self._saved_fields = original = msgspec.structs.fields
+        msgspec.structs.fields = functools.cache(original)
 
     # -- the modules ----------------------------------------------------------------
     def _stub_modules(self, torch: types.ModuleType) -> dict[str, types.ModuleType]:
@@ -143,6 +207,8 @@ class SglangRuntime:
             "transformers": stubs.module_with(
                 "transformers", PretrainedConfig=PretrainedConfig, __version__="4.57.1"
             ),
+            # 0.5.23's model_config imports a Hub helper it calls only for remote configs.
+            "transformers.utils": stubs.placeholder_module("transformers.utils"),
             # sgl_kernel is installed with every SGLang build; only its CPU build registers
             # the AMX op that fake_torch exposes on the AMX profile.
             "sgl_kernel": stubs.module_with("sgl_kernel"),
@@ -153,15 +219,27 @@ class SglangRuntime:
             "sglang.srt.parser.reasoning_parser": stubs.module_with(
                 "rp", ReasoningParser=types.SimpleNamespace(DetectorMap={})
             ),
-            "sglang.srt.layers.attention.fla.chunk_delta_h": stubs.module_with(
-                "cdh",
-                CHUNK_SIZE=stubs.constant_of(
-                    root / "sglang/srt/layers/attention/fla/chunk_delta_h.py", "CHUNK_SIZE"
+            # 0.5.17+ common.py lists requests' base exception among media-loading errors.
+            "requests": stubs.module_with(
+                "requests",
+                exceptions=stubs.module_with(
+                    "requests.exceptions", RequestException=type("RequestException", (OSError,), {})
                 ),
             ),
             # Read by ModelConfig only when a quantization method is set.
             "sglang.srt.layers.quantization": stubs.module_with("q", QUANTIZATION_METHODS={}),
         }
+        # Modules with heavy imports of which start-up reads only constants: those constants
+        # are the release's own statements, run alone; the rest stays a placeholder.
+        for name, constants in _CONSTANTS.items():
+            file = root / (name.replace(".", "/") + ".py")
+            if file.is_file():
+                module = stubs.placeholder_module(name)
+                stubs.exec_definitions(file, (), module.__dict__, optional=constants)
+                fixed[name] = module
+        for name, source in _REEXPORTS.items():
+            if (root / (source.replace(".", "/") + ".py")).is_file():
+                fixed[name] = stubs.reexporting_module(name, source)
         if self.profile.platform == "cuda":
             # SGLang's CUDA install ships flashinfer; is_flashinfer_available() finds it.
             fixed["flashinfer"] = stubs.module_with("flashinfer")
@@ -170,18 +248,15 @@ class SglangRuntime:
         namespace.update(vars(typing))
         namespace.update(os=os, json=json, Path=Path, torch=torch, logging=logging)
         namespace.update(PretrainedConfig=PretrainedConfig, snapshot_download=_no_download)
-        stubs.exec_definitions(
-            root / "sglang/srt/utils/hf_transformers_utils.py",
-            [
-                "get_hf_text_config",
-                "get_context_length",
-                "CONTEXT_LENGTH_KEYS",
-                "check_gguf_file",
-                "get_sparse_attention_config",
-                "download_from_hf",
-            ],
-            namespace,
-        )
+        # 0.5.11+ keeps these in utils/hf_transformers/common.py (the old module re-exports)
+        # and the rope-scaling normalisation they call in utils/hf_transformers_patches.py.
+        files = [root / "sglang/srt/utils/hf_transformers_patches.py"]
+        files.append(root / "sglang/srt/utils/hf_transformers/common.py")
+        if not files[-1].is_file():
+            files[-1] = root / "sglang/srt/utils/hf_transformers_utils.py"
+        if files[0].is_file():
+            stubs.exec_definitions(files[0], [], namespace, optional=_HF_HELPERS)
+        stubs.exec_definitions(files[-1], _HF_FUNCTIONS, namespace, optional=_HF_HELPERS)
         # The two that need transformers' AutoConfig: read the model directory's config.json.
         namespace["get_config"] = _get_config
         namespace["get_generation_config"] = lambda *args, **kwargs: None
@@ -214,8 +289,14 @@ class SglangRuntime:
             self.model_paths[name] = str(directory)
 
     # -- one launch -----------------------------------------------------------------
+    @property
+    def resolves_once(self) -> bool:
+        """0.5.19+: a ServerArgs is raw until `resolve_once()` runs the resolution."""
+        return hasattr(self.server_args.ServerArgs, "resolve_once")
+
     def start(self, model: str, argv: list[str]) -> tuple[Any, str | None, tuple[str, ...]]:
-        """Parse and post-init `argv` for `model`: (ServerArgs or None, error, warnings)."""
+        """Parse `argv` for `model` and resolve it as the launcher does (post-init, and
+        from 0.5.19 `resolve_once()`): (ServerArgs or None, error, warnings)."""
         self.records.messages.clear()
         stub_uses = len(stubs.USES)
         server_args = error = None
@@ -223,7 +304,11 @@ class SglangRuntime:
             warnings.simplefilter("always")
             try:
                 namespace = self.parser.parse_args(["--model-path", self.model_paths[model], *argv])
-                server_args = self.server_args.ServerArgs.from_cli_args(namespace)
+                built = self.server_args.ServerArgs.from_cli_args(namespace)
+                # 0.5.19+: construction keeps the raw flags; the launcher resolves once.
+                if hasattr(built, "resolve_once"):
+                    built.resolve_once()
+                server_args = built
             except ArgvError as exc:
                 error = f"argparse: {exc}"
             except REFUSALS as exc:

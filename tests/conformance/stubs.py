@@ -16,6 +16,7 @@ from __future__ import annotations
 import ast
 import importlib.abc
 import importlib.machinery
+import importlib.util
 import types
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -62,9 +63,39 @@ class _PlaceholderModule(types.ModuleType):
     def __getattr__(self, name: str) -> Any:
         if name.startswith("__"):
             raise AttributeError(name)
-        value = _inert_class(f"{self.__name__}.{name}")
+        full = f"{self.__name__}.{name}"
+        if any(finder.provides(full) for finder in _ACTIVE):
+            # `from package import submodule` where the submodule is real or prepared.
+            import importlib
+
+            return importlib.import_module(full)
+        value = _inert_class(full)
         setattr(self, name, value)
         return value
+
+
+class _ReexportModule(_PlaceholderModule):
+    """A package whose names come from one real submodule where it defines them."""
+
+    source = ""
+
+    def __getattr__(self, name: str) -> Any:
+        import importlib
+
+        if not name.startswith("__"):
+            real = importlib.import_module(self.source)
+            if hasattr(real, name):
+                return getattr(real, name)
+        return super().__getattr__(name)
+
+
+def reexporting_module(name: str, source: str) -> types.ModuleType:
+    """`name` as a placeholder that answers with `source`'s names (its heavy siblings
+    stay unloaded)."""
+    module = _ReexportModule(name)
+    module.source = source
+    module.__path__ = []
+    return module
 
 
 def placeholder_module(name: str) -> types.ModuleType:
@@ -74,32 +105,62 @@ def placeholder_module(name: str) -> types.ModuleType:
     return module
 
 
+_ACTIVE: list[StubFinder] = []  # finders in sys.meta_path (see SglangRuntime)
+
+
 class StubFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
-    """Imports `real` names from source files, `fixed` names from prepared modules, and
-    everything under a `placeholder_roots` package as a placeholder module."""
+    """Imports modules of the `real` packages from the release's source tree, `fixed` names
+    from prepared modules, and everything else under a `placeholder_roots` package as a
+    placeholder module.
+
+    `real` holds dotted names: a module or package (`sglang.srt.server_args`), or with a
+    trailing `.*` a package and its whole subtree (`sglang.srt.arg_groups.*`). A real name
+    without a file in `source` (a module that release does not have) becomes a placeholder.
+    """
 
     def __init__(
         self,
-        real: dict[str, Path],
+        source: Path,
+        real: Iterable[str],
         fixed: dict[str, types.ModuleType],
         placeholder_roots: Iterable[str],
     ) -> None:
-        self.real = real
+        self.source = source
+        names = tuple(real)
+        self.real = frozenset(name for name in names if not name.endswith(".*"))
+        self.trees = tuple(name[:-2] for name in names if name.endswith(".*"))
         self.fixed = fixed
         self.roots = frozenset(placeholder_roots)
+
+    def real_file(self, fullname: str) -> Path | None:
+        in_tree = any(fullname == tree or fullname.startswith(tree + ".") for tree in self.trees)
+        if fullname not in self.real and not in_tree:
+            return None
+        parts = fullname.split(".")
+        base = self.source.joinpath(*parts)
+        for file in (base.with_suffix(".py"), base / "__init__.py"):
+            if file.is_file():
+                return file
+        return None
+
+    def provides(self, fullname: str) -> bool:
+        """Whether `fullname` is a real or prepared module (not a placeholder)."""
+        return fullname in self.fixed or self.real_file(fullname) is not None
 
     def find_spec(
         self, fullname: str, path: object = None, target: object = None
     ) -> importlib.machinery.ModuleSpec | None:
-        if fullname in self.real:
-            file = self.real[fullname]
+        if fullname in self.fixed:
+            return importlib.machinery.ModuleSpec(fullname, self, is_package=True)
+        file = self.real_file(fullname)
+        if file is not None:
             is_package = file.name == "__init__.py"
             return importlib.util.spec_from_file_location(
                 fullname,
                 file,
                 submodule_search_locations=[str(file.parent)] if is_package else None,
             )
-        if fullname in self.fixed or fullname.split(".")[0] in self.roots:
+        if fullname.split(".")[0] in self.roots:
             return importlib.machinery.ModuleSpec(fullname, self, is_package=True)
         return None
 
@@ -114,13 +175,17 @@ class StubFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         pass
 
 
-def exec_definitions(file: Path, names: Iterable[str], namespace: dict[str, Any]) -> dict[str, Any]:
-    """Run only the top-level definitions of `file` that bind `names`, in `namespace`.
+def exec_definitions(
+    file: Path, names: Iterable[str], namespace: dict[str, Any], optional: Iterable[str] = ()
+) -> dict[str, Any]:
+    """Run only the top-level definitions of `file` that bind `names` (and those of
+    `optional` it has), in `namespace`.
 
     The code is the wheel's own, compiled from its source; only the rest of the module
     (its imports and unrelated definitions) is left out.
     """
     wanted = set(names)
+    extra = set(optional)
     tree = ast.parse(file.read_text(), filename=str(file))
     kept: list[ast.stmt] = []
     for node in tree.body:
@@ -129,7 +194,9 @@ def exec_definitions(file: Path, names: Iterable[str], namespace: dict[str, Any]
             bound = {node.name}
         elif isinstance(node, ast.Assign):
             bound = {t.id for t in node.targets if isinstance(t, ast.Name)}
-        if bound & wanted:
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+            bound = {node.target.id}
+        if bound & (wanted | extra):
             kept.append(node)
             wanted -= bound
     if wanted:

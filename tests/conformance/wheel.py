@@ -1,8 +1,9 @@
 """Fetch a released `sglang` wheel (never its dependencies) and unpack the files we run.
 
 Cache: `$COMPAT_SGLANG_WHEELS`, else `~/.cache/attention-compat/sglang-wheels`. The wheel is
-downloaded once with `pip download --no-deps`; the source files the harness loads are
-extracted next to it, into `sglang-<version>-src/`.
+downloaded once with `pip download --no-deps`; its Python sources (`sglang/**/*.py`, a few
+MB) are extracted next to it, into `sglang-<version>-py/`, so any release's start-up code
+can be loaded from them, whichever files that release spreads it over.
 """
 
 from __future__ import annotations
@@ -15,18 +16,16 @@ import tempfile
 import zipfile
 from pathlib import Path
 
-# The files of the wheel the harness executes or reads (see runtime.REAL_MODULES).
+# Files every release has; a wheel without them is not one the harness can run.
 NEEDED_FILES = (
     "sglang/srt/server_args.py",
     "sglang/srt/environ.py",
-    "sglang/srt/utils/__init__.py",
     "sglang/srt/utils/common.py",
-    "sglang/srt/utils/hf_transformers_utils.py",
     "sglang/srt/configs/model_config.py",
-    "sglang/srt/connector/__init__.py",
-    "sglang/srt/layers/attention/fla/chunk_delta_h.py",
     "sglang/utils.py",
 )
+# Written last into an extraction: its presence means the directory is whole.
+_MARKER = ".complete"
 
 
 class WheelUnavailableError(RuntimeError):
@@ -74,9 +73,9 @@ def wheel_path(version: str) -> Path:
 
 
 def source_root(version: str) -> Path:
-    """A directory holding NEEDED_FILES of `sglang==version`, extracted from its wheel."""
-    root = cache_dir() / f"sglang-{version}-src"
-    marker = root / ".complete"
+    """A directory holding the Python sources of `sglang==version`, extracted from its wheel."""
+    root = cache_dir() / f"sglang-{version}-py"
+    marker = root / _MARKER
     if marker.exists():
         return root
     wheel = wheel_path(version)
@@ -87,16 +86,16 @@ def source_root(version: str) -> Path:
         missing = [name for name in NEEDED_FILES if name not in names]
         if missing:
             raise WheelUnavailableError(f"{wheel.name} lacks {', '.join(missing)}")
-        for name in NEEDED_FILES:
-            target = staging / name
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_bytes(archive.read(name))
-    (staging / ".complete").write_text(wheel.name + "\n")
+        for name in sorted(names):
+            if name.startswith("sglang/") and name.endswith(".py"):
+                target = staging / name
+                target.parent.mkdir(parents=True, exist_ok=True)
+                target.write_bytes(archive.read(name))
+    (staging / _MARKER).write_text(wheel.name + "\n")
     try:
         staging.rename(root)
-    except OSError:  # another run (or a stale partial copy) got there first
+    except OSError:  # another run got there first
         shutil.rmtree(staging, ignore_errors=True)
         if not marker.exists():
-            shutil.rmtree(root, ignore_errors=True)
             return source_root(version)
     return root

@@ -91,7 +91,7 @@ def refusal_message(report: Report, policy: Policy, *, detected: bool = False) -
     ]
     for finding in report.errors:
         lines.append(f"  - [{finding.rule}] {finding.message}")
-        lines.append(f"      ({finding.enforced.label})")
+        lines.append(f"      enforced: {finding.enforced.label}")
     lines += [f"  try: {s.summary}  ({s.reason})" for s in report.suggestions]
     if policy is Policy.DOCUMENTED and not report.refused_at_startup:
         lines.append(
@@ -118,7 +118,10 @@ def _register() -> None:
         logger.warning("attention-compat: no installed sglang distribution; no launch check")
         return
     try:
-        from sglang.srt.plugins.hook_registry import HookRegistry, HookType
+        from sglang.srt.plugins.hook_registry import (  # type: ignore[import-not-found]
+            HookRegistry,
+            HookType,
+        )
     except ImportError:  # releases before 0.5.11 have no plugin framework
         logger.info("attention-compat: SGLang %s has no hook registry; no launch check", version)
         return
@@ -166,4 +169,3 @@ def check_launch(server_args: Any, version: str) -> Report | None:
             "attention-compat: could not check this launch; SGLang goes on", exc_info=True
         )
         return None
-

@@ -78,8 +78,7 @@ def run(args: argparse.Namespace) -> int:
     command = shlex.join(args.launch)
     if not accepts(report, policy):
         print(
-            f"compat launch: not running it ({POLICY_VARIABLE}={policy.value}; "
-            f"{_why(report)})",
+            f"compat launch: not running it ({POLICY_VARIABLE}={policy.value}; {_why(report)})",
             file=sys.stderr,
         )
         return EXIT_INCOMPATIBLE

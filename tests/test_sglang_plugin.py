@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conformance import plugin_dist
 from conformance.availability import require_source
 from conformance.harness import StartupOutcome, open_runtime
 
@@ -47,17 +48,7 @@ SGLANG_REFUSES = (
     *("--speculative-num-steps", "3", "--speculative-num-draft-tokens", "4"),
 )
 VALID = ("--attention-backend", "flashinfer")
-GROUP = "sglang.srt.plugins"
-
-
-def _dist_info(root: Path, name: str, version: str, entry_points: str = "") -> None:
-    directory = root / f"{name.replace('-', '_')}-{version}.dist-info"
-    directory.mkdir()
-    (directory / "METADATA").write_text(
-        f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n"
-    )
-    if entry_points:
-        (directory / "entry_points.txt").write_text(entry_points)
+GROUP = plugin_dist.GROUP
 
 
 @contextmanager
@@ -66,17 +57,9 @@ def sglang_with_plugin(
 ) -> Iterator[Any]:
     """Release `version` on a B200 after its `load_plugins()` ran with this project visible."""
     require_source(version)
-    _dist_info(tmp_path, "sglang", version)
-    # Named as the project is, so it shadows an installed copy's (older) metadata.
-    _dist_info(
-        tmp_path,
-        "attention-compat",
-        "0.1.0",
-        f"[{GROUP}]\n{ENTRY_POINT} = compat.sglang_plugin:register\n",
-    )
+    plugin_dist.install(tmp_path, version)
     monkeypatch.syspath_prepend(str(tmp_path))
-    importlib.invalidate_caches()
-    installed_sglang_version.cache_clear()  # memoised per process; each test installs anew
+    installed_sglang_version.cache_clear()
     try:
         with open_runtime(version, "B200") as runtime:
             if sglang_plugins:

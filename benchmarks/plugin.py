@@ -5,15 +5,16 @@ Run from the repository root (the wheels cached in $COMPAT_SGLANG_WHEELS, see RE
     python benchmarks/plugin.py                 # 0.5.11, 0.5.16 and 0.5.23; exit 1 over budget
     python benchmarks/plugin.py 0.5.23 --repeats 5
 
-Per release, in one fresh interpreter (so `import compat` is paid, as in a real launch), the
-conformance harness loads the release's start-up code with a fake torch for a B200. It
-times SGLang's resolution of one launch (argument parser, ServerArgs construction, and
-from 0.5.19 `resolve_once()`) without the plugin; then, in the same process, its own
-`load_plugins()` with the plugin installed (importing compat, registering the hook) and the
-same resolution with the hook running `enforce()`. A launch pays the load once and the
-hook's first run once (which imports the guard and its matrix): added = load + (first
-resolution with the plugin - resolution without). The median of later resolutions with the
-hook is shown too, and a refused launch, which also searches for suggested fixes.
+Per release, in fresh interpreters (so `import compat` is paid, as in a real launch), the
+conformance harness loads the release's start-up code with a fake torch for a B200, twice in
+the same process: once without the plugin, once after the release's own `load_plugins()`
+found it installed (importing compat, registering the hook). Each time it resolves one
+launch as the launcher does (argument parser, ServerArgs construction, from 0.5.19
+`resolve_once()`). A launch resolves once: added = load_plugins() + (first resolution with
+the hook - first resolution without); the hook's first run imports the guard and its matrix.
+Later resolutions and a refused launch (which also searches for suggested fixes) are shown
+too. Figures are CPU time of the process, medians over interpreters that alternate which
+runtime comes first; the wall-clock figure is printed beside it.
 """
 
 from __future__ import annotations

@@ -249,3 +249,23 @@ def test_the_installed_project_declares_the_plugin() -> None:
     assert [ep.value for ep in found] == ["compat.sglang_plugin:register"]
     assert found[0].dist is not None and found[0].dist.name == "attention-compat"
     assert callable(found[0].load())
+
+
+def test_the_start_up_benchmark_measures_both_resolutions() -> None:
+    """benchmarks/plugin.py runs end to end (its timings are not asserted here)."""
+    import subprocess
+
+    require_source("0.5.11")
+    script = Path(__file__).resolve().parent.parent / "benchmarks" / "plugin.py"
+    done = subprocess.run(
+        [sys.executable, str(script), "0.5.11", "--repeats", "1", "--processes", "1"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode in (0, 1), done.stderr
+    row = next(line for line in done.stdout.splitlines() if line.startswith("0.5.11 "))
+    figures = [float(value) for value in row.split()[1:]]
+    assert len(figures) == 8 and all(value > 0 for value in figures), row
+    assert "the plugin adds at most" in done.stdout

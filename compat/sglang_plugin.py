@@ -84,8 +84,13 @@ def refusal_message(report: Report, policy: Policy, *, detected: bool = False) -
     """The text of a refusal: one block, readable in SGLang's start-up log."""
     count = len(report.errors)
     noun = "problem" if count == 1 else "problems"
+    what = (
+        "starts this launch anyway"
+        if policy is Policy.WARN
+        else "refused this launch before the model loads"
+    )
     lines = [
-        f"attention-compat refused this launch before the model loads ({count} {noun}; "
+        f"attention-compat {what} ({count} {noun}; "
         f"SGLang {report.sglang_version}, {POLICY_VARIABLE}={policy.value}):",
         f"  {runs_as(report.resolved, detected=detected)}",
     ]

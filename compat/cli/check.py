@@ -150,7 +150,11 @@ def judge(args: argparse.Namespace) -> tuple[Report, dict[str, Any]]:
 
 
 def _build(args: argparse.Namespace) -> tuple[AttentionConfig, dict[str, Any]]:
-    launch = parse_launch_command(args.launch) if args.launch else LaunchFlags({}, None, ())
+    launch = (
+        parse_launch_command(args.launch, _flag_release(args.sglang_version))
+        if args.launch
+        else LaunchFlags({}, None, ())
+    )
     if launch.problems:
         raise UsageError("; ".join(launch.problems))
     fields: dict[str, Any] = dict(launch.values)
@@ -218,6 +222,19 @@ def _build(args: argparse.Namespace) -> tuple[AttentionConfig, dict[str, Any]]:
     else:
         context["_detected"], context["detected"] = _detect(fields)
     return AttentionConfig(**fields), context
+
+
+def _flag_release(version: str | None) -> str:
+    """The release whose flag list reads a launch command: the judged one, when it has one."""
+    from compat.config import _release
+    from compat.releases import UnknownReleaseError
+    from compat.sglang_flags import RELEASE, RELEASES
+
+    try:
+        release = _release(version)[0].release
+    except UnknownReleaseError:  # reported, with the known releases, when the config is built
+        return RELEASE
+    return release if release in RELEASES else RELEASE
 
 
 def _integer(field: str, text: str) -> Any:

@@ -164,13 +164,29 @@ def check_launch(server_args: Any, version: str) -> Report | None:
             parity=policy is Policy.PARITY,
         )
     except IncompatibleConfigError as error:
-        detected = True  # the hook never names the platform: it is always detected
-        if policy is Policy.WARN:
-            logger.warning("%s", refusal_message(error.report, policy, detected=detected))
-            return error.report
-        raise LaunchRefusedError(error.report, policy, detected=detected) from None
-    except Exception:  # a bug or a gap of the guard: never the reason a launch dies
-        logger.warning(
-            "attention-compat: could not check this launch; SGLang goes on", exc_info=True
-        )
+        refusal = error
+    except Exception as error:  # a bug or a gap of the guard: never the reason a launch dies
+        _could_not_check(error)
         return None
+    detected = True  # the hook never names the platform: it is always detected
+    if policy is Policy.WARN:
+        try:
+            logger.warning("%s", refusal_message(refusal.report, policy, detected=detected))
+        except Exception as error:
+            _could_not_check(error)
+        return refusal.report
+    try:
+        better = LaunchRefusedError(refusal.report, policy, detected=detected)
+    except Exception as error:  # the refusal stands; only its wording failed
+        _could_not_check(error)
+        raise refusal from None
+    raise better from None
+
+
+def _could_not_check(error: Exception) -> None:
+    logger.warning(
+        "attention-compat: could not check this launch (%s: %s); SGLang goes on",
+        type(error).__name__,
+        " ".join(str(error).split())[:300],
+    )
+    logger.debug("attention-compat: the failure", exc_info=error)

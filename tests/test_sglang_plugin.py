@@ -153,6 +153,23 @@ def test_a_crash_of_the_plugin_does_not_stop_a_launch(
     assert any("could not check this launch" in r.getMessage() for r in caplog.records)
 
 
+@pytest.mark.parametrize("policy", ["documented", "warn"])
+def test_a_crash_while_wording_a_refusal_keeps_the_policy(
+    policy: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def broken(*args: Any, **kwargs: Any) -> str:
+        raise RuntimeError("a bug in the wording")
+
+    monkeypatch.setenv(POLICY_VARIABLE, policy)
+    monkeypatch.setattr("compat.sglang_plugin.refusal_message", broken)
+    with sglang_with_plugin("0.5.23", tmp_path, monkeypatch) as runtime:
+        outcome = _launch(runtime, DOCUMENTED_ONLY)
+    if policy == "warn":
+        assert not outcome.refused, outcome.error
+    else:  # the guard's own message still refuses it
+        assert (outcome.error or "").startswith("IncompatibleConfigError: incompatible")
+
+
 @pytest.mark.parametrize("version", RELEASES)
 def test_a_crash_while_registering_does_not_stop_sglang(
     version: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: Any

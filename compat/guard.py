@@ -508,8 +508,13 @@ def _server_args_fields(server_args: Any) -> dict[str, Any]:
 
 
 def _model_facts(server_args: Any) -> dict[str, Any]:
-    """What SGLang's own ModelConfig says of the model, when the ServerArgs holds one."""
+    """What SGLang's own ModelConfig says of the model, when the ServerArgs holds one.
+
+    Up to 0.5.18 it is memoised as `model_config`; 0.5.19+ keep it in `_model_config`.
+    """
     model_config = getattr(server_args, "model_config", None)
+    if model_config is None:
+        model_config = getattr(server_args, "_model_config", None)
     if model_config is None:
         return {}
     facts: dict[str, Any] = {}

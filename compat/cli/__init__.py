@@ -24,6 +24,7 @@ COMMANDS: dict[str, str] = {
     "docs": "docs",
     "explain": "explain",
     "export": "export",
+    "launch": "launch",
     "matrix": "matrix",
 }
 

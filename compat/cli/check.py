@@ -63,6 +63,21 @@ def register(subparsers: Any) -> None:
     sglang = parser.add_argument_group("SGLang flags (same names as sglang.launch_server)")
     for flag, field, _ in _SGLANG_FLAGS:
         sglang.add_argument(flag, dest=field, metavar="VALUE")
+    add_model_arguments(parser)
+    parser.add_argument("--json", action="store_true", help="print the report as JSON")
+    parser.add_argument(
+        "--parity",
+        action="store_true",
+        help="exit 1 only when SGLang itself refuses to start (default: also for what the "
+        "page documents as unsupported)",
+    )
+    parser.add_argument("launch", nargs="*", metavar="-- LAUNCH COMMAND", help=argparse.SUPPRESS)
+    parser.set_defaults(run=run)
+
+
+def add_model_arguments(parser: argparse.ArgumentParser) -> None:
+    """The model and machine options, shared by `compat check` and `compat launch`."""
+    parser.set_defaults(**{field: None for _, field, _ in _SGLANG_FLAGS})
     model = parser.add_argument_group("the model and the machine")
     model.add_argument("--attention-arch", metavar="{mha,mla}", help="the model's attention")
     model.add_argument(
@@ -97,20 +112,11 @@ def register(subparsers: Any) -> None:
     )
     model.add_argument("--sliding-window", action=argparse.BooleanOptionalAction, default=None)
     model.add_argument("--multimodal", action=argparse.BooleanOptionalAction, default=None)
-    parser.add_argument("--json", action="store_true", help="print the report as JSON")
-    parser.add_argument(
-        "--parity",
-        action="store_true",
-        help="exit 1 only when SGLang itself refuses to start (default: also for what the "
-        "page documents as unsupported)",
-    )
-    parser.add_argument("launch", nargs="*", metavar="-- LAUNCH COMMAND", help=argparse.SUPPRESS)
-    parser.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
     try:
-        config, context = _build(args)
+        report, context = judge(args)
     except (UsageError, InvalidConfigError) as error:
         if args.json:
             from compat.cli.json_errors import print_json_error
@@ -118,14 +124,7 @@ def run(args: argparse.Namespace) -> int:
             print_json_error(error)
         print(f"compat check: {error}", file=sys.stderr)
         return EXIT_INVALID
-    report = check(config)
     release = context.pop("_flag_release")
-    detected = context.pop("_detected", None)
-    if detected is not None:
-        from compat.detect import with_software_findings
-
-        report = with_software_findings(report, detected)
-    report = with_conflicts(report, context)
     if args.json:
         data = {**report.to_dict(), **context}
         if args.launch:
@@ -137,6 +136,21 @@ def run(args: argparse.Namespace) -> int:
         print(format_report(report, context, launch=args.launch, release=release))
     passes = not report.refused_at_startup if args.parity else report.ok
     return EXIT_OK if passes else EXIT_INCOMPATIBLE
+
+
+def judge(args: argparse.Namespace) -> tuple[Report, dict[str, Any]]:
+    """The report on the flags and launch command of `args`, and what was read to make it.
+
+    Raises UsageError or InvalidConfigError for input it cannot judge.
+    """
+    config, context = _build(args)
+    report = check(config)
+    detected = context.pop("_detected", None)
+    if detected is not None:
+        from compat.detect import with_software_findings
+
+        report = with_software_findings(report, detected)
+    return with_conflicts(report, context), context
 
 
 def _build(args: argparse.Namespace) -> tuple[AttentionConfig, dict[str, Any]]:

@@ -1,0 +1,289 @@
+"""The SGLang plugin, loaded by each release's own `load_plugins()` and run by its own hooks.
+
+In the conformance harness (the release's wheel, a fake torch for a B200, stubs): the
+project's entry point is made visible to `importlib.metadata` by a `.dist-info` directory on
+`sys.path` (with an `sglang` one naming the release, as an installed SGLang would), SGLang's
+`load_plugins()` runs it, and `ServerArgs` is built as the launcher builds it (argument
+parser, construction, and from 0.5.19 `resolve_once()`), before any weight could load.
+"""
+
+from __future__ import annotations
+
+import importlib
+import logging
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conformance import plugin_dist
+from conformance.availability import require_source
+from conformance.harness import StartupOutcome, open_runtime
+
+import compat.guard
+from compat.releases import installed_sglang_version
+from compat.report import Enforcement
+from compat.sglang_plugin import (
+    ENTRY_POINT,
+    POLICY_VARIABLE,
+    POST_INIT,
+    RESOLVE_ONCE,
+    Policy,
+    PolicyError,
+    hook_target,
+    parse_policy,
+)
+
+RELEASES = ("0.5.11", "0.5.16", "0.5.23")
+MODEL = "Llama-3.1-8B"
+# fa3 needs sm80-sm90: the page says it does not run on a B200; SGLang starts it anyway.
+DOCUMENTED_ONLY = ("--attention-backend", "fa3")
+# SGLang's own start-up refuses EAGLE topk > 1 with paged KV on torch_native.
+SGLANG_REFUSES = (
+    *("--attention-backend", "torch_native", "--page-size", "64"),
+    *("--speculative-algorithm", "EAGLE", "--speculative-eagle-topk", "4"),
+    *("--speculative-num-steps", "3", "--speculative-num-draft-tokens", "4"),
+)
+VALID = ("--attention-backend", "flashinfer")
+GROUP = plugin_dist.GROUP
+
+
+@contextmanager
+def sglang_with_plugin(
+    version: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, sglang_plugins: str = ""
+) -> Iterator[Any]:
+    """Release `version` on a B200 after its `load_plugins()` ran with this project visible."""
+    require_source(version)
+    plugin_dist.install(tmp_path, version)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    installed_sglang_version.cache_clear()
+    try:
+        with open_runtime(version, "B200") as runtime:
+            if sglang_plugins:
+                monkeypatch.setenv("SGLANG_PLUGINS", sglang_plugins)
+            importlib.import_module("sglang.srt.plugins").load_plugins()
+            yield runtime
+    finally:
+        installed_sglang_version.cache_clear()
+
+
+def _launch(runtime: Any, argv: tuple[str, ...]) -> StartupOutcome:
+    outcome: StartupOutcome = runtime.outcome(MODEL, argv)
+    return outcome
+
+
+@pytest.mark.parametrize("version", RELEASES)
+def test_a_documented_unsupported_launch_is_refused_while_the_args_resolve(
+    version: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv(POLICY_VARIABLE, raising=False)
+    with sglang_with_plugin(version, tmp_path, monkeypatch) as runtime:
+        outcome = _launch(runtime, DOCUMENTED_ONLY)
+    assert outcome.refused
+    error = outcome.error or ""
+    # Raised from inside ServerArgs' own resolution: nothing after it (weights) ran.
+    assert error.startswith("LaunchRefusedError: attention-compat refused this launch"), error
+    assert f"SGLang {version}" in error and f"{POLICY_VARIABLE}=documented" in error
+    assert "[compute-capability]" in error and "fa3" in error
+    # SGLang would start and fail only when it builds fa3, after the weights loaded.
+    assert f"enforced: {Enforcement.BACKEND_BUILD.label}" in error
+    assert "try: " in error  # the suggested flags
+
+
+@pytest.mark.parametrize("version", RELEASES)
+def test_under_parity_the_launch_sglang_accepts_starts(
+    version: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(POLICY_VARIABLE, "parity")
+    with sglang_with_plugin(version, tmp_path, monkeypatch) as runtime:
+        outcome = _launch(runtime, DOCUMENTED_ONLY)
+    assert not outcome.refused, outcome.error
+    assert outcome.prefill_backend == outcome.decode_backend == "fa3"
+
+
+@pytest.mark.parametrize("version", RELEASES)
+def test_warn_only_logs_the_refusal_and_starts(
+    version: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: Any
+) -> None:
+    monkeypatch.setenv(POLICY_VARIABLE, "warn")
+    with (
+        caplog.at_level(logging.WARNING, logger="compat"),
+        sglang_with_plugin(version, tmp_path, monkeypatch) as runtime,
+    ):
+        outcome = _launch(runtime, DOCUMENTED_ONLY)
+    assert not outcome.refused, outcome.error
+    logged = [r.getMessage() for r in caplog.records if "[compute-capability]" in r.getMessage()]
+    assert logged and logged[0].startswith("attention-compat starts this launch anyway (1 problem")
+
+
+@pytest.mark.parametrize("policy", ["documented", "parity"])
+@pytest.mark.parametrize("version", RELEASES)
+def test_a_launch_sglang_refuses_stays_refused(
+    version: str, policy: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(POLICY_VARIABLE, policy)
+    with sglang_with_plugin(version, tmp_path, monkeypatch) as runtime:
+        outcome = _launch(runtime, SGLANG_REFUSES)
+    assert outcome.refused
+    assert "LaunchRefusedError" not in (outcome.error or "")  # SGLang's own words come first
+
+
+@pytest.mark.parametrize("version", RELEASES)
+def test_a_crash_of_the_plugin_does_not_stop_a_launch(
+    version: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: Any
+) -> None:
+    calls: list[Any] = []
+
+    def broken(*args: Any, **kwargs: Any) -> Any:
+        calls.append(args)
+        raise RuntimeError("a bug in the guard")
+
+    monkeypatch.delenv(POLICY_VARIABLE, raising=False)
+    monkeypatch.setattr(compat.guard, "enforce", broken)
+    with (
+        caplog.at_level(logging.WARNING, logger="compat"),
+        sglang_with_plugin(version, tmp_path, monkeypatch) as runtime,
+    ):
+        outcome = _launch(runtime, DOCUMENTED_ONLY)
+    assert calls, "the hook never ran"
+    assert not outcome.refused, outcome.error
+    assert any("could not check this launch" in r.getMessage() for r in caplog.records)
+
+
+@pytest.mark.parametrize("policy", ["documented", "warn"])
+def test_a_crash_while_wording_a_refusal_keeps_the_policy(
+    policy: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def broken(*args: Any, **kwargs: Any) -> str:
+        raise RuntimeError("a bug in the wording")
+
+    monkeypatch.setenv(POLICY_VARIABLE, policy)
+    monkeypatch.setattr("compat.sglang_plugin.refusal_message", broken)
+    with sglang_with_plugin("0.5.23", tmp_path, monkeypatch) as runtime:
+        outcome = _launch(runtime, DOCUMENTED_ONLY)
+    if policy == "warn":
+        assert not outcome.refused, outcome.error
+    else:  # the guard's own message still refuses it
+        assert (outcome.error or "").startswith("IncompatibleConfigError: incompatible")
+
+
+@pytest.mark.parametrize("version", RELEASES)
+def test_a_crash_while_registering_does_not_stop_sglang(
+    version: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: Any
+) -> None:
+    def broken() -> str:
+        raise RuntimeError("metadata is broken")
+
+    monkeypatch.setattr("compat.releases.installed_sglang_version", broken)
+    with (
+        caplog.at_level(logging.WARNING, logger="compat"),
+        sglang_with_plugin(version, tmp_path, monkeypatch) as runtime,
+    ):
+        outcome = _launch(runtime, DOCUMENTED_ONLY)
+    assert not outcome.refused, outcome.error
+    assert any("plugin is not active" in r.getMessage() for r in caplog.records)
+
+
+@pytest.mark.parametrize("version", RELEASES)
+def test_sglang_plugins_naming_another_plugin_disables_it(
+    version: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv(POLICY_VARIABLE, raising=False)
+    with sglang_with_plugin(version, tmp_path, monkeypatch, sglang_plugins="other") as runtime:
+        outcome = _launch(runtime, DOCUMENTED_ONLY)
+    assert not outcome.refused, outcome.error
+
+
+@pytest.mark.parametrize("version", RELEASES)
+def test_a_valid_launch_starts_with_the_plugin_active(
+    version: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    seen: list[Any] = []
+    original = compat.guard.enforce
+
+    def spy(server_args: Any, **kwargs: Any) -> Any:
+        report = original(server_args, **kwargs)
+        seen.append((kwargs["sglang_version"], report.resolved.prefill_backend))
+        return report
+
+    monkeypatch.delenv(POLICY_VARIABLE, raising=False)
+    monkeypatch.setattr(compat.guard, "enforce", spy)
+    with sglang_with_plugin(version, tmp_path, monkeypatch) as runtime:
+        outcome = _launch(runtime, VALID)
+    assert not outcome.refused, outcome.error
+    assert seen == [(version, "flashinfer")]  # once, for the installed release
+
+
+@pytest.mark.parametrize(
+    ("version", "target"),
+    [
+        ("0.5.11", POST_INIT),
+        ("0.5.18", POST_INIT),
+        ("0.5.19", RESOLVE_ONCE),
+        ("0.5.23", RESOLVE_ONCE),
+    ],
+)
+def test_the_hook_goes_where_the_release_resolves(version: str, target: str) -> None:
+    assert hook_target(version) == target
+
+
+def test_without_a_plugin_framework_nothing_is_registered(
+    monkeypatch: pytest.MonkeyPatch, caplog: Any
+) -> None:
+    from compat import sglang_plugin
+
+    monkeypatch.setattr("compat.releases.installed_sglang_version", lambda: "0.5.7")
+    monkeypatch.setitem(sys.modules, "sglang.srt.plugins.hook_registry", None)
+    with caplog.at_level(logging.INFO, logger="compat"):
+        sglang_plugin.register()
+    assert any("has no hook registry" in r.getMessage() for r in caplog.records)
+
+
+@pytest.mark.parametrize(
+    ("text", "policy"),
+    [
+        (None, Policy.DOCUMENTED),
+        ("", Policy.DOCUMENTED),
+        ("Parity", Policy.PARITY),
+        ("warn", Policy.WARN),
+    ],
+)
+def test_the_policy_variable(text: str | None, policy: Policy) -> None:
+    assert parse_policy(text) is policy
+
+
+def test_a_mistyped_policy_names_the_choices() -> None:
+    with pytest.raises(PolicyError, match=r"'parrity' is not a policy; use one of documented, "
+                       r"parity, warn; did you mean 'parity'\?"):  # fmt: skip
+        parse_policy("parrity")
+
+
+def test_the_installed_project_declares_the_plugin() -> None:
+    """What SGLang's load_plugins() finds in a venv where the project is installed."""
+    found = [ep for ep in metadata.entry_points(group=GROUP) if ep.name == ENTRY_POINT]
+    assert [ep.value for ep in found] == ["compat.sglang_plugin:register"]
+    assert found[0].dist is not None and found[0].dist.name == "attention-compat"
+    assert callable(found[0].load())
+
+
+def test_the_start_up_benchmark_measures_both_resolutions() -> None:
+    """benchmarks/plugin.py runs end to end (its timings are not asserted here)."""
+    import subprocess
+
+    require_source("0.5.11")
+    script = Path(__file__).resolve().parent.parent / "benchmarks" / "plugin.py"
+    done = subprocess.run(
+        [sys.executable, str(script), "0.5.11", "--repeats", "1", "--processes", "1"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode in (0, 1), done.stderr
+    row = next(line for line in done.stdout.splitlines() if line.startswith("0.5.11 "))
+    figures = [float(value) for value in row.split()[1:]]
+    assert len(figures) == 8 and all(value > 0 for value in figures), row
+    assert "the plugin adds at most" in done.stdout

@@ -22,7 +22,7 @@ import pytest
 
 from compat import AttentionConfig, Report, check
 from compat.config import speculation_with_topk
-from compat.finder import finder_options
+from compat.finder import FINDER_RELEASE, finder_options
 from compat.matrix import MATRIX
 from compat.vocab import Arch
 
@@ -373,6 +373,8 @@ def test_the_command_is_ready_to_paste_and_has_a_copy_button(
     _select(page, {"arch": "mla", "gpu": "b200", "kv_cache_dtype": "fp4_e2m1"})
     command = page.inner_text(".md-content .highlight code").strip()
     assert "NAME" not in command and command.startswith("compat check ")
+    # The verdicts are those of one release: the command names it, so it gets the same ones.
+    assert f"--sglang-version {FINDER_RELEASE} " in command
     first = page.eval_on_selector(
         "#compat-finder-results tr[data-backend]", "row => row.dataset.backend"
     )

@@ -232,7 +232,10 @@
       var flags = chosen >= 0
         ? "--prefill-attention-backend " + data.backends[chosen] + (best ? " --decode-attention-backend " + best.name : "")
         : best ? "--attention-backend " + best.name : "";
-      command.textContent = ("compat check " + selectedArgs(data, selects) + " " + flags).trim();
+      var release = "--sglang-version " + data.release + " ";
+      command.textContent = (
+        "compat check " + release + selectedArgs(data, selects) + " " + flags
+      ).trim();
     }
     if (!refused) {
       var table = element("table", "compat-finder-table");

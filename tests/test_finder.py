@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from compat import AttentionConfig, Report, check
+from compat.config import speculation_with_topk
 from compat.finder import (
     AXIS_ORDER,
     DATA_GLOBAL,
@@ -56,8 +57,8 @@ def _fields(values: dict[str, str]) -> dict[str, Any]:
     if values["page_size"]:
         fields["page_size"] = int(values["page_size"])
     if values["topk"]:
-        fields["speculative_algorithm"] = "EAGLE"
-        fields["speculative_eagle_topk"] = int(values["topk"])
+        # SGLang takes a topk only with the number of steps and draft tokens.
+        fields.update(speculation_with_topk(int(values["topk"])))
     return fields
 
 

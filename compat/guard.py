@@ -10,7 +10,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import Any
 
-from compat.config import AttentionConfig, Parsed
+from compat.config import FLAG_FIELDS, AttentionConfig, Parsed
 from compat.findings import (
     arch_finding,
     capability_finding,
@@ -477,19 +477,9 @@ def enforce(
     return report
 
 
-# The ServerArgs fields enforce() reads, named as AttentionConfig names them.
-_SERVER_ARGS_FIELDS = (
-    "attention_backend",
-    "prefill_attention_backend",
-    "decode_attention_backend",
-    "kv_cache_dtype",
-    "page_size",
-    "speculative_algorithm",
-    "speculative_eagle_topk",
-    "speculative_num_steps",
-    "speculative_num_draft_tokens",
-    "speculative_attention_mode",
-)
+# The ServerArgs fields enforce() reads: SGLang's launch flags, named as AttentionConfig
+# (and ServerArgs) name them.
+_SERVER_ARGS_FIELDS = FLAG_FIELDS
 
 
 def _server_args_fields(server_args: Any) -> dict[str, Any]:

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import copy
 import json
 import shutil
+import types
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, Union, get_args, get_origin, get_type_hints
 
 import pytest
 from cells import fp4_partner_candidate, opposite, with_cell
 from jsonschema import Draft202012Validator
+from typing_extensions import NotRequired, Required
 
 from compat.cli import main
 from compat.export import (
@@ -20,11 +23,12 @@ from compat.export import (
     render_export,
     render_schema,
 )
+from compat.export_shapes import MatrixJson
 from compat.matrix import MATRIX
 from compat.outputs import project_root
 from compat.releases import NEWEST, RELEASES
 from compat.schema import ColumnId
-from compat.vocab import Arch, CellKind
+from compat.vocab import Arch, CellKind, KvDtype, ModelFeature, Platform
 
 ROOT = project_root()
 
@@ -155,6 +159,135 @@ def test_flipping_one_cell_changes_the_export() -> None:
     assert (row.backend in partners["after"]) is not supported_now
     assert set(partners["before"]) ^ set(partners["after"]) == {row.backend}
     Draft202012Validator(matrix_schema()).validate(after)
+
+
+# -- the schema covers exactly the declared shapes --------------------------------------------
+
+Found = dict[type, list[tuple[dict[str, Any], dict[str, Any]]]]
+
+
+def _bare(declaration: Any) -> Any:
+    """The type under `Annotated` and `NotRequired`, read independently of the generator."""
+    while get_origin(declaration) is Annotated or get_origin(declaration) in (
+        NotRequired,
+        Required,
+    ):
+        declaration = get_args(declaration)[0]
+    return declaration
+
+
+def _resolve(schema: dict[str, Any], root: dict[str, Any]) -> dict[str, Any]:
+    while "$ref" in schema:
+        schema = root["$defs"][schema["$ref"].removeprefix("#/$defs/")]
+    return schema
+
+
+def _walk(value: Any, declaration: Any, schema: dict[str, Any], found: Found) -> None:
+    """Pair every object of the export with its declared shape and its part of the schema."""
+    declaration, schema = _bare(declaration), _resolve(schema, ROOT_SCHEMA)
+    origin = get_origin(declaration)
+    if origin in (Union, types.UnionType):
+        if value is None:
+            return
+        members = [m for m in get_args(declaration) if m is not type(None)]
+        options = [s for s in schema["anyOf"] if s != {"type": "null"}]
+        assert len(members) == len(options) == 1, "the export's unions are all `X | None`"
+        _walk(value, members[0], options[0], found)
+    elif origin is list:
+        for item in value:
+            _walk(item, get_args(declaration)[0], schema["items"], found)
+    elif origin is dict:
+        values = schema["additionalProperties"] or next(iter(schema["patternProperties"].values()))
+        for item in value.values():
+            _walk(item, get_args(declaration)[1], values, found)
+    elif isinstance(declaration, type) and issubclass(declaration, dict):
+        found.setdefault(declaration, []).append((value, schema))
+        hints = get_type_hints(declaration, include_extras=True)
+        for key, item in value.items():
+            if key in hints:
+                _walk(item, hints[key], schema["properties"][key], found)
+
+
+def _declared_shapes(declaration: Any, seen: set[type]) -> set[type]:
+    """Every TypedDict reachable from `declaration`."""
+    declaration = _bare(declaration)
+    if isinstance(declaration, type) and issubclass(declaration, dict):
+        if declaration not in seen:
+            seen.add(declaration)
+            for hint in get_type_hints(declaration, include_extras=True).values():
+                _declared_shapes(hint, seen)
+    else:
+        for argument in get_args(declaration):
+            _declared_shapes(argument, seen)
+    return seen
+
+
+ROOT_SCHEMA = _committed_schema()
+
+
+@pytest.fixture(scope="module")
+def found() -> Found:
+    shapes: Found = {}
+    _walk(export_matrix(), MatrixJson, ROOT_SCHEMA, shapes)
+    return shapes
+
+
+def test_every_declared_shape_is_exported(found: Found) -> None:
+    declared = _declared_shapes(MatrixJson, set())
+    assert {shape.__name__ for shape in declared} == {shape.__name__ for shape in found}
+    assert len(declared) > 20
+
+
+def _required_keys(shape: type) -> list[str]:
+    hints = get_type_hints(shape, include_extras=True)
+    return [key for key, hint in hints.items() if get_origin(hint) is not NotRequired]
+
+
+def test_exported_objects_have_exactly_their_declared_keys(found: Found) -> None:
+    for shape, instances in found.items():
+        declared = set(get_type_hints(shape))
+        for instance, _ in instances:
+            assert set(_required_keys(shape)) <= set(instance) <= declared, shape.__name__
+        # A declared key that no exported object carries is declared for nothing.
+        produced = set().union(*(set(instance) for instance, _ in instances))
+        assert produced == declared, shape.__name__
+
+
+def test_the_schema_covers_every_declared_key(found: Found) -> None:
+    for shape, instances in found.items():
+        schema = instances[0][1]
+        assert list(schema["properties"]) == list(get_type_hints(shape)), shape.__name__
+        assert schema.get("required", []) == _required_keys(shape), shape.__name__
+        assert schema["additionalProperties"] is False, shape.__name__
+
+
+def test_the_schema_rejects_an_undeclared_or_a_missing_key(found: Found) -> None:
+    """Per shape: its first exported object validates; with a key added or removed it fails."""
+    for shape, instances in found.items():
+        instance, schema = instances[0]
+        validator = Draft202012Validator({"$defs": ROOT_SCHEMA["$defs"], **schema})
+        assert validator.is_valid(instance), shape.__name__
+        assert not validator.is_valid({**instance, "undeclared": None}), shape.__name__
+        for key in instance:
+            smaller = copy.copy(instance)
+            del smaller[key]
+            assert not validator.is_valid(smaller), (shape.__name__, key)
+
+
+def test_value_sets_come_from_the_vocabulary() -> None:
+    defs = ROOT_SCHEMA["$defs"]
+    assert defs["cell"]["properties"]["kind"] == {"enum": [kind.value for kind in CellKind]}
+    backend = ROOT_SCHEMA["properties"]["backends"]["items"]
+    assert backend["properties"]["requires_features"]["items"] == {
+        "enum": [feature.value for feature in ModelFeature]
+    }
+    platforms = backend["properties"]["platforms"]
+    assert platforms["propertyNames"] == {"enum": [platform.value for platform in Platform]}
+    vocabulary = ROOT_SCHEMA["properties"]["vocabulary"]["properties"]
+    assert vocabulary["kv_cache_dtypes"]["additionalProperties"] == {
+        "enum": [dtype.value for dtype in KvDtype]
+    }
+    assert vocabulary["attention_archs"]["required"] == [arch.value for arch in Arch]
 
 
 # -- the command ------------------------------------------------------------------------------

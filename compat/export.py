@@ -206,7 +206,7 @@ def _vocabulary() -> JSON:
         },
         "model_features": {feature.value: feature.label for feature in ModelFeature},
         "actions": {action.value: action.severity.value for action in Action},
-        "arch_statuses": {status.name.lower(): status.value for status in ArchStatus},
+        "arch_statuses": {status.value: status.label for status in ArchStatus},
     }
 
 

@@ -62,6 +62,24 @@ _PLATFORM_LABELS = {
 }
 
 
+class KvFamily(Term):
+    """A class of quantized KV dtypes that one table column speaks for."""
+
+    FP8 = "fp8"
+    FP4 = "fp4"
+
+
+# Which family each quantized dtype belongs to; `auto` and `bf16` belong to none.
+_KV_FAMILIES = {
+    "fp8_e5m2": KvFamily.FP8,
+    "fp8_e4m3": KvFamily.FP8,
+    "mxfp8": KvFamily.FP8,
+    "fp4_e2m1": KvFamily.FP4,
+    "nvfp4": KvFamily.FP4,
+    "fp4_mx_block16": KvFamily.FP4,
+}
+
+
 class KvDtype(Term):
     """A KV-cache dtype; `bf16` and `bfloat16` name the same one."""
 
@@ -74,16 +92,19 @@ class KvDtype(Term):
     NVFP4 = "nvfp4"
     FP4_MX_BLOCK16 = "fp4_mx_block16"
 
-    @property
-    def is_fp8(self) -> bool:
-        return self in (KvDtype.FP8_E5M2, KvDtype.FP8_E4M3, KvDtype.MXFP8)
-
-    @property
-    def is_fp4(self) -> bool:
-        return self in (KvDtype.FP4_E2M1, KvDtype.NVFP4, KvDtype.FP4_MX_BLOCK16)
+    def __init__(self, value: str) -> None:
+        # Plain attributes: the guard reads them on its hot path, where properties cost.
+        self.family = _KV_FAMILIES.get(value)
+        """The quantized family, whose table column speaks for this dtype; None if unquantized."""
+        self.is_fp8 = self.family is KvFamily.FP8
+        self.is_fp4 = self.family is KvFamily.FP4
 
     def same_family(self, other: KvDtype) -> bool:
-        """Whether a rule written for `other` covers this dtype (the FP4 kinds are one)."""
+        """Whether a rule written for `other` covers this dtype.
+
+        The FP4 kinds are interchangeable for the rules; the FP8 kinds are not (FA3 reads
+        only e4m3, for instance), so an FP8 rule names its dtype exactly.
+        """
         return self is other or (self.is_fp4 and other.is_fp4)
 
 
@@ -226,6 +247,13 @@ class Evidence:
     tested_on: str | None = None
     models: tuple[str, ...] = ()
     note: str | None = None
+
+
+class PlatformSupport(Term):
+    """How far a backend runs on a platform it lists (a platform it does not list: not at all)."""
+
+    SUPPORTED = "supported"
+    UNTESTED = "untested"
 
 
 class CellKind(Term):

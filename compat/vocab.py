@@ -41,6 +41,15 @@ class Phase(Term):
         self.flag = f"--{value}-attention-backend"
 
 
+_PLATFORM_LABELS = {
+    "cuda": "CUDA",
+    "rocm": "ROCm",
+    "npu": "NPU (Ascend)",
+    "xpu": "XPU (Intel GPU)",
+    "cpu": "CPU",
+}
+
+
 class Platform(Term):
     CUDA = "cuda"
     ROCM = "rocm"
@@ -48,18 +57,8 @@ class Platform(Term):
     XPU = "xpu"
     CPU = "cpu"
 
-    @property
-    def label(self) -> str:
-        return _PLATFORM_LABELS[self]
-
-
-_PLATFORM_LABELS = {
-    Platform.CUDA: "CUDA",
-    Platform.ROCM: "ROCm",
-    Platform.NPU: "NPU (Ascend)",
-    Platform.XPU: "XPU (Intel GPU)",
-    Platform.CPU: "CPU",
-}
+    def __init__(self, value: str) -> None:
+        self.label = _PLATFORM_LABELS[value]
 
 
 class KvFamily(Term):
@@ -128,6 +127,15 @@ class SpeculativeAttentionMode(Term):
     DECODE = "decode"
 
 
+_FEATURE_LABELS = {
+    "sliding_window": "sliding-window attention",
+    "multimodal": "multimodal inputs",
+    "encoder_decoder": "an encoder-decoder architecture",
+    "dual_chunk_attention": "a dual-chunk attention config",
+    "sparse_dsa": "DeepSeek sparse attention (DSA)",
+}
+
+
 class ModelFeature(Term):
     """A property of the model that some backends require or cannot serve."""
 
@@ -137,19 +145,9 @@ class ModelFeature(Term):
     DUAL_CHUNK = "dual_chunk_attention"
     SPARSE_DSA = "sparse_dsa"
 
-    @property
-    def label(self) -> str:
+    def __init__(self, value: str) -> None:
+        self.label = _FEATURE_LABELS[value]
         """Completes "models with ...": the feature as a reader would name it."""
-        return _FEATURE_LABELS[self.value]
-
-
-_FEATURE_LABELS = {
-    "sliding_window": "sliding-window attention",
-    "multimodal": "multimodal inputs",
-    "encoder_decoder": "an encoder-decoder architecture",
-    "dual_chunk_attention": "a dual-chunk attention config",
-    "sparse_dsa": "DeepSeek sparse attention (DSA)",
-}
 
 
 class Severity(Term):

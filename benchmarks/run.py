@@ -379,7 +379,7 @@ def single_calls(configs: Sequence[AttentionConfig]) -> tuple[float, float]:
     gc.disable()
     try:
         for config in configs:
-            MATRIX.compiled.pop("findings", None)
+            MATRIX.compiled.findings.clear()
             start = clock()
             check(config)
             cold.append((clock() - start) / 1000)

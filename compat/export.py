@@ -36,7 +36,6 @@ from compat.export_shapes import (
     SpecPagedJson,
     TableJson,
     VocabularyJson,
-    arch_status_id,
 )
 from compat.matrix import MATRIX
 from compat.releases import NEWEST, RELEASES
@@ -190,7 +189,7 @@ def _vocabulary() -> VocabularyJson:
         },
         "model_features": {feature.value: feature.label for feature in ModelFeature},
         "actions": {action.value: action.severity.value for action in Action},
-        "arch_statuses": {arch_status_id(status): status.value for status in ArchStatus},
+        "arch_statuses": {status.value: status.label for status in ArchStatus},
     }
 
 
@@ -208,8 +207,7 @@ def _backend(matrix: Matrix, backend: Backend, refs: _EvidenceIndex) -> BackendJ
             arch.value: _capability(backend.capability.get(arch)) for arch in _archs(matrix)
         },
         "archs": {
-            arch.value: arch_status_id(matrix.arch_status(backend.name, arch))
-            for arch in _archs(matrix)
+            arch.value: matrix.arch_status(backend.name, arch).value for arch in _archs(matrix)
         },
         "kv_dtypes": None if backend.kv_dtypes is None else _ordered(backend.kv_dtypes, KvDtype),
         "requires_features": _ordered(backend.requires_features, ModelFeature),

@@ -31,16 +31,12 @@ from compat.vocab import (
     ModelFeature,
     Phase,
     Platform,
+    PlatformSupport,
     Severity,
 )
 
 K = TypeVar("K")
 V = TypeVar("V")
-
-
-def arch_status_id(status: ArchStatus) -> str:
-    """How the export names an `ArchStatus` (its values are prose)."""
-    return status.name.lower()
 
 
 # -- values -------------------------------------------------------------------------------
@@ -54,9 +50,8 @@ ActionId = Annotated[str, OneOf.of(Action)]
 SeverityId = Annotated[str, OneOf.of(Severity)]
 CellKindId = Annotated[str, OneOf.of(CellKind)]
 ColumnIdValue = Annotated[str, OneOf.of(ColumnId)]
-ArchStatusId = Annotated[str, OneOf(tuple(arch_status_id(status) for status in ArchStatus))]
-# `Backend.platforms` maps each platform to one of these two kinds only.
-PlatformSupport = Annotated[str, OneOf((CellKind.SUPPORTED.value, CellKind.UNTESTED.value))]
+ArchStatusId = Annotated[str, OneOf.of(ArchStatus)]
+PlatformSupportId = Annotated[str, OneOf.of(PlatformSupport)]
 
 Text = Annotated[str, min_length(1)]
 Count = Annotated[int, minimum(0)]
@@ -118,7 +113,7 @@ class BackendJson(TypedDict):
     name: BackendName
     phases: Annotated[Phases, min_items(1)]
     phase_rule_id: Text | None
-    platforms: dict[PlatformId, PlatformSupport]
+    platforms: dict[PlatformId, PlatformSupportId]
     capability: AllKeys[ArchId, Capability]
     archs: AllKeys[ArchId, ArchStatusId]
     kv_dtypes: list[KvDtypeId] | None

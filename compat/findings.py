@@ -9,14 +9,16 @@ from compat.config import Parsed
 from compat.plan import BackendPlan, CellCheck
 from compat.report import Finding, Resolved
 from compat.resolve import phase_flag
-from compat.schema import ArchStatus, Backend, Column, ColumnId, Matrix, phase_rule_id
+from compat.schema import ArchStatus, Backend, Column, Matrix, phase_rule_id
 from compat.vocab import (
+    Action,
     Arch,
     CapabilityRange,
     Cell,
     CellKind,
     ModelFeature,
     Phase,
+    PlatformSupport,
     Severity,
 )
 
@@ -71,12 +73,12 @@ def platform_finding(
     parsed: Parsed,
     resolved: Resolved,
     plan: BackendPlan,
-    kind: CellKind | None,
+    support: PlatformSupport | None,
     phases: tuple[Phase, ...],
 ) -> Finding:
     name = plan.backend.name
     runs_on = plan.runs_on
-    missing = kind is None
+    missing = support is None
     return Finding(
         "platform-unsupported" if missing else "platform-untested",
         Severity.ERROR if missing else Severity.WARNING,
@@ -166,39 +168,21 @@ def missing_row_finding(
 ) -> Finding:
     """A refusing column needs a ✅; a backend without a row in the table has none."""
     arch = resolved.arch
-    column_id = cell_check.column.id
+    column = cell_check.column
+    column_id = column.id
     allowed = matrix.supporting_in(arch, column_id, phases)
-    setting = column_setting(column_id, resolved)
+    setting = column.when.setting(resolved)
     return Finding(
         column_id.rule_id,
         Severity.ERROR,
         f"{cell_check.header} ({setting}) needs a ✅ in the {arch.label} table, and {name} has "
         f"no row there; backends with ✅: {', '.join(allowed) or 'none'}",
-        (*flags_for(parsed, phases), *COLUMN_FLAGS.get(column_id, ())),
+        (*flags_for(parsed, phases), *column.flags),
         value=name,
         allowed=allowed,
         backend=name,
         phases=phases,
     )
-
-
-def column_setting(column_id: ColumnId, resolved: Resolved) -> str:
-    if column_id is ColumnId.FP8_KV or column_id is ColumnId.FP4_KV:
-        return f"--kv-cache-dtype {resolved.kv_dtype.value}"
-    if column_id is ColumnId.SPEC_TOPK_1 or column_id is ColumnId.SPEC_TOPK_GT1:
-        return f"--speculative-eagle-topk {resolved.topk}"
-    if column_id is ColumnId.NATIVE_PAGE_SIZES:
-        return f"--page-size {resolved.page_size}"
-    return ""
-
-
-COLUMN_FLAGS = {
-    ColumnId.FP8_KV: ("--kv-cache-dtype",),
-    ColumnId.FP4_KV: ("--kv-cache-dtype",),
-    ColumnId.SPEC_TOPK_1: ("--speculative-algorithm", "--speculative-eagle-topk"),
-    ColumnId.SPEC_TOPK_GT1: ("--speculative-eagle-topk",),
-    ColumnId.NATIVE_PAGE_SIZES: ("--page-size",),
-}
 
 
 def cell_finding(
@@ -213,12 +197,12 @@ def cell_finding(
     arch = resolved.arch
     column_id = column.id
     header = matrix.header(arch, column_id) or column_id.value
-    flags = (*flags_for(parsed, phases), *COLUMN_FLAGS.get(column_id, ()))
-    setting = column_setting(column_id, resolved)
+    flags = (*flags_for(parsed, phases), *column.flags)
+    setting = column.when.setting(resolved)
     with_setting = f" ({setting})" if setting else ""
     allowed = matrix.supporting_in(arch, column_id, phases)
     kind = cell.kind
-    if column_id is ColumnId.NATIVE_PAGE_SIZES:
+    if column.action is Action.SNAP:  # fixed sizes are snapped to; other sizes are emulated
         if kind is CellKind.PAGE_SIZES and (cell.fixed or resolved.page_size in cell.page_sizes):
             return None
         return Finding(

@@ -7,7 +7,6 @@ incompatible combination; `enforce()` is the engine-side wrapper that raises.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import replace
 from typing import Any
 
 from compat.config import FLAG_FIELDS, AttentionConfig, Parsed
@@ -22,7 +21,7 @@ from compat.findings import (
     phase_finding,
     platform_finding,
 )
-from compat.plan import backend_plan
+from compat.plan import ActiveColumns, BackendPlan, CompiledGuard, FindingMemo
 from compat.releases import release_matrix
 from compat.report import (
     Enforcement,
@@ -33,21 +32,14 @@ from compat.report import (
     Suggestion,
 )
 from compat.resolve import phase_flag, resolve_applying
-from compat.schema import ArchStatus, ColumnId, Matrix, kv_column
+from compat.schema import ArchStatus, Backend, Matrix
 from compat.vocab import (
-    CellKind,
-    KvDtype,
-    ModelFeature,
     Phase,
     Platform,
+    PlatformSupport,
     Severity,
     SpeculativeAttentionMode,
 )
-
-_FEATURE_COLUMNS = {
-    ColumnId.SLIDING_WINDOW: ModelFeature.SLIDING_WINDOW,
-    ColumnId.MULTIMODAL: ModelFeature.MULTIMODAL,
-}
 
 
 def check(config: AttentionConfig, matrix: Matrix | None = None) -> Report:
@@ -64,27 +56,28 @@ def check(config: AttentionConfig, matrix: Matrix | None = None) -> Report:
     parsed = config.parsed
     if matrix is None:
         matrix = release_matrix(parsed.release.release)
+    compiled = matrix.compiled
     findings: list[Finding] = []
     resolved, applied = resolve_applying(parsed, findings, matrix)
     _check_dtype_platform(parsed, resolved, findings, matrix)
     prefill, decode = resolved.prefill_backend, resolved.decode_backend
-    active = _active_columns(parsed, resolved)
+    active = compiled.active_columns(resolved, parsed.features)
     if prefill is not None and prefill == decode:
-        _check_backend(parsed, resolved, prefill, BOTH_PHASES, active, findings, matrix)
+        _check_backend(parsed, resolved, prefill, BOTH_PHASES, active, findings, compiled)
     else:
         if prefill is not None:
-            _check_backend(parsed, resolved, prefill, PREFILL_ONLY, active, findings, matrix)
+            _check_backend(parsed, resolved, prefill, PREFILL_ONLY, active, findings, compiled)
         if decode is not None:
-            _check_backend(parsed, resolved, decode, DECODE_ONLY, active, findings, matrix)
+            _check_backend(parsed, resolved, decode, DECODE_ONLY, active, findings, compiled)
     _check_rules(parsed, resolved, findings, matrix)
     release = parsed.release
     if applied or release.backend_build:
-        _mark_enforcement(findings, applied, release.backend_build)
+        _mark_enforcement(findings, applied, release.backend_build, compiled.findings)
     return Report(
         config,
         resolved,
         tuple(findings),
-        _suggester(matrix),
+        _suggester(compiled),
         release.release,
         parsed.version_source,
     )
@@ -94,6 +87,7 @@ def _mark_enforcement(
     findings: list[Finding],
     applied: frozenset[tuple[str, str | None]],
     build: Mapping[tuple[str, str], str],
+    memo: FindingMemo,
 ) -> None:
     """Say where each documented finding is enforced, in place.
 
@@ -105,22 +99,9 @@ def _mark_enforcement(
         if finding.enforced is not Enforcement.DOCUMENTED:
             continue
         if (finding.rule, finding.backend) in applied:
-            findings[index] = _retagged(finding, Enforcement.STARTUP)
+            findings[index] = memo.retagged(finding, Enforcement.STARTUP)
         elif (finding.rule, finding.backend or "") in build:
-            findings[index] = _retagged(finding, Enforcement.BACKEND_BUILD)
-
-
-def _retagged(finding: Finding, enforced: Enforcement) -> Finding:
-    """The same finding enforced elsewhere; memoized like the findings themselves."""
-    known = _RETAGGED.get((id(finding), enforced))
-    if known is None or known[0] is not finding:
-        if len(_RETAGGED) > _MEMO_LIMIT:
-            _RETAGGED.clear()
-        known = _RETAGGED[(id(finding), enforced)] = (finding, replace(finding, enforced=enforced))
-    return known[1]
-
-
-_RETAGGED: dict[tuple[int, Enforcement], tuple[Finding, Finding]] = {}
+            findings[index] = memo.retagged(finding, Enforcement.BACKEND_BUILD)
 
 
 BOTH_PHASES = (Phase.PREFILL, Phase.DECODE)
@@ -128,39 +109,18 @@ PREFILL_ONLY = (Phase.PREFILL,)
 DECODE_ONLY = (Phase.DECODE,)
 
 
-# Which column speaks for each KV dtype that has one (schema.kv_column), looked up per check.
-_DTYPE_COLUMN = {dtype: kv_column(dtype) for dtype in KvDtype if dtype.is_fp4 or dtype.is_fp8}
-
-
-def _active_columns(parsed: Parsed, resolved: Resolved) -> list[ColumnId]:
-    """The columns whose subject this configuration uses (a handful: a list is fastest)."""
-    active = [ColumnId.CHUNKED_PREFIX_CACHE]
-    dtype_column = _DTYPE_COLUMN.get(resolved.kv_dtype)
-    if dtype_column is not None:
-        active.append(dtype_column)
-    topk = resolved.topk
-    if topk is not None:
-        active.append(ColumnId.SPEC_TOPK_1 if topk == 1 else ColumnId.SPEC_TOPK_GT1)
-    if resolved.page_size > 1:
-        active.append(ColumnId.NATIVE_PAGE_SIZES)
-    if parsed.features:
-        for column_id, feature in _FEATURE_COLUMNS.items():
-            if feature in parsed.features:
-                active.append(column_id)
-    return active
-
-
-def _suggester(matrix: Matrix) -> Callable[[Report], tuple[Suggestion, ...]]:
+def _suggester(compiled: CompiledGuard) -> Callable[[Report], tuple[Suggestion, ...]]:
     """The report's lazy suggestion search, one function per matrix."""
-    suggest: Callable[[Report], tuple[Suggestion, ...]] | None = matrix.compiled.get("suggest")
+    suggest = compiled.suggester
     if suggest is None:
+        matrix = compiled.matrix
 
         def suggest(report: Report) -> tuple[Suggestion, ...]:
             from compat.suggest import suggest_fixes
 
             return suggest_fixes(report, lambda config: check(config, matrix), matrix)
 
-        matrix.compiled["suggest"] = suggest
+        compiled.suggester = suggest
     return suggest
 
 
@@ -214,46 +174,74 @@ def _check_backend(
     resolved: Resolved,
     name: str,
     phases: tuple[Phase, ...],
-    active: list[ColumnId],
+    active: ActiveColumns,
     findings: list[Finding],
-    matrix: Matrix,
+    compiled: CompiledGuard,
 ) -> None:
-    """Judge one backend, serving `phases`, against its requirements and its row.
-
-    Findings are immutable and fully determined by the inputs named in their memo key, so
-    one built for an earlier configuration is reused; every rule is still evaluated.
-    """
-    arch = resolved.arch
-    plan = backend_plan(matrix, arch, name)
-    backend = plan.backend
-    memo = _finding_memo(matrix)
+    """Judge one backend, serving `phases`, against its requirements and its row."""
+    plan = compiled.plan(resolved.arch, name)
+    # The flags that chose the backends: every finding names them.
     chosen_by = (parsed.prefill is None, parsed.decode is None)
-    # Draft and verify run on the decode backend in this mode; plain decode always does.
+    _check_requirements(parsed, resolved, plan, phases, chosen_by, findings, compiled)
+    memo, matrix = compiled.findings, compiled.matrix
     verify_on_decode = parsed.spec_mode is SpeculativeAttentionMode.DECODE
+    for cell_check, checked in plan.cell_work(active, phases, verify_on_decode):
+        inputs = (
+            cell_check,
+            checked,
+            resolved.page_size,
+            resolved.topk,
+            resolved.kv_dtype,
+            chosen_by,
+        )
+        cell = cell_check.cell
+        finding: Finding | None
+        if cell is None:
+            finding = memo.finding(
+                missing_row_finding, inputs, parsed, resolved, name, cell_check, checked, matrix
+            )
+        else:
+            finding = memo.finding(
+                cell_finding,
+                inputs,
+                parsed,
+                resolved,
+                cell_check.column,
+                cell,
+                name,
+                checked,
+                matrix,
+            )
+        if finding is not None:
+            findings.append(finding)
+
+
+def _check_requirements(
+    parsed: Parsed,
+    resolved: Resolved,
+    plan: BackendPlan,
+    phases: tuple[Phase, ...],
+    chosen_by: tuple[bool, bool],
+    findings: list[Finding],
+    compiled: CompiledGuard,
+) -> None:
+    """The backend's own needs: its phases, architectures, platforms, GPU, KV dtypes, model."""
+    backend, memo, matrix = plan.backend, compiled.findings, compiled.matrix
+    name, arch, platform = backend.name, resolved.arch, resolved.platform
     for phase in phases:
         if phase not in backend.phases:
-            phase_key: tuple[object, ...] = ("phase", name, phase, chosen_by)
-            finding = memo.get(phase_key)
-            if finding is None:
-                finding = memo[phase_key] = phase_finding(parsed, backend, phase, matrix)
+            finding = memo.finding(
+                phase_finding, (name, phase, chosen_by), parsed, backend, phase, matrix
+            )
             findings.append(finding)
     if plan.status is not ArchStatus.ROW:
+        inputs: tuple[object, ...] = (name, arch, phases, chosen_by)
+        findings.append(memo.finding(arch_finding, inputs, parsed, plan, phases, arch, matrix))
+    support = plan.platforms.get(platform)
+    if support is not PlatformSupport.SUPPORTED:
+        inputs = (name, arch, platform, phases, chosen_by)
         findings.append(
-            _memoized(
-                memo,
-                ("arch", name, arch, phases, chosen_by),
-                lambda: arch_finding(parsed, plan, phases, arch, matrix),
-            )
-        )
-    platform = resolved.platform
-    kind = plan.platforms.get(platform)
-    if kind is not CellKind.SUPPORTED:
-        findings.append(
-            _memoized(
-                memo,
-                ("platform", name, arch, platform, phases, chosen_by),
-                lambda: platform_finding(parsed, resolved, plan, kind, phases),
-            )
+            memo.finding(platform_finding, inputs, parsed, resolved, plan, support, phases)
         )
     needed = plan.capability
     if needed is not None and platform is Platform.CUDA:
@@ -262,77 +250,27 @@ def _check_backend(
             needed.min_major <= capability.major
             and (needed.max_major is None or capability.major <= needed.max_major)
         ):
+            inputs = (name, arch, capability, phases, chosen_by)
             findings.append(
-                _memoized(
-                    memo,
-                    ("capability", name, arch, capability, phases, chosen_by),
-                    lambda: capability_finding(parsed, resolved, name, needed, phases),
-                )
+                memo.finding(capability_finding, inputs, parsed, resolved, name, needed, phases)
             )
     if backend.kv_dtypes is not None and resolved.kv_dtype not in backend.kv_dtypes:
-        findings.append(kv_dtype_finding(parsed, resolved, backend, phases))
+        inputs = (name, resolved.kv_dtype, phases, chosen_by)
+        findings.append(memo.finding(kv_dtype_finding, inputs, parsed, resolved, backend, phases))
     if backend.requires_features or backend.refuses_features:
-        feature_findings(parsed, backend, phases, findings)
+        inputs = (name, parsed.features, phases, chosen_by)
+        findings.extend(memo.finding(_feature_findings, inputs, parsed, backend, phases))
     if backend.disables_cuda_graph and platform is Platform.CUDA:
-        findings.append(
-            _memoized(
-                memo,
-                ("cuda-graph", name, phases, chosen_by),
-                lambda: cuda_graph_finding(parsed, name, phases),
-            )
-        )
-    for cell_check in plan.cell_checks:
-        if cell_check.column.id not in active:
-            continue
-        checked = (
-            phases if cell_check.all_phases else tuple(p for p in phases if p in cell_check.phases)
-        )
-        if verify_on_decode and cell_check.column.id in _SPEC_COLUMNS:
-            checked = tuple(p for p in checked if p is not Phase.PREFILL)
-        if not checked:
-            continue
-        key = (
-            "cell",
-            id(cell_check),
-            checked,
-            resolved.page_size,
-            resolved.topk,
-            resolved.kv_dtype,
-            chosen_by,
-        )
-        finding = memo.get(key, _MISSING)
-        if finding is _MISSING:
-            finding = memo[key] = (
-                missing_row_finding(parsed, resolved, name, cell_check, checked, matrix)
-                if cell_check.cell is None
-                else cell_finding(
-                    parsed, resolved, cell_check.column, cell_check.cell, name, checked, matrix
-                )
-            )
-        if finding is not None:
-            findings.append(finding)
+        inputs = (name, phases, chosen_by)
+        findings.append(memo.finding(cuda_graph_finding, inputs, parsed, name, phases))
 
 
-_MISSING = object()
-_SPEC_COLUMNS = frozenset({ColumnId.SPEC_TOPK_1, ColumnId.SPEC_TOPK_GT1})
-# A long-running process checking ever new page sizes must not grow the memo forever.
-_MEMO_LIMIT = 50_000
-
-
-def _finding_memo(matrix: Matrix) -> dict[tuple[object, ...], Any]:
-    memo: dict[tuple[object, ...], Any] | None = matrix.compiled.get("findings")
-    if memo is None or len(memo) > _MEMO_LIMIT:
-        memo = matrix.compiled["findings"] = {}
-    return memo
-
-
-def _memoized(
-    memo: dict[tuple[object, ...], Any], key: tuple[object, ...], build: Callable[[], Finding]
-) -> Finding:
-    finding: Finding | None = memo.get(key)
-    if finding is None:
-        finding = memo[key] = build()
-    return finding
+def _feature_findings(
+    parsed: Parsed, backend: Backend, phases: tuple[Phase, ...]
+) -> tuple[Finding, ...]:
+    found: list[Finding] = []
+    feature_findings(parsed, backend, phases, found)
+    return tuple(found)
 
 
 def _check_rules(

@@ -6,6 +6,7 @@ says and what the guard enforces, edit a cell here and run `compat docs`.
 
 from __future__ import annotations
 
+from compat.columns import ALWAYS, KvDtypeIn, ModelHas, PageSizeAbove, TopkRange
 from compat.schema import (
     Backend,
     Column,
@@ -27,9 +28,11 @@ from compat.vocab import (
     CellKind,
     Evidence,
     KvDtype,
+    KvFamily,
     ModelFeature,
     Phase,
     Platform,
+    PlatformSupport,
 )
 
 # -- sources ------------------------------------------------------------------------
@@ -90,12 +93,16 @@ COLUMNS = (
         Action.SNAP,
         "A kernel with fixed sizes cannot run another one, so SGLang replaces the page size "
         "with the largest native size and warns; emulated paging is reported as info.",
+        when=PageSizeAbove(1),
+        flags=("--page-size",),
     ),
     Column(
         ColumnId.FP8_KV,
         "Reads an FP8 KV cache (`fp8_e4m3`, `fp8_e5m2`).",
         Action.WARN,
         "The table is known to lag the kernels for FP8, so ❌ warns instead of refusing.",
+        when=KvDtypeIn(KvFamily.FP8),
+        flags=("--kv-cache-dtype",),
     ),
     Column(
         ColumnId.FP4_KV,
@@ -103,6 +110,8 @@ COLUMNS = (
         Action.ERROR,
         "An FP4 cache on another backend fails at the first request. SGLang's start-up check "
         "covers only part of this column (see who enforces what).",
+        when=KvDtypeIn(KvFamily.FP4),
+        flags=("--kv-cache-dtype",),
         evidence=PR_14467,
     ),
     Column(
@@ -110,6 +119,7 @@ COLUMNS = (
         "Long prefills reuse the cached prefix chunk by chunk (MLA models).",
         Action.INFO,
         "SGLang turns chunked prefix cache off for this backend and starts anyway.",
+        when=ALWAYS,
         phases=frozenset({Phase.PREFILL}),
     ),
     Column(
@@ -117,18 +127,24 @@ COLUMNS = (
         "Speculative decoding with one draft token per step (classic EAGLE).",
         Action.ERROR,
         "The draft and verify kernels are missing; the server would fail at the first request.",
+        when=TopkRange(1, 1),
+        # Dropping the algorithm turns speculation off; a topk alone cannot.
+        flags=("--speculative-algorithm", "--speculative-eagle-topk"),
     ),
     Column(
         ColumnId.SPEC_TOPK_GT1,
         "Speculative decoding that explores several draft branches per step (topk > 1).",
         Action.ERROR,
         "Tree verification is missing; the server would fail at the first request.",
+        when=TopkRange(2),
+        flags=("--speculative-eagle-topk",),
     ),
     Column(
         ColumnId.SLIDING_WINDOW,
         "Models with sliding-window attention layers.",
         Action.WARN,
         "The table is known to lag the kernels for sliding window, so ❌ warns.",
+        when=ModelHas(ModelFeature.SLIDING_WINDOW),
     ),
     Column(
         ColumnId.MULTIMODAL,
@@ -136,6 +152,7 @@ COLUMNS = (
         "encoder's own attention is chosen with `--mm-attention-backend`.",
         Action.WARN,
         "The language model still runs; only the multimodal path is unproven.",
+        when=ModelHas(ModelFeature.MULTIMODAL),
     ),
 )
 
@@ -224,32 +241,32 @@ MLA_TABLE = Table(
 # -- backends: what each needs beyond its cells ----------------------------------------
 
 BOTH = frozenset(Phase)
-CUDA_ONLY = {Platform.CUDA: CellKind.SUPPORTED}
+CUDA_ONLY = {Platform.CUDA: PlatformSupport.SUPPORTED}
 SM80_UP = CapabilityRange(8)
 HOPPER = CapabilityRange(9, 9)
 BLACKWELL = CapabilityRange(10, 10)
-ONLY_MLA = frozenset({Arch.MHA})
-ONLY_MHA = frozenset({Arch.MLA})
+MLA_ONLY = frozenset({Arch.MLA})
+MHA_ONLY = frozenset({Arch.MHA})
 
 BACKENDS = (
     Backend("triton", BOTH,
-            {Platform.CUDA: CellKind.SUPPORTED, Platform.ROCM: CellKind.SUPPORTED,
-             Platform.XPU: CellKind.SUPPORTED},
+            {Platform.CUDA: PlatformSupport.SUPPORTED, Platform.ROCM: PlatformSupport.SUPPORTED,
+             Platform.XPU: PlatformSupport.SUPPORTED},
             refuses_features=frozenset({ModelFeature.ENCODER_DECODER}),
             note="Any GPU.", evidence=SGLANG_SOURCE),
-    Backend("torch_native", BOTH, {platform: CellKind.SUPPORTED for platform in Platform},
+    Backend("torch_native", BOTH, {platform: PlatformSupport.SUPPORTED for platform in Platform},
             disables_cuda_graph=True, note="Any platform; turns CUDA graphs off.",
             evidence=SGLANG_SOURCE),
     Backend("flex_attention", BOTH, CUDA_ONLY, disables_cuda_graph=True,
             note="PyTorch FlexAttention; no speculative decoding; turns CUDA graphs off.",
             evidence=SGLANG_SOURCE),
-    Backend("nsa", BOTH, {Platform.CUDA: CellKind.SUPPORTED, Platform.ROCM: CellKind.UNTESTED},
-            capability={Arch.MLA: CapabilityRange(9, 10)}, refuses_archs=ONLY_MLA,
+    Backend("nsa", BOTH, {Platform.CUDA: PlatformSupport.SUPPORTED, Platform.ROCM: PlatformSupport.UNTESTED},
+            capability={Arch.MLA: CapabilityRange(9, 10)}, archs=MLA_ONLY,
             requires_features=frozenset({ModelFeature.SPARSE_DSA}),
             note="Native sparse attention for DeepSeek V3.2 (DSA) models; ROCm through tilelang.",
             evidence=SGLANG_SOURCE),
     Backend("cutlass_mla", BOTH, CUDA_ONLY, capability={Arch.MLA: BLACKWELL},
-            refuses_archs=ONLY_MLA, evidence=SGLANG_SOURCE),
+            archs=MLA_ONLY, evidence=SGLANG_SOURCE),
     Backend("fa3", BOTH, CUDA_ONLY,
             capability={Arch.MHA: CapabilityRange(8, 9), Arch.MLA: HOPPER},
             note="Not on Blackwell.", evidence=SGLANG_SOURCE),
@@ -259,48 +276,48 @@ BACKENDS = (
     Backend("flashinfer", BOTH, CUDA_ONLY, capability={Arch.MHA: SM80_UP, Arch.MLA: SM80_UP},
             evidence=SGLANG_SOURCE),
     Backend("flashmla", BOTH, CUDA_ONLY, capability={Arch.MLA: CapabilityRange(9, 10)},
-            refuses_archs=ONLY_MLA, evidence=SGLANG_SOURCE),
+            archs=MLA_ONLY, evidence=SGLANG_SOURCE),
     Backend("trtllm_mla", BOTH, CUDA_ONLY, capability={Arch.MLA: BLACKWELL},
-            refuses_archs=ONLY_MLA,
+            archs=MLA_ONLY,
             kv_dtypes=frozenset({KvDtype.FP8_E4M3, KvDtype.FP4_E2M1, KvDtype.BF16, KvDtype.AUTO}),
             evidence=SGLANG_SOURCE),
     Backend("trtllm_mha", BOTH, CUDA_ONLY, capability={Arch.MHA: BLACKWELL},
-            refuses_archs=ONLY_MHA, evidence=SGLANG_SOURCE),
+            archs=MHA_ONLY, evidence=SGLANG_SOURCE),
     Backend("dual_chunk_flash_attn", BOTH, CUDA_ONLY,
             requires_features=frozenset({ModelFeature.DUAL_CHUNK}),
             note="Only for models with a dual-chunk attention config.", evidence=SGLANG_SOURCE),
-    Backend("aiter", BOTH, {Platform.ROCM: CellKind.SUPPORTED},
+    Backend("aiter", BOTH, {Platform.ROCM: PlatformSupport.SUPPORTED},
             note="The MLA default on ROCm when KV heads per rank are 16 or 128.",
             evidence=SGLANG_SOURCE),
-    Backend("wave", BOTH, {Platform.ROCM: CellKind.SUPPORTED}, evidence=SGLANG_SOURCE),
-    Backend("intel_amx", BOTH, {Platform.CPU: CellKind.SUPPORTED},
+    Backend("wave", BOTH, {Platform.ROCM: PlatformSupport.SUPPORTED}, evidence=SGLANG_SOURCE),
+    Backend("intel_amx", BOTH, {Platform.CPU: PlatformSupport.SUPPORTED},
             note="Needs a CPU with AMX; SGLang falls back to torch_native without it.",
             evidence=SGLANG_SOURCE),
-    Backend("ascend", BOTH, {Platform.NPU: CellKind.SUPPORTED}, evidence=SGLANG_SOURCE),
-    Backend("intel_xpu", BOTH, {Platform.XPU: CellKind.SUPPORTED},
+    Backend("ascend", BOTH, {Platform.NPU: PlatformSupport.SUPPORTED}, evidence=SGLANG_SOURCE),
+    Backend("intel_xpu", BOTH, {Platform.XPU: PlatformSupport.SUPPORTED},
             note="MLA models only in the decode phase (no MLA row).", evidence=SGLANG_SOURCE),
 )
 
 # Backends added after the baseline; each release's matrix holds those it accepts
 # (compat/releases.py).
 LATER_BACKENDS = (
-    Backend("dsv4", BOTH, CUDA_ONLY, refuses_archs=ONLY_MLA,
+    Backend("dsv4", BOTH, CUDA_ONLY, archs=MLA_ONLY,
             note="DeepSeek V4 models only; `compressed` is its deprecated name.",
             evidence=LATER_RELEASES),
     Backend("tokenspeed_mla", BOTH, CUDA_ONLY, capability={Arch.MLA: BLACKWELL},
-            refuses_archs=ONLY_MLA, kv_dtypes=frozenset({KvDtype.FP8_E4M3}),
+            archs=MLA_ONLY, kv_dtypes=frozenset({KvDtype.FP8_E4M3}),
             note="Blackwell; an FP8 (e4m3) KV cache only.", evidence=LATER_RELEASES),
-    Backend("dsa", BOTH, {Platform.CUDA: CellKind.SUPPORTED, Platform.ROCM: CellKind.UNTESTED},
-            capability={Arch.MLA: CapabilityRange(9, 10)}, refuses_archs=ONLY_MLA,
+    Backend("dsa", BOTH, {Platform.CUDA: PlatformSupport.SUPPORTED, Platform.ROCM: PlatformSupport.UNTESTED},
+            capability={Arch.MLA: CapabilityRange(9, 10)}, archs=MLA_ONLY,
             requires_features=frozenset({ModelFeature.SPARSE_DSA}),
             note="DeepSeek sparse attention (DSA); `nsa` is its older name.",
             evidence=LATER_RELEASES),
     Backend("cutedsl_mla", frozenset({Phase.DECODE}), CUDA_ONLY,
-            capability={Arch.MLA: BLACKWELL}, refuses_archs=ONLY_MLA,
+            capability={Arch.MLA: BLACKWELL}, archs=MLA_ONLY,
             kv_dtypes=frozenset({KvDtype.FP8_E4M3, KvDtype.BF16, KvDtype.AUTO}),
             note="Decode only; SGLang runs prefill on trtllm_mla when it is unset.",
             evidence=LATER_RELEASES),
-    Backend("hpc_ops", BOTH, CUDA_ONLY, refuses_archs=ONLY_MHA,
+    Backend("hpc_ops", BOTH, CUDA_ONLY, archs=MHA_ONLY,
             refuses_features=frozenset({ModelFeature.ENCODER_DECODER}),
             note="Page size 64; no speculative decoding.", evidence=LATER_RELEASES),
     Backend("minicpm_flashattn", BOTH, CUDA_ONLY, note="For MiniCPM models.",
@@ -308,7 +325,7 @@ LATER_BACKENDS = (
     Backend("minicpm_flashinfer", BOTH, CUDA_ONLY, note="For MiniCPM models.",
             evidence=LATER_RELEASES),
     Backend("qsa", BOTH, CUDA_ONLY, evidence=LATER_RELEASES),
-    Backend("llada2_cfg_flashinfer", BOTH, CUDA_ONLY, refuses_archs=ONLY_MHA,
+    Backend("llada2_cfg_flashinfer", BOTH, CUDA_ONLY, archs=MHA_ONLY,
             note="LLaDA2 diffusion models with classifier-free guidance.",
             evidence=LATER_RELEASES),
 )

@@ -56,16 +56,6 @@ CONDITIONAL_GENERATION_SUFFIX = "ForConditionalGeneration"
 ENCODER_DECODER_KEY = "is_encoder_decoder"
 DUAL_CHUNK_KEY = "dual_chunk_attention_config"
 
-# The AttentionConfig fields this module derives, in the order `config_fields()` lists them.
-DERIVED_FIELDS = (
-    "attention_arch",
-    "sliding_window",
-    "multimodal",
-    "encoder_decoder",
-    "dual_chunk_attention",
-    "sparse_attention",
-)
-
 
 class ModelConfigError(ValueError):
     """The model config cannot be read: missing, not JSON, or a field of the wrong type."""

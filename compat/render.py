@@ -32,7 +32,6 @@ from compat.schema import (
     Matrix,
     Row,
     Table,
-    kv_column,
     pairing_statement,
     phase_rule_id,
 )
@@ -45,6 +44,7 @@ from compat.vocab import (
     ModelFeature,
     Phase,
     Platform,
+    PlatformSupport,
     SpeculativeAttentionMode,
     join_or,
 )
@@ -366,7 +366,7 @@ def _rowless(matrix: Matrix) -> tuple[Item, ...]:
         if backend.requires_features:
             features = _and(_feature_labels(backend.requires_features))
             parts.append(f"It needs a model with {features}.")
-        refused = [arch.label for arch in Arch if arch in backend.refuses_archs]
+        refused = [arch.label for arch in Arch if arch not in backend.archs]
         if refused:
             parts.append(f"Known not to work with {_and(refused)} models.")
         items.append(Item(_code(backend.name), " ".join(parts)))
@@ -390,7 +390,7 @@ def _requirement_text(requirement: DtypeRequirement) -> str:
 def _pairing_notes(matrix: Matrix) -> tuple[PairingNote, ...]:
     notes = []
     for rule in matrix.pairing_rules:
-        column_id = kv_column(rule.kv_dtype)
+        column_id = matrix.kv_column(rule.kv_dtype)
         capable = tuple(
             Item(table.arch.label, _code_list(matrix.supporting(table.arch, column_id)) or "none")
             for table in matrix.tables
@@ -566,7 +566,8 @@ def _capability(backend: Backend) -> str:
 
 def _platforms(backend: Backend) -> str:
     return ", ".join(
-        platform.label + (" (untested)" if backend.platforms[platform] is CellKind.UNTESTED else "")
+        platform.label
+        + (" (untested)" if backend.platforms[platform] is PlatformSupport.UNTESTED else "")
         for platform in Platform
         if platform in backend.platforms
     )
@@ -607,7 +608,7 @@ def _hardware(matrix: Matrix) -> GridView:
         statuses = []
         for arch in Arch:
             status = matrix.arch_status(backend.name, arch)
-            statuses.append("✅ " + status.value if status is ArchStatus.ROW else status.value)
+            statuses.append("✅ " + status.label if status is ArchStatus.ROW else status.label)
         rows.append(
             (
                 _code(backend.name),

@@ -10,8 +10,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any
+from typing import TYPE_CHECKING
 
+from compat.columns import KvDtypeIn, Trigger
+from compat.matrix_checks import check_consistency
 from compat.vocab import (
     Action,
     Arch,
@@ -20,12 +22,17 @@ from compat.vocab import (
     CellKind,
     Evidence,
     KvDtype,
+    KvFamily,
     ModelFeature,
     Phase,
     Platform,
+    PlatformSupport,
     Term,
     join_or,
 )
+
+if TYPE_CHECKING:
+    from compat.plan import CompiledGuard
 
 
 class ColumnId(Term):
@@ -45,11 +52,19 @@ class ColumnId(Term):
 
 @dataclass(frozen=True)
 class Column:
+    """A column of the tables, and what the guard does with its cells."""
+
     id: ColumnId
     description: str
     action: Action
+    """What an unsupported cell makes the guard do. SNAP belongs to the page-size column: a
+    cell of fixed sizes is snapped to (nothing to find), any other size is emulated (info)."""
     why: str
     """Why the guard takes `action` (shown in the legend)."""
+    when: Trigger
+    """What in a configuration makes this column's cells apply to it."""
+    flags: tuple[str, ...] = ()
+    """The flags this column speaks for: a finding names them after the backend's flags."""
     phases: frozenset[Phase] = frozenset(Phase)
     """The phases whose backend the guard checks against this column."""
     evidence: Evidence | None = None
@@ -85,11 +100,13 @@ class Backend:
 
     name: str
     phases: frozenset[Phase]
-    platforms: Mapping[Platform, CellKind]
-    """Each platform the backend runs on: SUPPORTED or UNTESTED."""
+    platforms: Mapping[Platform, PlatformSupport]
+    """Each platform the backend runs on, and whether that is tested."""
     capability: Mapping[Arch, CapabilityRange] = field(default_factory=dict)
     """CUDA compute capabilities it needs, per architecture; absent means any."""
-    refuses_archs: frozenset[Arch] = frozenset()
+    archs: frozenset[Arch] = frozenset(Arch)
+    """The model architectures it serves; a table without its row for one of these leaves
+    it undocumented there, for any other it is known not to work."""
     kv_dtypes: frozenset[KvDtype] | None = None
     """The only KV dtypes the backend accepts, where it limits them."""
     requires_features: frozenset[ModelFeature] = frozenset()
@@ -159,10 +176,23 @@ class DtypeFallbackRule:
     evidence: Evidence
 
 
+_ARCH_STATUS_LABELS = {
+    "row": "has a row",
+    "refused": "known not to work",
+    "undocumented": "undocumented",
+}
+
+
 class ArchStatus(Term):
-    ROW = "has a row"
-    REFUSED = "known not to work"
+    """Where a backend stands with an architecture's table."""
+
+    ROW = "row"
+    REFUSED = "refused"
     UNDOCUMENTED = "undocumented"
+
+    def __init__(self, value: str) -> None:
+        self.label = _ARCH_STATUS_LABELS[value]
+        """How the page and the CLI say it."""
 
 
 @dataclass(frozen=True)
@@ -179,7 +209,7 @@ class Matrix:
     """Evidence that is not attached to any single claim (kept for the sources list)."""
 
     def __post_init__(self) -> None:
-        _check_consistency(self)
+        check_consistency(self)
 
     # -- lookups ---------------------------------------------------------------------
 
@@ -211,9 +241,11 @@ class Matrix:
         return {(t.arch, c): header for t in self.tables for c, header in t.headers}
 
     @cached_property
-    def compiled(self) -> dict[object, Any]:
-        """Structures a consumer derives once per matrix (the guard's per-backend plans)."""
-        return {}
+    def compiled(self) -> CompiledGuard:
+        """The guard's tables for this matrix, compiled on first use (the matrix never changes)."""
+        from compat.plan import CompiledGuard  # plan builds on this module; only the guard needs it
+
+        return CompiledGuard(self)
 
     @cached_property
     def _memo(self) -> dict[tuple[object, ...], tuple[str, ...]]:
@@ -235,7 +267,7 @@ class Matrix:
     def arch_status(self, backend: str, arch: Arch) -> ArchStatus:
         if self.row(arch, backend) is not None:
             return ArchStatus.ROW
-        if arch in self.backend(backend).refuses_archs:
+        if arch not in self.backend(backend).archs:
             return ArchStatus.REFUSED
         return ArchStatus.UNDOCUMENTED
 
@@ -289,7 +321,7 @@ class Matrix:
         found = self._memo.get(key)
         if found is not None:
             return found
-        column_id = kv_column(rule.kv_dtype)
+        column_id = self.kv_column(rule.kv_dtype)
         found = self._memo[key] = tuple(
             name
             for name in self.supporting(arch, column_id)
@@ -300,26 +332,30 @@ class Matrix:
         return found
 
     def fixed_page_sizes(self) -> tuple[tuple[Row, Arch, tuple[int, ...]], ...]:
-        """Every (row, arch, sizes) whose native page sizes are fixed."""
+        """Every (row, arch, sizes) whose native page sizes are fixed (snapped to)."""
+        snapping = [column.id for column in self.columns if column.action is Action.SNAP]
         found = []
         for table in self.tables:
             for row in table.rows:
-                cell = row.cells.get(ColumnId.NATIVE_PAGE_SIZES)
-                if cell is not None and cell.kind is CellKind.PAGE_SIZES and cell.fixed:
-                    found.append((row, table.arch, cell.page_sizes))
+                for column_id in snapping:
+                    cell = row.cells.get(column_id)
+                    if cell is not None and cell.kind is CellKind.PAGE_SIZES and cell.fixed:
+                        found.append((row, table.arch, cell.page_sizes))
         return tuple(found)
+
+    @cached_property
+    def _kv_columns(self) -> dict[KvFamily, ColumnId]:
+        return {c.when.family: c.id for c in self.columns if isinstance(c.when, KvDtypeIn)}
+
+    def kv_column(self, dtype: KvDtype) -> ColumnId:
+        """The table column that speaks for a KV dtype (the one its family triggers)."""
+        column_id = self._kv_columns.get(dtype.family) if dtype.family is not None else None
+        if column_id is None:
+            raise ValueError(f"no table column for {dtype.value}")
+        return column_id
 
     def phase_only_backends(self) -> tuple[Backend, ...]:
         return tuple(b for b in self.backends if b.phases != frozenset(Phase))
-
-
-def kv_column(dtype: KvDtype) -> ColumnId:
-    """The table column that speaks for a KV dtype."""
-    if dtype.is_fp4:
-        return ColumnId.FP4_KV
-    if dtype.is_fp8:
-        return ColumnId.FP8_KV
-    raise ValueError(f"no table column for {dtype.value}")
 
 
 def phase_rule_id(backend: Backend) -> str:
@@ -340,30 +376,3 @@ def pairing_statement(matrix: Matrix, rule: PairingRule) -> str:
         f"partner. The partners that work are {partners[Arch.MHA]} for MHA models and "
         f"{partners[Arch.MLA]} for MLA models."
     )
-
-
-def _check_consistency(matrix: Matrix) -> None:
-    """Refuse a matrix whose parts disagree (a typo in a backend name, a missing cell)."""
-    names = {backend.name for backend in matrix.backends}
-    column_ids = {column.id for column in matrix.columns}
-    problems: list[str] = []
-    for table in matrix.tables:
-        for row in table.rows:
-            if row.backend not in names:
-                problems.append(f"{table.arch.value} row names unknown backend {row.backend!r}")
-            if set(row.cells) != set(table.columns):
-                cells = sorted(column.value for column in row.cells)
-                problems.append(f"{table.arch.value} row {row.backend!r} has cells {cells}")
-        for column_id in table.columns:
-            if column_id not in column_ids:
-                problems.append(f"{table.arch.value} table uses undeclared column {column_id}")
-    referenced = [rule.prefill_backend for rule in matrix.pairing_rules]
-    referenced += [name for rule in matrix.pairing_rules for name in rule.excluded_decode]
-    referenced += [name for rule in matrix.spec_paged_rules for name in rule.backends]
-    referenced += [r.backend for r in matrix.dtype_fallback_rules]
-    referenced += [r.replacement for r in matrix.dtype_fallback_rules]
-    problems += [
-        f"a rule names unknown backend {name!r}" for name in referenced if name not in names
-    ]
-    if problems:
-        raise ValueError("inconsistent capability matrix: " + "; ".join(problems))

@@ -41,6 +41,15 @@ class Phase(Term):
         self.flag = f"--{value}-attention-backend"
 
 
+_PLATFORM_LABELS = {
+    "cuda": "CUDA",
+    "rocm": "ROCm",
+    "npu": "NPU (Ascend)",
+    "xpu": "XPU (Intel GPU)",
+    "cpu": "CPU",
+}
+
+
 class Platform(Term):
     CUDA = "cuda"
     ROCM = "rocm"
@@ -48,17 +57,25 @@ class Platform(Term):
     XPU = "xpu"
     CPU = "cpu"
 
-    @property
-    def label(self) -> str:
-        return _PLATFORM_LABELS[self]
+    def __init__(self, value: str) -> None:
+        self.label = _PLATFORM_LABELS[value]
 
 
-_PLATFORM_LABELS = {
-    Platform.CUDA: "CUDA",
-    Platform.ROCM: "ROCm",
-    Platform.NPU: "NPU (Ascend)",
-    Platform.XPU: "XPU (Intel GPU)",
-    Platform.CPU: "CPU",
+class KvFamily(Term):
+    """A class of quantized KV dtypes that one table column speaks for."""
+
+    FP8 = "fp8"
+    FP4 = "fp4"
+
+
+# Which family each quantized dtype belongs to; `auto` and `bf16` belong to none.
+_KV_FAMILIES = {
+    "fp8_e5m2": KvFamily.FP8,
+    "fp8_e4m3": KvFamily.FP8,
+    "mxfp8": KvFamily.FP8,
+    "fp4_e2m1": KvFamily.FP4,
+    "nvfp4": KvFamily.FP4,
+    "fp4_mx_block16": KvFamily.FP4,
 }
 
 
@@ -74,16 +91,19 @@ class KvDtype(Term):
     NVFP4 = "nvfp4"
     FP4_MX_BLOCK16 = "fp4_mx_block16"
 
-    @property
-    def is_fp8(self) -> bool:
-        return self in (KvDtype.FP8_E5M2, KvDtype.FP8_E4M3, KvDtype.MXFP8)
-
-    @property
-    def is_fp4(self) -> bool:
-        return self in (KvDtype.FP4_E2M1, KvDtype.NVFP4, KvDtype.FP4_MX_BLOCK16)
+    def __init__(self, value: str) -> None:
+        # Plain attributes: the guard reads them on its hot path, where properties cost.
+        self.family = _KV_FAMILIES.get(value)
+        """The quantized family, whose table column speaks for this dtype; None if unquantized."""
+        self.is_fp8 = self.family is KvFamily.FP8
+        self.is_fp4 = self.family is KvFamily.FP4
 
     def same_family(self, other: KvDtype) -> bool:
-        """Whether a rule written for `other` covers this dtype (the FP4 kinds are one)."""
+        """Whether a rule written for `other` covers this dtype.
+
+        The FP4 kinds are interchangeable for the rules; the FP8 kinds are not (FA3 reads
+        only e4m3, for instance), so an FP8 rule names its dtype exactly.
+        """
         return self is other or (self.is_fp4 and other.is_fp4)
 
 
@@ -107,6 +127,15 @@ class SpeculativeAttentionMode(Term):
     DECODE = "decode"
 
 
+_FEATURE_LABELS = {
+    "sliding_window": "sliding-window attention",
+    "multimodal": "multimodal inputs",
+    "encoder_decoder": "an encoder-decoder architecture",
+    "dual_chunk_attention": "a dual-chunk attention config",
+    "sparse_dsa": "DeepSeek sparse attention (DSA)",
+}
+
+
 class ModelFeature(Term):
     """A property of the model that some backends require or cannot serve."""
 
@@ -116,19 +145,9 @@ class ModelFeature(Term):
     DUAL_CHUNK = "dual_chunk_attention"
     SPARSE_DSA = "sparse_dsa"
 
-    @property
-    def label(self) -> str:
+    def __init__(self, value: str) -> None:
+        self.label = _FEATURE_LABELS[value]
         """Completes "models with ...": the feature as a reader would name it."""
-        return _FEATURE_LABELS[self.value]
-
-
-_FEATURE_LABELS = {
-    "sliding_window": "sliding-window attention",
-    "multimodal": "multimodal inputs",
-    "encoder_decoder": "an encoder-decoder architecture",
-    "dual_chunk_attention": "a dual-chunk attention config",
-    "sparse_dsa": "DeepSeek sparse attention (DSA)",
-}
 
 
 class Severity(Term):
@@ -226,6 +245,13 @@ class Evidence:
     tested_on: str | None = None
     models: tuple[str, ...] = ()
     note: str | None = None
+
+
+class PlatformSupport(Term):
+    """How far a backend runs on a platform it lists (a platform it does not list: not at all)."""
+
+    SUPPORTED = "supported"
+    UNTESTED = "untested"
 
 
 class CellKind(Term):

@@ -212,7 +212,7 @@ def test_explain_every_backend(capsys: pytest.CaptureFixture[str], name: str) ->
     for table in MATRIX.tables:
         row = MATRIX.row(table.arch, name)
         if row is None:
-            assert f"{table.title}: no row ({MATRIX.arch_status(name, table.arch).value})" in out
+            assert f"{table.title}: no row ({MATRIX.arch_status(name, table.arch).label})" in out
         else:
             assert f"{table.title}: {row.display_name}" in out
     newest = RELEASES[NEWEST]

@@ -15,7 +15,6 @@ from compat.schema import (
     Backend,
     ColumnId,
     Matrix,
-    kv_column,
     pairing_statement,
     phase_rule_id,
 )
@@ -28,6 +27,7 @@ from compat.vocab import (
     ModelFeature,
     Phase,
     Platform,
+    PlatformSupport,
     join_or,
 )
 
@@ -125,12 +125,12 @@ def _capability(matrix: Matrix, backend: Backend, arch: Arch) -> str:
 def _summary(matrix: Matrix, backend: Backend, sources: _Sources) -> list[str]:
     archs = [table.arch for table in matrix.tables]
     platforms = ", ".join(
-        platform.label + ("" if kind is CellKind.SUPPORTED else f" ({kind.value})")
+        platform.label + ("" if kind is PlatformSupport.SUPPORTED else f" ({kind.value})")
         for platform, kind in ((p, backend.platforms[p]) for p in Platform if backend.runs_on(p))
     )
     capability = "; ".join(f"{arch.label}: {_capability(matrix, backend, arch)}" for arch in archs)
     models = "; ".join(
-        f"{arch.label}: {matrix.arch_status(backend.name, arch).value}" for arch in archs
+        f"{arch.label}: {matrix.arch_status(backend.name, arch).label}" for arch in archs
     )
     if backend.kv_dtypes is None:
         dtypes = "any the table cells allow"
@@ -182,7 +182,7 @@ def _rows(matrix: Matrix, backend: Backend, sources: _Sources) -> list[str]:
         row = matrix.row(arch, backend.name)
         if row is None:
             status = matrix.arch_status(backend.name, arch)
-            lines += ["", f"{table.title}: no row ({status.value})"]
+            lines += ["", f"{table.title}: no row ({status.label})"]
             continue
         lines += ["", f"{table.title}: {row.display_name}"]
         cells = []
@@ -211,7 +211,7 @@ def _rules(matrix: Matrix, backend: Backend, sources: _Sources) -> list[str]:
                 f"[{rule.id}] {pairing_statement(matrix, rule)} {sources.cite(rule.evidence)}"
             )
     for caution in matrix.hybrid_caution_rules:
-        column = kv_column(caution.kv_dtype)
+        column = matrix.kv_column(caution.kv_dtype)
         if any(name in matrix.supporting(arch, column) for arch in archs):
             lines.append(
                 f"[{caution.id}] with --kv-cache-dtype {caution.kv_dtype.value}, a hybrid pair "

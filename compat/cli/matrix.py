@@ -191,7 +191,7 @@ def _without_row(matrix: Matrix, arch: Arch) -> list[str]:
     for status in (ArchStatus.REFUSED, ArchStatus.UNDOCUMENTED):
         names = [n for n in matrix.backend_names if matrix.arch_status(n, arch) is status]
         if names:
-            lines.append(f"No row, {status.value}: {', '.join(names)}")
+            lines.append(f"No row, {status.label}: {', '.join(names)}")
     return lines
 
 

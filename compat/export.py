@@ -45,7 +45,6 @@ from compat.schema import (
     Backend,
     ColumnId,
     Matrix,
-    pairing_statement,
     phase_rule_id,
 )
 from compat.vocab import (
@@ -60,6 +59,7 @@ from compat.vocab import (
     Phase,
     Platform,
 )
+from compat.wording import statement
 
 SCHEMA_VERSION: Final = 1
 EXPORT_PATH = "docs/matrix.json"
@@ -313,7 +313,7 @@ def _pairing(matrix: Matrix, refs: _EvidenceIndex) -> list[PairingJson]:
             "decode_partners": {
                 arch.value: list(matrix.decode_partners(rule, arch)) for arch in _archs(matrix)
             },
-            "statement": pairing_statement(matrix, rule),
+            "statement": statement(rule, matrix),
             "evidence": refs.ref(rule.evidence),
         }
         for rule in matrix.pairing_rules

@@ -16,7 +16,7 @@ import jinja2
 from jinja2 import TemplateError
 from jinja2.sandbox import SandboxedEnvironment
 
-from compat import release_text, startup_text
+from compat import release_text, startup_text, wording
 from compat.config import AttentionConfig
 from compat.matrix import MATRIX
 from compat.outputs import package_templates
@@ -33,7 +33,6 @@ from compat.schema import (
     Row,
     Table,
     kv_column,
-    pairing_statement,
     phase_rule_id,
 )
 from compat.vocab import (
@@ -415,7 +414,7 @@ def _pairing_notes(matrix: Matrix) -> tuple[PairingNote, ...]:
             PairingNote(
                 title=f"{rule.kv_dtype.value} KV cache with {rule.prefill_backend}",
                 rule_id=rule.id,
-                statement=pairing_statement(matrix, rule),
+                statement=wording.statement(rule, matrix),
                 capable=capable,
                 requirement=requirement_text,
                 cautions=cautions,
@@ -664,9 +663,8 @@ def _rules(matrix: Matrix) -> GridView:
         sources = _unique(r.evidence for r in requirements if r.evidence is not None)
         rows.append((_code(rule_id), statement, "; ".join(_linked(e) for e in sources) or "—"))
     for pairing in matrix.pairing_rules:
-        rows.append(
-            (_code(pairing.id), pairing_statement(matrix, pairing), _linked(pairing.evidence))
-        )
+        statement = wording.statement(pairing, matrix)
+        rows.append((_code(pairing.id), statement, _linked(pairing.evidence)))
     for caution in matrix.hybrid_caution_rules:
         rows.append(
             (

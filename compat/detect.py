@@ -16,6 +16,7 @@ from compat.matrix import MATRIX
 from compat.report import Finding, Report
 from compat.schema import Matrix
 from compat.vocab import ComputeCapability, KvDtype, Platform, Severity
+from compat.wording import torch_dtype_message, torch_message
 
 
 class PlatformDetectionError(RuntimeError, ValueError):
@@ -101,6 +102,7 @@ def dtype_support(
         return ()
     findings: list[Finding] = []
     rule = requirement.rule_id
+    installed = detected.torch_version
     if requirement.torch_dtype is not None:
         torch = _import_torch()
         if not hasattr(torch, requirement.torch_dtype):
@@ -108,23 +110,20 @@ def dtype_support(
                 Finding(
                     rule,
                     Severity.ERROR,
-                    f"--kv-cache-dtype {dtype.value} is stored as torch.{requirement.torch_dtype}, "
-                    f"which the installed torch {'.'.join(map(str, detected.torch_version))} "
-                    "does not have",
+                    torch_dtype_message(requirement, requirement.torch_dtype, installed),
                     ("--kv-cache-dtype",),
                     value=dtype.value,
                 )
             )
-    if requirement.min_torch is not None and detected.torch_version < requirement.min_torch:
+    if requirement.min_torch is not None and installed < requirement.min_torch:
         need = ".".join(map(str, requirement.min_torch))
         findings.append(
             Finding(
                 rule,
                 Severity.ERROR,
-                f"--kv-cache-dtype {dtype.value} needs PyTorch {need} or newer; installed: "
-                f"{'.'.join(map(str, detected.torch_version))}",
+                torch_message(requirement, requirement.min_torch, installed),
                 ("--kv-cache-dtype",),
-                value=".".join(map(str, detected.torch_version)),
+                value=".".join(map(str, installed)),
                 allowed=(f">={need}",),
             )
         )

@@ -44,7 +44,6 @@ from compat.schema import (
     Backend,
     ColumnId,
     Matrix,
-    pairing_statement,
     phase_rule_id,
 )
 from compat.vocab import (
@@ -59,6 +58,7 @@ from compat.vocab import (
     Phase,
     Platform,
 )
+from compat.wording import statement
 
 SCHEMA_VERSION: Final = 1
 EXPORT_PATH = "docs/matrix.json"
@@ -311,7 +311,7 @@ def _pairing(matrix: Matrix, refs: _EvidenceIndex) -> list[PairingJson]:
             "decode_partners": {
                 arch.value: list(matrix.decode_partners(rule, arch)) for arch in _archs(matrix)
             },
-            "statement": pairing_statement(matrix, rule),
+            "statement": statement(rule, matrix),
             "evidence": refs.ref(rule.evidence),
         }
         for rule in matrix.pairing_rules

@@ -21,6 +21,7 @@ from compat.vocab import (
     PlatformSupport,
     Severity,
 )
+from compat.wording import phase_message
 
 _FLAGS: dict[tuple[bool, bool, tuple[Phase, ...]], tuple[str, ...]] = {}
 
@@ -36,12 +37,10 @@ def flags_for(parsed: Parsed, phases: tuple[Phase, ...]) -> tuple[str, ...]:
 
 def phase_finding(parsed: Parsed, backend: Backend, phase: Phase, matrix: Matrix) -> Finding:
     serving = tuple(b.name for b in matrix.backends if phase in b.phases)
-    runs = " and ".join(p.value for p in Phase if p in backend.phases)
     return Finding(
         phase_rule_id(backend),
         Severity.ERROR,
-        f"{backend.name} cannot serve the {phase.value} phase (it runs only {runs}); choose "
-        f"another {phase.flag}",
+        phase_message(backend, phase),
         (phase_flag(parsed, phase),),
         value=backend.name,
         allowed=serving,
@@ -176,7 +175,7 @@ def missing_row_finding(
         column_id.rule_id,
         Severity.ERROR,
         f"{cell_check.header} ({setting}) needs a ✅ in the {arch.label} table, and {name} has "
-        f"no row there; backends with ✅: {', '.join(allowed) or 'none'}",
+        f"no row there; {_with_check(allowed)}",
         (*flags_for(parsed, phases), *column.flags),
         value=name,
         allowed=allowed,
@@ -205,32 +204,11 @@ def cell_finding(
     if column.action is Action.SNAP:  # fixed sizes are snapped to; other sizes are emulated
         if kind is CellKind.PAGE_SIZES and (cell.fixed or resolved.page_size in cell.page_sizes):
             return None
-        return Finding(
-            column_id.rule_id,
-            Severity.INFO,
-            f"{name} has no native paging for page size {resolved.page_size}; SGLang "
-            "emulates it by expanding page tables",
-            flags,
-            value=str(resolved.page_size),
-            allowed=allowed,
-            backend=name,
-            phases=phases,
-        )
+        return _emulated_paging_finding(resolved, column, name, flags, allowed, phases)
     if kind is CellKind.CONDITIONAL:
         if resolved.page_size in cell.page_sizes:
             return None
-        sizes = ", ".join(map(str, cell.page_sizes))
-        return Finding(
-            column_id.rule_id,
-            column.action.severity,
-            f"{name} supports {header} for {arch.label} models only with --page-size {sizes}, "
-            f"not {resolved.page_size}",
-            (*flags, "--page-size"),
-            value=str(resolved.page_size),
-            allowed=tuple(map(str, cell.page_sizes)),
-            backend=name,
-            phases=phases,
-        )
+        return _page_size_finding(resolved, column, cell, header, name, flags, phases)
     if kind is CellKind.UNTESTED:
         return Finding(
             column_id.rule_id,
@@ -247,10 +225,60 @@ def cell_finding(
         column_id.rule_id,
         column.action.severity,
         f"{header}{with_setting} {what} on {name} for {arch.label} models "
-        f"({_phase_words(phases)}); backends with ✅: {', '.join(allowed) or 'none'}",
+        f"({_phase_words(phases)}); {_with_check(allowed)}",
         flags,
         value=name,
         allowed=allowed,
+        backend=name,
+        phases=phases,
+    )
+
+
+def _with_check(allowed: tuple[str, ...]) -> str:
+    return f"backends with ✅: {', '.join(allowed) or 'none'}"
+
+
+def _emulated_paging_finding(
+    resolved: Resolved,
+    column: Column,
+    name: str,
+    flags: tuple[str, ...],
+    allowed: tuple[str, ...],
+    phases: tuple[Phase, ...],
+) -> Finding:
+    """A page size the kernel does not page natively: SGLang emulates it (info)."""
+    return Finding(
+        column.id.rule_id,
+        Severity.INFO,
+        f"{name} has no native paging for page size {resolved.page_size}; SGLang "
+        "emulates it by expanding page tables",
+        flags,
+        value=str(resolved.page_size),
+        allowed=allowed,
+        backend=name,
+        phases=phases,
+    )
+
+
+def _page_size_finding(
+    resolved: Resolved,
+    column: Column,
+    cell: Cell,
+    header: str,
+    name: str,
+    flags: tuple[str, ...],
+    phases: tuple[Phase, ...],
+) -> Finding:
+    """A conditional cell (✅ only with given page sizes) met with another page size."""
+    sizes = ", ".join(map(str, cell.page_sizes))
+    return Finding(
+        column.id.rule_id,
+        column.action.severity,
+        f"{name} supports {header} for {resolved.arch.label} models only with --page-size "
+        f"{sizes}, not {resolved.page_size}",
+        (*flags, "--page-size"),
+        value=str(resolved.page_size),
+        allowed=tuple(map(str, cell.page_sizes)),
         backend=name,
         phases=phases,
     )

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from compat import wording
 from compat.config import FLAG_FIELDS, AttentionConfig, Parsed
 from compat.findings import (
     arch_finding,
@@ -135,15 +136,13 @@ def _check_dtype_platform(
         cuda is None or requirement.min_cuda is None
     ):
         return
-    dtype = resolved.kv_dtype.value
     if requirement.platforms is not None and resolved.platform not in requirement.platforms:
         allowed = tuple(p.value for p in Platform if p in requirement.platforms)
         findings.append(
             Finding(
                 requirement.rule_id,
                 Severity.ERROR,
-                f"--kv-cache-dtype {dtype} runs only on {', '.join(allowed)}, not on "
-                f"{resolved.platform.value}",
+                wording.platform_message(requirement, allowed, resolved.platform),
                 ("--kv-cache-dtype", "--platform"),
                 value=resolved.platform.value,
                 allowed=allowed,
@@ -160,8 +159,7 @@ def _check_dtype_platform(
             Finding(
                 requirement.rule_id,
                 Severity.ERROR,
-                f"--kv-cache-dtype {dtype} needs CUDA {need} or newer; this build has "
-                f"CUDA {cuda[0]}.{cuda[1]}",
+                wording.cuda_message(requirement, requirement.min_cuda, cuda),
                 ("--kv-cache-dtype",),
                 value=f"{cuda[0]}.{cuda[1]}",
                 allowed=(f">={need}",),
@@ -282,15 +280,13 @@ def _check_rules(
         if not resolved.kv_dtype.same_family(rule.kv_dtype) or prefill != rule.prefill_backend:
             continue
         paired = True
-        if decode in rule.excluded_decode:
+        if decode is not None and decode in rule.excluded_decode:
             partners = matrix.decode_partners(rule, arch)
             findings.append(
                 Finding(
                     rule.id,
                     Severity.ERROR,
-                    f"with --kv-cache-dtype {resolved.kv_dtype.value}, prefill on "
-                    f"{rule.prefill_backend} cannot pair with decode on {decode}; use "
-                    f"--decode-attention-backend {' or '.join(partners)}",
+                    wording.pairing_message(rule, resolved.kv_dtype, decode, partners),
                     (phase_flag(parsed, Phase.DECODE), "--kv-cache-dtype"),
                     value=decode,
                     allowed=partners,
@@ -305,8 +301,7 @@ def _check_rules(
                     Finding(
                         caution.id,
                         Severity.WARNING,
-                        f"--kv-cache-dtype {resolved.kv_dtype.value} with prefill on {prefill} "
-                        f"and decode on {decode}: a hybrid pair may hit rare edge cases",
+                        wording.caution_message(resolved.kv_dtype, prefill, decode),
                         ("--prefill-attention-backend", "--decode-attention-backend"),
                         value=f"{prefill}+{decode}",
                     )
@@ -314,6 +309,14 @@ def _check_rules(
     topk = resolved.topk
     if topk is None or topk <= 1 or resolved.page_size <= 1:
         return
+    _check_spec_paged(parsed, resolved, topk, findings, matrix)
+
+
+def _check_spec_paged(
+    parsed: Parsed, resolved: Resolved, topk: int, findings: list[Finding], matrix: Matrix
+) -> None:
+    """Speculative topk > 1 with a page size above 1 (the caller checked both)."""
+    prefill, decode, arch = resolved.prefill_backend, resolved.decode_backend, resolved.arch
     for spec_rule in matrix.spec_paged_rules:
         if arch is not spec_rule.arch:
             continue
@@ -328,8 +331,7 @@ def _check_rules(
                 Finding(
                     spec_rule.id,
                     Severity.ERROR,
-                    f"speculative topk {topk} with page size {resolved.page_size} runs only on "
-                    f"{', '.join(sorted(spec_rule.backends))} for {arch.label} models, not {name}",
+                    wording.spec_paged_message(spec_rule, topk, resolved.page_size, name),
                     (phase_flag(parsed, phase), "--speculative-eagle-topk", "--page-size"),
                     value=name,
                     allowed=tuple(sorted(spec_rule.backends)),

@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from compat.releases import CHANGES_BY_RELEASE, RELEASE_NAMES, RELEASES, Change
-from compat.vocab import join_or
+from compat.wording import codes
 
 
 @dataclass(frozen=True)
@@ -21,10 +21,6 @@ class ReleaseNews:
     changes: tuple[Change, ...]
     values: tuple[str, ...]
     """Computed: accepted values added or removed since the release before."""
-
-
-def _code(text: str) -> str:
-    return f"`{text}`"
 
 
 def value_changes(before: str, after: str) -> Iterator[str]:
@@ -39,9 +35,9 @@ def value_changes(before: str, after: str) -> Iterator[str]:
         added = [v for v in now if v not in was]
         removed = [v for v in was if v not in now]
         if added:
-            yield f"`{label}` accepts {join_or([_code(v) for v in added])} too"
+            yield f"`{label}` accepts {codes(added)} too"
         if removed:
-            yield f"`{label}` no longer accepts {join_or([_code(v) for v in removed])}"
+            yield f"`{label}` no longer accepts {codes(removed)}"
 
 
 def news(release: str) -> ReleaseNews:

@@ -28,7 +28,6 @@ from compat.vocab import (
     Platform,
     PlatformSupport,
     Term,
-    join_or,
 )
 
 if TYPE_CHECKING:
@@ -362,17 +361,3 @@ def phase_rule_id(backend: Backend) -> str:
     """`fa4-prefill-only`: the id of the rule a phase-limited backend carries."""
     only = "-".join(phase.value for phase in Phase if phase in backend.phases)
     return f"{backend.name.replace('_', '-')}-{only}-only"
-
-
-def pairing_statement(matrix: Matrix, rule: PairingRule) -> str:
-    """The sentence the page prints for a pairing rule, built from its data and the cells."""
-    partners = {
-        arch: join_or([f"`{name}`" for name in matrix.decode_partners(rule, arch)]) for arch in Arch
-    }
-    excluded = join_or([f"`{name}`" for name in sorted(rule.excluded_decode)])
-    return (
-        f"With `--kv-cache-dtype {rule.kv_dtype.value}`, `{rule.prefill_backend}` must be "
-        f"paired with a different `--decode-attention-backend`; {excluded} cannot be that "
-        f"partner. The partners that work are {partners[Arch.MHA]} for MHA models and "
-        f"{partners[Arch.MLA]} for MLA models."
-    )

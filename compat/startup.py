@@ -335,7 +335,12 @@ def _attention_backend(
             log.refuse(
                 "compute-capability",
                 f"{gate.backend} needs {gate.gate.label}",
-                (*(field.flag for field in gate.fields), "--compute-capability"),
+                # In field order: a frozenset of identity-hashed fields iterates in
+                # memory-address order, which any change to the imports reshuffles.
+                (
+                    *(field.flag for field in BackendField if field in gate.fields),
+                    "--compute-capability",
+                ),
                 value=parsed.capability or parsed.platform.value,
                 backend=gate.backend,
             )

@@ -10,15 +10,8 @@ from collections.abc import Iterator
 
 from compat.release_schema import DefaultBranch, ModelOverride, ReleaseRules, fp4_backends
 from compat.schema import ColumnId, Matrix
-from compat.vocab import Arch, join_or
-
-
-def _code(text: object) -> str:
-    return f"`{text}`"
-
-
-def _codes(names: tuple[str, ...] | list[str]) -> str:
-    return join_or([_code(name) for name in names])
+from compat.vocab import Arch
+from compat.wording import code, code_list, codes
 
 
 def branch_conditions(branch: DefaultBranch, rules: ReleaseRules) -> str:
@@ -44,11 +37,11 @@ def override_text(override: ModelOverride) -> str:
     models = ", ".join(sorted(override.architectures))
     kind = "DeepSeek sparse attention (DSA) models of " if override.sparse else ""
     where = f" on {override.gate.label}" if override.gate is not None else ""
-    text = f"{kind}{models}{where}: {_code(override.backend)} when no backend flag is set"
+    text = f"{kind}{models}{where}: {code(override.backend)} when no backend flag is set"
     if override.page_size is not None:
         text += f"; page size {override.page_size}"
     if override.kv_dtypes:
-        text += f"; `--kv-cache-dtype` only {_codes(sorted(override.kv_dtypes))}"
+        text += f"; `--kv-cache-dtype` only {codes(sorted(override.kv_dtypes))}"
     return text
 
 
@@ -56,56 +49,33 @@ def default_rows(rules: ReleaseRules) -> Iterator[tuple[str, str, str, str]]:
     """(#, architecture, conditions, backend) for each branch of the default decision."""
     for number, branch in enumerate(rules.defaults, start=1):
         arch = branch.arch.label if branch.arch is not None else "any"
-        yield str(number), arch, branch_conditions(branch, rules), _code(branch.backend)
+        yield str(number), arch, branch_conditions(branch, rules), code(branch.backend)
 
 
 def fa3_architectures(rules: ReleaseRules) -> str:
     """The architectures a default branch is limited to ("" when no branch is)."""
     names = next((b.architectures for b in rules.defaults if b.architectures is not None), None)
-    return ", ".join(_code(name) for name in sorted(names or ()))
+    return code_list(sorted(names or ()))
 
 
 def enforcement_rows(matrix: Matrix, rules: ReleaseRules) -> Iterator[tuple[str, str]]:
     """(subject, what the release's start-up code does about it) for each column and rule."""
-    kv4 = rules.kv4
-    spelled = join_or([_code(s) for s in sorted(kv4.spellings)])
-    snaps = ", ".join(
-        f"{_code(s.backend)} → {s.snap_to}" + (f" ({s.arch.label} models)" if s.arch else "")
-        for s in rules.page_snaps
-    )
-    yield "Native page sizes", f"snapped with a warning, never refused: {snaps}"
-    yield (
-        "FP8 KV cache",
-        "not checked"
-        + "".join(
-            f"; {_code(name)} takes only {_codes(list(dtypes))}"
-            for name, dtypes in rules.kv_spellings
-        ),
-    )
-    for arch in Arch:
-        yield (
-            f"FP4 KV cache ({arch.label})",
-            f"with {spelled}: one backend for both phases must be one of "
-            f"{_codes(list(kv4.single[arch]))}; prefill on {_code(kv4.pair_prefill)} needs "
-            f"decode on {_codes(list(kv4.pair_partners[arch]))}; any other pair starts with "
-            "a warning; off CUDA it refuses",
-        )
+    yield from _cache_rows(rules)
     yield "Chunked prefix cache", "not checked"
     yield (
         "Spec topk=1",
-        f"not checked, except that {_codes(list(rules.spec_refusing))} refuses any "
-        "speculative decoding",
+        f"not checked, except that {codes(rules.spec_refusing)} refuses any speculative decoding",
     )
     yield (
         "Spec topk>1",
-        f"refused on {_codes(list(rules.topk_one_only))} (any backend flag); with page size "
-        f"above 1 `--attention-backend` must be {_codes(list(rules.topk_paged_eagle))}",
+        f"refused on {codes(rules.topk_one_only)} (any backend flag); with page size "
+        f"above 1 `--attention-backend` must be {codes(rules.topk_paged_eagle)}",
     )
     yield "Sliding window, multimodal", "not checked"
     yield (
         "Compute capability",
         "checked only for "
-        + ", ".join(f"{_code(g.backend)} ({g.gate.label})" for g in rules.gpu_gates)
+        + ", ".join(f"{code(g.backend)} ({g.gate.label})" for g in rules.gpu_gates)
         + "; other GPU limits fail when the backend is built or in its kernels",
     )
     yield (
@@ -117,15 +87,41 @@ def enforcement_rows(matrix: Matrix, rules: ReleaseRules) -> Iterator[tuple[str,
     )
     yield (
         "Prefill-only backends",
-        f"{_codes(list(rules.prefill_only))} as `--attention-backend` or "
+        f"{codes(rules.prefill_only)} as `--attention-backend` or "
         "`--decode-attention-backend` is refused",
     )
     fallback = rules.dtype_fallback
     yield (
-        _code(fallback.id),
+        code(fallback.id),
         f"applied to `--attention-backend {fallback.backend}` only; a per-phase "
-        f"{_code(fallback.backend)} keeps running with {_code(fallback.kv_dtype.value)}",
+        f"{code(fallback.backend)} keeps running with {code(fallback.kv_dtype.value)}",
     )
+
+
+def _cache_rows(rules: ReleaseRules) -> Iterator[tuple[str, str]]:
+    """The rows of the page-size and KV-cache columns."""
+    kv4 = rules.kv4
+    spelled = codes(sorted(kv4.spellings))
+    snaps = ", ".join(
+        f"{code(s.backend)} → {s.snap_to}" + (f" ({s.arch.label} models)" if s.arch else "")
+        for s in rules.page_snaps
+    )
+    yield "Native page sizes", f"snapped with a warning, never refused: {snaps}"
+    yield (
+        "FP8 KV cache",
+        "not checked"
+        + "".join(
+            f"; {code(name)} takes only {codes(dtypes)}" for name, dtypes in rules.kv_spellings
+        ),
+    )
+    for arch in Arch:
+        yield (
+            f"FP4 KV cache ({arch.label})",
+            f"with {spelled}: one backend for both phases must be one of "
+            f"{codes(kv4.single[arch])}; prefill on {code(kv4.pair_prefill)} needs "
+            f"decode on {codes(kv4.pair_partners[arch])}; any other pair starts with "
+            "a warning; off CUDA it refuses",
+        )
 
 
 def divergences(matrix: Matrix, rules: ReleaseRules) -> Iterator[str]:
@@ -137,6 +133,6 @@ def divergences(matrix: Matrix, rules: ReleaseRules) -> Iterator[str]:
                 cell = matrix.row(arch, name)
                 mark = "❌" if cell is not None and cell.cells[ColumnId.FP4_KV] else "no row"
                 yield (
-                    f"{_code(name)} with an FP4 KV cache ({arch.label}): the page says {mark}, "
+                    f"{code(name)} with an FP4 KV cache ({arch.label}): the page says {mark}, "
                     f"SGLang {rules.release}'s start-up check accepts it"
                 )

@@ -8,16 +8,10 @@ import json
 import sys
 from typing import Any
 
+from compat import wording
 from compat.cli.matrix import aligned
 from compat.matrix import MATRIX
-from compat.schema import (
-    ArchStatus,
-    Backend,
-    ColumnId,
-    Matrix,
-    pairing_statement,
-    phase_rule_id,
-)
+from compat.schema import ArchStatus, Backend, ColumnId, Matrix, phase_rule_id
 from compat.vocab import (
     Arch,
     Cell,
@@ -25,7 +19,6 @@ from compat.vocab import (
     Evidence,
     KvDtype,
     ModelFeature,
-    Phase,
     Platform,
     PlatformSupport,
     join_or,
@@ -100,17 +93,6 @@ class _Sources:
         return out
 
 
-def _phases(backend: Backend) -> str:
-    served = [phase.value for phase in Phase if phase in backend.phases]
-    if len(served) == len(Phase):
-        return "prefill and decode"
-    missing = [phase for phase in Phase if phase not in backend.phases]
-    other = ", ".join(phase.flag for phase in missing)
-    return (
-        f"{' and '.join(served)} only: pair it with another {other} (rule {phase_rule_id(backend)})"
-    )
-
-
 def _features(items: frozenset[ModelFeature]) -> str:
     return ", ".join(feature.label for feature in ModelFeature if feature in items)
 
@@ -150,7 +132,7 @@ def _summary(matrix: Matrix, backend: Backend, sources: _Sources) -> list[str]:
     if backend.refuses_features:
         features.append(f"cannot serve {_features(backend.refuses_features)} models")
     fields = [
-        ("Phases", _phases(backend)),
+        ("Phases", wording.phases_served(backend)),
         ("Platforms", platforms),
         ("Compute capability", f"{capability} (CUDA)"),
         ("Models", models),
@@ -197,45 +179,15 @@ def _rows(matrix: Matrix, backend: Backend, sources: _Sources) -> list[str]:
 
 def _rules(matrix: Matrix, backend: Backend, sources: _Sources) -> list[str]:
     name = backend.name
-    archs = [table.arch for table in matrix.tables]
     lines: list[str] = []
-    if backend in matrix.phase_only_backends():
-        lines.append(
-            f"[{phase_rule_id(backend)}] runs only the "
-            f"{' and '.join(p.value for p in Phase if p in backend.phases)} phase"
-        )
-    for rule in matrix.pairing_rules:
-        partner_of = [arch for arch in archs if name in matrix.decode_partners(rule, arch)]
-        if name == rule.prefill_backend or name in rule.excluded_decode or partner_of:
-            lines.append(
-                f"[{rule.id}] {pairing_statement(matrix, rule)} {sources.cite(rule.evidence)}"
-            )
-    for caution in matrix.hybrid_caution_rules:
-        column = matrix.kv_column(caution.kv_dtype)
-        if any(name in matrix.supporting(arch, column) for arch in archs):
-            lines.append(
-                f"[{caution.id}] with --kv-cache-dtype {caution.kv_dtype.value}, a hybrid pair "
-                f"of two different phase backends gets a warning {sources.cite(caution.evidence)}"
-            )
-    for spec in matrix.spec_paged_rules:
-        only = join_or(sorted(spec.backends))
-        if name in spec.backends:
-            role = "this backend is one of them"
-        elif matrix.row(spec.arch, name) is not None:
-            role = "this backend is refused there"
-        else:
-            continue
-        lines.append(
-            f"[{spec.id}] speculative topk > 1 with page size > 1 runs only on {only} for "
-            f"{spec.arch.label} models; {role} {sources.cite(spec.evidence)}"
-        )
-    for fallback in matrix.dtype_fallback_rules:
-        if name in (fallback.backend, fallback.replacement):
-            lines.append(
-                f"[{fallback.id}] with --kv-cache-dtype {fallback.kv_dtype.value}, SGLang runs "
-                f"{fallback.replacement} instead of {fallback.backend}: {fallback.why} "
-                f"{sources.cite(fallback.evidence)}"
-            )
+    phase_only = wording.explanation(backend, matrix, name)
+    if phase_only is not None:
+        # The backend's own source is cited in the summary above.
+        lines.append(f"[{phase_rule_id(backend)}] {phase_only}")
+    for rule in wording.cross_field_rules(matrix):
+        text = wording.explanation(rule, matrix, name)
+        if text is not None:
+            lines.append(f"[{rule.id}] {text} {sources.cite(rule.evidence)}")
     snap = ColumnId.NATIVE_PAGE_SIZES.rule_id
     for row, arch, sizes in matrix.fixed_page_sizes():
         if row.backend == name:

@@ -5,14 +5,17 @@ and a speculative top-k, and shows what `check()` says about running both phases
 backend. The page's JavaScript does no reasoning of its own: it looks the answer up in the
 structure built here, which runs the guard over the finder's whole (finite) option space.
 
-The MkDocs hook writes it into the built site; it is never committed, so it cannot be stale.
+Each release of `FINDER_RELEASES` has its own option space (the KV dtypes and backends that
+release accepts), its own verdicts (the guard predicting that release) and its own data file.
+The MkDocs hook writes them into the built site; they are never committed, so they cannot be
+stale.
 """
 
 from __future__ import annotations
 
 import itertools
 import json
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -23,11 +26,10 @@ from compat.config import (
     speculation_with_topk,
 )
 from compat.guard import check
-from compat.matrix import MATRIX
-from compat.releases import RELEASES
-from compat.report import Finding, Report
+from compat.releases import NEWEST, RELEASES, release_matrix
+from compat.report import Finding, Report, Suggestion
 from compat.schema import Matrix
-from compat.suggest import page_sizes
+from compat.suggest import page_sizes, suggest_fixes
 from compat.vocab import (
     KV_DTYPE_SPELLINGS,
     Arch,
@@ -41,7 +43,9 @@ from compat.vocab import (
 __all__ = [
     "AXIS_ORDER",
     "DATA_GLOBAL",
-    "DATA_PATH",
+    "FINDER_RELEASES",
+    "INDEX_GLOBAL",
+    "INDEX_PATH",
     "SPECULATIVE_ALGORITHM",
     "TOPK_CHOICES",
     "VERDICTS",
@@ -49,20 +53,38 @@ __all__ = [
     "Option",
     "combinations",
     "config_for",
+    "data_path",
+    "finder_backends",
     "finder_data",
     "finder_options",
+    "generated_files",
     "render_finder_data",
+    "render_finder_index",
     "render_finder_script",
     "verdict_of",
 ]
 
-DATA_PATH = "javascripts/finder-data.js"
-"""Where the hook puts the data in the built site, next to the page's script."""
+FINDER_RELEASES = (NEWEST, "0.5.7")
+"""The releases the finder offers, newest first (the initial selection); 0.5.7 is the
+release of PR #14467, the page's baseline."""
+
+INDEX_PATH = "javascripts/finder-releases.js"
+"""Where the hook puts the list of releases and their data files, next to the page's script."""
+
+INDEX_GLOBAL = "COMPAT_FINDER_RELEASES"
+"""The global the index script assigns: `[{release, file}, ...]`, the initial one first."""
 
 DATA_GLOBAL = "COMPAT_FINDER_DATA"
-"""The global the data script assigns (a script, not fetched JSON: works from file:// too)."""
+"""The global object each data script adds its release to (a script, not fetched JSON:
+works from file:// too)."""
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
+
+
+def data_path(release: str) -> str:
+    """Where the hook puts one release's data in the built site, next to the page's script."""
+    return f"javascripts/finder-data-{release}.js"
+
 
 TOPK_CHOICES = (1, 2, 4)
 """Speculative top-k values offered besides "off": 1 and more than 1 are different columns."""
@@ -145,8 +167,16 @@ def gpu_value(name: str) -> str:
     return "-".join(name.lower().split())
 
 
-def finder_options(matrix: Matrix = MATRIX) -> tuple[Axis, ...]:
-    """The finder's option space, axis by axis in `AXIS_ORDER`."""
+def finder_backends(release: str) -> tuple[str, ...]:
+    """The backends the finder shows for `release`: the release's matrix rows that its
+    `--attention-backend` accepts, in the matrix's order."""
+    accepted = RELEASES[release].backend_set
+    return tuple(name for name in release_matrix(release).backend_names if name in accepted)
+
+
+def finder_options(release: str = FINDER_RELEASES[0]) -> tuple[Axis, ...]:
+    """The finder's option space for `release`, axis by axis in `AXIS_ORDER`."""
+    matrix = release_matrix(release)
     arch = Axis(
         "arch",
         tuple(Option(a.value, a.label, (("attention_arch", a.value),)) for a in Arch),
@@ -154,16 +184,18 @@ def finder_options(matrix: Matrix = MATRIX) -> tuple[Axis, ...]:
     )
     gpu = Axis("gpu", _gpu_options(), gpu_value("B200"))
     # One spelling per dtype: the canonical one (drops aliases such as `bfloat16`).
-    offered = RELEASES[FINDER_RELEASE].kv_set
+    offered = RELEASES[release].kv_set
     dtypes = [
         name
         for name, dtype in KV_DTYPE_SPELLINGS.items()
         if name == dtype.value and name in offered
     ]
+    # PR #14467's question: the release's first FP4 cache dtype, else SGLang's default.
+    fp4 = [name for name in dtypes if KV_DTYPE_SPELLINGS[name].is_fp4]
     kv = Axis(
         "kv_cache_dtype",
         tuple(Option(name, name, (("kv_cache_dtype", name),)) for name in dtypes),
-        KvDtype.FP4_E2M1.value,
+        fp4[0] if fp4 else KvDtype.AUTO.value,
     )
     page = Axis(
         "page_size",
@@ -199,16 +231,15 @@ def combinations(axes: Iterable[Axis]) -> Iterable[tuple[Option, ...]]:
     return itertools.product(*(axis.options for axis in axes))
 
 
-def config_for(combination: Iterable[Option], backend: str | None) -> AttentionConfig:
-    """The configuration the finder asks the guard about: both phases on `backend`."""
-    fields: dict[str, Any] = {"sglang_version": FINDER_RELEASE}
+def config_for(
+    combination: Iterable[Option], backend: str | None, release: str = FINDER_RELEASES[0]
+) -> AttentionConfig:
+    """The configuration the finder asks the guard about: both phases on `backend`, SGLang
+    `release` predicted."""
+    fields: dict[str, Any] = {"sglang_version": release}
     for option in combination:
         fields.update(option.fields)
     return AttentionConfig(attention_backend=backend, **fields)
-
-
-# The release whose start-up the finder predicts: the one the page's tables describe.
-FINDER_RELEASE = "0.5.7"
 
 
 def verdict_of(report: Report) -> str:
@@ -259,12 +290,13 @@ def _encode(number: int, width: int = WIDTH) -> str:
     return text
 
 
-def pair_prefills(matrix: Matrix = MATRIX) -> tuple[str, ...]:
+def pair_prefills(release: str = FINDER_RELEASES[0]) -> tuple[str, ...]:
     """Prefill backends the finder pairs with every decode backend: those that cannot serve
     decode themselves, and those a pairing rule names (a pair is where they are needed)."""
+    matrix = release_matrix(release)
     names = {b.name for b in matrix.backends if b.phases == frozenset({Phase.PREFILL})}
     names |= {rule.prefill_backend for rule in matrix.pairing_rules}
-    return tuple(name for name in matrix.backend_names if name in names)
+    return tuple(name for name in finder_backends(release) if name in names)
 
 
 def _refused_prefill(pairs: list[Report]) -> tuple[Finding, ...]:
@@ -285,27 +317,50 @@ def hardware_classes(axes: tuple[Axis, ...]) -> list[tuple[tuple[str, Any], ...]
     return list(dict.fromkeys(option.fields for option in axes[1].options))
 
 
-def finder_data(matrix: Matrix = MATRIX) -> dict[str, Any]:
-    """The guard's verdict for every combination of the option space and every column.
+def _memoized_check(matrix: Matrix) -> Callable[[AttentionConfig], Report]:
+    """`check()` that answers a configuration it has seen from memory: the suggestion search
+    asks again about the backend columns the finder has just checked."""
+    seen: dict[AttentionConfig, Report] = {}
+
+    def run(config: AttentionConfig) -> Report:
+        report = seen.get(config)
+        if report is None:
+            report = seen[config] = check(config, matrix)
+        return report
+
+    return run
+
+
+def _fixes(report: Report, run: Callable[[AttentionConfig], Report]) -> tuple[Suggestion, ...]:
+    """`report.suggestions[:MAX_FIXES]`, searched with the combination's memoized checks."""
+    return suggest_fixes(report, run, release_matrix(report.sglang_version))[:MAX_FIXES]
+
+
+def finder_data(release: str = FINDER_RELEASES[0]) -> dict[str, Any]:
+    """The guard's verdict, predicting `release`, for every combination of that release's
+    option space and every column.
 
     A column is one backend on both phases, or a (prefill, decode) pair of `pair_prefills`.
     Compact by construction: strings live once in `strings`; a finding is `[severity, rule,
-    message, phases]`; an outcome is a string: its verdict digit, then its finding ids;
-    each column has its own outcome list; `results` is one string, for each combination
-    (mixed radix over arch, hardware class, dtype, page size, topk; last fastest) and each
-    column the outcome's index in that column's list. All numbers are `WIDTH` digits of
-    `DIGITS`. `defaults` holds, per combination, SGLang's prefill and decode backends with
-    no backend flag (one digit each; `len(backends)` for none); `refused`, per combination
-    and pair prefill, "1" where the prefill backend itself is refused (its columns then hold
-    only the errors all pairs share). `fixes` maps a combination
-    where no backend passes to the guard's suggestions for the default launch.
+    message, phases]`; an outcome is a string: its verdict digit, then its finding ids
+    (`WIDTH` digits each); each column has its own outcome list; `results` is one string,
+    for each combination (mixed radix over arch, hardware class, dtype, page size, topk;
+    last fastest) and each column the outcome's index in that column's list, in
+    `widths[column]` digits (one where the column has at most 64 outcomes). Numbers are
+    written in `DIGITS`. `defaults` holds, per combination, SGLang's prefill and decode
+    backends with no backend flag (one digit each; `len(backends)` for none); `refused`, per
+    combination and pair prefill, "1" where the prefill backend itself is refused (its
+    columns then hold only the errors all pairs share). `fixes` maps a combination where no
+    backend passes to the guard's suggestions for the default launch.
     """
-    axes = finder_options(matrix)
-    backends = matrix.backend_names
+    matrix = release_matrix(release)
+    axes = finder_options(release)
+    backends = finder_backends(release)
     backend_index = {name: index for index, name in enumerate(backends)}
     columns: list[tuple[str | None, str]] = [(None, name) for name in backends]
+    prefills = pair_prefills(release)
     # A pair of one backend with itself is its both-phases column.
-    columns += [(p, d) for p in pair_prefills(matrix) for d in backends if d != p]
+    columns += [(p, d) for p in prefills for d in backends if d != p]
     strings, findings = _Interner(), _Interner()
     outcomes = [_Interner() for _ in columns]
 
@@ -325,8 +380,7 @@ def finder_data(matrix: Matrix = MATRIX) -> dict[str, Any]:
 
     hardware = hardware_classes(axes)
     others = [axis.options for axis in axes[2:]]
-    prefills = pair_prefills(matrix)
-    results: list[str] = []
+    results: list[list[int]] = []
     refused: list[str] = []
     defaults: list[str] = []
     fixes: dict[str, list[list[int]]] = {}
@@ -334,16 +388,16 @@ def finder_data(matrix: Matrix = MATRIX) -> dict[str, Any]:
         for fields in hardware:
             for rest in itertools.product(*others):
                 combination = (arch, Option("", "", fields), *rest)
-                reports = [check(config_for(combination, name), matrix) for name in backends]
+                run = _memoized_check(matrix)
+                base = config_for(combination, None, release)
+                reports = [run(replace(base, attention_backend=name)) for name in backends]
                 passing = any(report.ok for report in reports)
                 for prefill in prefills:
-                    base = config_for(combination, None)
                     pairs = [
-                        check(
+                        run(
                             replace(
                                 base, prefill_attention_backend=prefill, decode_attention_backend=d
-                            ),
-                            matrix,
+                            )
                         )
                         for d in backends
                         if d != prefill
@@ -353,11 +407,10 @@ def finder_data(matrix: Matrix = MATRIX) -> dict[str, Any]:
                     reports += [
                         replace(report, findings=common) if common else report for report in pairs
                     ]
-                results += [
-                    _encode(outcomes[column](outcome_of(report)))
-                    for column, report in enumerate(reports)
-                ]
-                unset = check(config_for(combination, None), matrix)
+                results.append(
+                    [outcomes[column](outcome_of(report)) for column, report in enumerate(reports)]
+                )
+                unset = run(base)
                 resolved = unset.resolved
                 defaults.append(
                     "".join(
@@ -367,11 +420,12 @@ def finder_data(matrix: Matrix = MATRIX) -> dict[str, Any]:
                 )
                 if not passing:
                     fixes[str(len(defaults) - 1)] = [
-                        [strings(fix.summary), strings(fix.reason)]
-                        for fix in unset.suggestions[:MAX_FIXES]
+                        [strings(fix.summary), strings(fix.reason)] for fix in _fixes(unset, run)
                     ]
+    widths = [1 if len(column.index) <= len(DIGITS) else WIDTH for column in outcomes]
     return {
         "schema": SCHEMA_VERSION,
+        "release": release,
         "axes": [
             {
                 "id": axis.id,
@@ -396,6 +450,7 @@ def finder_data(matrix: Matrix = MATRIX) -> dict[str, Any]:
         ],
         "digits": DIGITS,
         "width": WIDTH,
+        "widths": widths,
         "verdicts": list(VERDICTS),
         "severities": [severity.value for severity in _SEVERITIES],
         "speculative_algorithm": SPECULATIVE_ALGORITHM,
@@ -403,24 +458,51 @@ def finder_data(matrix: Matrix = MATRIX) -> dict[str, Any]:
         "strings": strings.values,
         "findings": [list(finding) for finding in findings.values],
         "outcomes": [column.values for column in outcomes],
-        "results": "".join(results),
+        "results": "".join(
+            _encode(number, width)
+            for row in results
+            for number, width in zip(row, widths, strict=True)
+        ),
         "defaults": "".join(defaults),
         "refused": "".join(refused),
         "fixes": fixes,
     }
 
 
-def render_finder_data(matrix: Matrix = MATRIX) -> str:
-    """`finder_data()` as deterministic, compact JSON text."""
+def render_finder_data(release: str = FINDER_RELEASES[0]) -> str:
+    """`finder_data(release)` as deterministic, compact JSON text."""
     return json.dumps(
-        finder_data(matrix), ensure_ascii=False, sort_keys=True, separators=(",", ":")
+        finder_data(release), ensure_ascii=False, sort_keys=True, separators=(",", ":")
     )
 
 
-def render_finder_script(matrix: Matrix = MATRIX) -> str:
-    """The data as a script that assigns a global, so the page also works opened from disk."""
+def render_finder_script(release: str = FINDER_RELEASES[0]) -> str:
+    """One release's data as a script that adds it to a global, so the page also works
+    opened from disk."""
     return (
         "// Generated at site build time by compat.finder from the capability matrix and the\n"
         "// guard; do not edit.\n"
-        f"window.{DATA_GLOBAL} = {render_finder_data(matrix)};\n"
+        f"window.{DATA_GLOBAL} = window.{DATA_GLOBAL} || {{}};\n"
+        f"window.{DATA_GLOBAL}[{json.dumps(release)}] = {render_finder_data(release)};\n"
     )
+
+
+def render_finder_index() -> str:
+    """The releases the finder offers and each one's data file, the initial one first."""
+    index = [
+        {"release": release, "file": data_path(release).rsplit("/", 1)[1]}
+        for release in FINDER_RELEASES
+    ]
+    return (
+        "// Generated at site build time by compat.finder; do not edit.\n"
+        f"window.{INDEX_GLOBAL} = {json.dumps(index, separators=(',', ':'))};\n"
+    )
+
+
+def generated_files() -> list[tuple[str, str]]:
+    """Every file the finder adds to the built site, as (path, content): the index, then one
+    data file per release."""
+    return [
+        (INDEX_PATH, render_finder_index()),
+        *((data_path(release), render_finder_script(release)) for release in FINDER_RELEASES),
+    ]

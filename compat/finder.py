@@ -469,21 +469,28 @@ def finder_data(release: str = FINDER_RELEASES[0]) -> dict[str, Any]:
     }
 
 
-def render_finder_data(release: str = FINDER_RELEASES[0]) -> str:
-    """`finder_data(release)` as deterministic, compact JSON text."""
+def render_finder_data(
+    release: str = FINDER_RELEASES[0], data: dict[str, Any] | None = None
+) -> str:
+    """`finder_data(release)` (or `data`, already computed) as deterministic, compact JSON."""
     return json.dumps(
-        finder_data(release), ensure_ascii=False, sort_keys=True, separators=(",", ":")
+        finder_data(release) if data is None else data,
+        ensure_ascii=False,
+        sort_keys=True,
+        separators=(",", ":"),
     )
 
 
-def render_finder_script(release: str = FINDER_RELEASES[0]) -> str:
+def render_finder_script(
+    release: str = FINDER_RELEASES[0], data: dict[str, Any] | None = None
+) -> str:
     """One release's data as a script that adds it to a global, so the page also works
     opened from disk."""
     return (
         "// Generated at site build time by compat.finder from the capability matrix and the\n"
         "// guard; do not edit.\n"
         f"window.{DATA_GLOBAL} = window.{DATA_GLOBAL} || {{}};\n"
-        f"window.{DATA_GLOBAL}[{json.dumps(release)}] = {render_finder_data(release)};\n"
+        f"window.{DATA_GLOBAL}[{json.dumps(release)}] = {render_finder_data(release, data)};\n"
     )
 
 
@@ -502,7 +509,13 @@ def render_finder_index() -> str:
 def generated_files() -> list[tuple[str, str]]:
     """Every file the finder adds to the built site, as (path, content): the index, then one
     data file per release."""
+    # The releases are independent: one process each, so a multi-core machine builds them
+    # side by side (the output does not depend on where it was computed).
+    from concurrent.futures import ProcessPoolExecutor
+
+    with ProcessPoolExecutor(max_workers=len(FINDER_RELEASES)) as pool:
+        scripts = list(pool.map(render_finder_script, FINDER_RELEASES))
     return [
         (INDEX_PATH, render_finder_index()),
-        *((data_path(release), render_finder_script(release)) for release in FINDER_RELEASES),
+        *zip(map(data_path, FINDER_RELEASES), scripts, strict=True),
     ]

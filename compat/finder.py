@@ -454,7 +454,6 @@ def finder_data(release: str = FINDER_RELEASES[0]) -> dict[str, Any]:
         "verdicts": list(VERDICTS),
         "severities": [severity.value for severity in _SEVERITIES],
         "speculative_algorithm": SPECULATIVE_ALGORITHM,
-        "release": FINDER_RELEASE,
         "strings": strings.values,
         "findings": [list(finding) for finding in findings.values],
         "outcomes": [column.values for column in outcomes],

@@ -170,7 +170,6 @@
       .map(function (axis, i) {
         return optionOf(axis, selects[i]).args;
       })
-      .concat(["--sglang-version " + data.release])
       .filter(Boolean)
       .join(" ");
   }

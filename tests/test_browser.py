@@ -343,7 +343,36 @@ def test_the_release_menu_switches_the_option_space_and_the_verdicts(
             assert command.startswith(f"compat check --sglang-version {release} ")
             assert command.count("--sglang-version") == 1
     _switch_release(page, NEWEST)
-    _select(page, {axis.id: axis.initial for axis in finder_options(NEWEST)})
+    initial = {axis.id: axis.initial for axis in finder_options(NEWEST)}
+    # The newest release's pairs: fa4 prefill with each decode backend, as check() has them.
+    pair = {**initial, "arch": "mha"}
+    _select(page, pair)
+    page.select_option("select[data-prefill]", label="fa4")
+    shown = _shown_rows(page)
+    assert sorted(shown) == sorted(set(finder_backends(NEWEST)) - {"fa4"})
+    for decode, row in shown.items():
+        report = check(
+            AttentionConfig(
+                prefill_attention_backend="fa4",
+                decode_attention_backend=decode,
+                **_menu_fields(pair, NEWEST),
+            )
+        )
+        assert row == _expected(report), decode
+    page.select_option("select[data-prefill]", value="")
+    # Where nothing passes, the newest release's fixes are the guard's.
+    hopper = {**initial, "gpu": "h100"}
+    _select(page, hopper)
+    fields = _menu_fields(hopper, NEWEST)
+    assert not any(
+        check(AttentionConfig(attention_backend=b, **fields)).ok for b in finder_backends(NEWEST)
+    )
+    fixes = page.eval_on_selector_all(
+        ".compat-finder-fix code", "nodes => nodes.map(n => n.textContent)"
+    )
+    suggestions = check(AttentionConfig(**fields)).suggestions
+    assert fixes and fixes == [s.summary for s in suggestions[: len(fixes)]]
+    _select(page, initial)
     ARTIFACTS.mkdir(exist_ok=True)
     page.screenshot(path=str(ARTIFACTS / "finder-newest.png"), full_page=True)
     watched.assert_local_only()

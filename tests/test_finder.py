@@ -22,14 +22,16 @@ from compat.finder import (
     FINDER_RELEASES,
     INDEX_GLOBAL,
     INDEX_PATH,
+    Row,
     data_path,
     finder_data,
     finder_options,
+    finding_order,
     render_finder_data,
     render_finder_script,
 )
 from compat.gpus import GPUS, find_gpu
-from compat.releases import NEWEST, RELEASES, release_matrix
+from compat.releases import NEWEST, RELEASE_NAMES, RELEASES, release_matrix
 from compat.vocab import KV_DTYPE_SPELLINGS, Platform
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -104,12 +106,32 @@ def _number(data: dict[str, Any], text: str) -> int:
     return value
 
 
+def _numbers(data: dict[str, Any], text: str, width: int) -> list[int]:
+    return [_number(data, text[i : i + width]) for i in range(0, len(text), width)]
+
+
 def _outcome(data: dict[str, Any], index: int, column: int) -> tuple[int, list[int]]:
-    width, widths = data["width"], data["widths"]
-    start = index * sum(widths) + sum(widths[:column])
-    text = data["outcomes"][column][_number(data, data["results"][start : start + widths[column]])]
-    ids = [_number(data, text[i : i + width]) for i in range(1, len(text), width)]
-    return int(text[0]), ids
+    """One cell, decoded as finder_data's docstring lays it out: the block's set and the
+    cell's part, finding ids in increasing order."""
+    widths = data["widths"]
+    block, position = divmod(index, data["block"])
+    start = (block * len(data["columns"]) + column) * (widths["set"] + widths["block"])
+    refs = data["results"][start : start + widths["set"] + widths["block"]]
+    shared = data["sets"][_number(data, refs[: widths["set"]])]
+    parts = data["blocks"][_number(data, refs[widths["set"] :])]
+    part = data["parts"][
+        _number(data, parts[position * widths["part"] : (position + 1) * widths["part"]])
+    ]
+    ids = _numbers(data, shared, widths["finding"]) + _numbers(data, part[1:], widths["finding"])
+    return int(part[0]), sorted(ids)
+
+
+def _fixes(data: dict[str, Any], index: int) -> list[tuple[str, str]] | None:
+    width = data["widths"]["fixes"]
+    number = _number(data, data["fixes"][index * width : (index + 1) * width])
+    if number == 0:
+        return None
+    return [(data["strings"][a], data["strings"][b]) for a, b in data["fixlists"][number - 1]]
 
 
 def _stored(data: dict[str, Any], index: int, backend: int) -> tuple[str, list[tuple[str, ...]]]:
@@ -174,7 +196,8 @@ def test_the_releases_differ_where_sglang_changed() -> None:
     """Newest first; 0.5.7 has fp4_e2m1, the newest nvfp4 and not fp4_e2m1; only accepted
     backends are offered."""
     assert FINDER_RELEASES[0] == NEWEST and "0.5.7" in FINDER_RELEASES
-    assert len(set(FINDER_RELEASES)) == len(FINDER_RELEASES)
+    order = [RELEASE_NAMES.index(release) for release in FINDER_RELEASES]
+    assert order == sorted(set(order), reverse=True), "newest first, each once"
     kv = {
         r: [o.value for o in finder_options(r)[AXIS_ORDER.index("kv_cache_dtype")].options]
         for r in FINDER_RELEASES
@@ -197,25 +220,34 @@ def test_data_covers_every_combination_and_backend(data: dict[str, Any]) -> None
     assert combinations == 2 * len(classes) * dtypes * 6 * 4
     assert data["backends"] == _accepted(release)
     columns = len(data["columns"])
-    assert len(data["widths"]) == columns
-    for widths, outcomes in zip(data["widths"], data["outcomes"], strict=True):
-        assert len(outcomes) <= len(data["digits"]) ** widths
-    assert len(data["results"]) == combinations * sum(data["widths"])
+    widths = data["widths"]
+    # Each table's numbers have as few digits as its size allows.
+    for table, key in (("findings", "finding"), ("sets", "set"), ("parts", "part")):
+        assert 64 ** (widths[key] - 1) < len(data[table]) <= 64 ** widths[key] or widths[key] == 1
+    assert len(data["blocks"]) <= 64 ** widths["block"]
+    assert len(data["fixlists"]) + 1 <= 64 ** widths["fixes"]
+    # A block is every page size and topk of one arch, hardware class and dtype.
+    assert data["block"] == 6 * 4 and combinations % data["block"] == 0
+    blocks = combinations // data["block"]
+    assert len(data["results"]) == blocks * columns * (widths["set"] + widths["block"])
+    assert all(len(entry) == data["block"] * widths["part"] for entry in data["blocks"])
+    assert len(data["fixes"]) == combinations * widths["fixes"]
     assert len(data["defaults"]) == 2 * combinations
     backends = len(data["backends"])
     assert [column for column in data["columns"][:backends]] == [[-1, b] for b in range(backends)]
     for index in range(0, combinations, 7):
         for column in range(columns):
-            _outcome(data, index, column)  # every number decodes to a stored outcome
+            _outcome(data, index, column)  # every number decodes to a stored entry
     findings = len(data["findings"])
     strings = len(data["strings"])
     assert all(0 <= s < strings for finding in data["findings"] for s in finding[1:])
-    # Deduplicated: every string, finding and outcome is stored once.
-    assert len(set(data["strings"])) == strings
+    # Deduplicated: every string, finding, set, part, block and fix list is stored once.
+    for table in ("strings", "sets", "parts", "blocks"):
+        assert len(set(data[table])) == len(data[table]), table
     assert len({tuple(f) for f in data["findings"]}) == findings
-    assert all(len(set(column)) == len(column) for column in data["outcomes"])
+    assert len({json.dumps(f) for f in data["fixlists"]}) == len(data["fixlists"])
     # Every verdict occurs somewhere in the space.
-    verdicts = {int(text[0]) for column in data["outcomes"] for text in column}
+    verdicts = {int(text[0]) for text in data["parts"]}
     assert {data["verdicts"][v] for v in verdicts} == set(data["verdicts"])
 
 
@@ -251,10 +283,12 @@ def test_one_backend_over_the_whole_space(data: dict[str, Any]) -> None:
 def test_errors_come_first_and_verdicts_match_severities(data: dict[str, Any]) -> None:
     order = {name: rank for rank, name in enumerate(data["severities"])}
     assert list(order) == ["error", "warning", "info"]
-    width = data["width"]
-    for text in (text for column in data["outcomes"] for text in column):
-        verdict = int(text[0])
-        ids = [_number(data, text[i : i + width]) for i in range(1, len(text), width)]
+    cells = {
+        (verdict, tuple(ids))
+        for index in range(0, math.prod(_radix(data)), 5)
+        for verdict, ids in (_outcome(data, index, c) for c in range(len(data["columns"])))
+    }
+    for verdict, ids in cells:
         severities = [data["findings"][i][0] for i in ids]
         assert severities == sorted(severities)
         names = {data["severities"][s] for s in severities}
@@ -289,7 +323,7 @@ def test_rendering_is_deterministic_and_small(data: dict[str, Any]) -> None:
     script = render_finder_script(release, data)
     assert f"window.{DATA_GLOBAL}[{json.dumps(release)}] = {text};\n" in script
     # The budget holds for each release's file on its own.
-    assert len(script.encode("utf-8")) < MAX_BYTES
+    assert len(script.encode("utf-8")) <= MAX_BYTES
 
 
 def test_import_compat_stays_light() -> None:
@@ -375,27 +409,24 @@ def test_pairs_equal_check_or_name_the_prefill_refusal(data: dict[str, Any]) -> 
 
 
 def test_fa4_prefill_with_an_fp4_cache_on_b200(data: dict[str, Any]) -> None:
-    """PR #14467's headline case: the decode partners of fa4 prefill, as check() has them,
-    with the release's first FP4 dtype."""
-    wanted = {
-        "arch": "mha",
-        "gpu": "b200",
-        "kv_cache_dtype": finder_options(data["release"])[2].initial,
-        "page_size": "",
-        "topk": "",
-    }
+    """PR #14467's headline case: the decode partners of fa4 prefill with an FP4 cache, as
+    check() has them."""
+    # SGLang runs nvfp4 only on the backends it lists for it, no fa4 pair among them: where
+    # a release has no fp4_e2m1 (0.5.21 on), the question is asked with fp4_mx_block16.
+    offered = [option.value for option in finder_options(data["release"])[2].options]
+    kv = next(name for name in ("fp4_e2m1", "fp4_mx_block16") if name in offered)
+    wanted = {"arch": "mha", "gpu": "b200", "kv_cache_dtype": kv, "page_size": "", "topk": ""}
     index = next(i for i in range(math.prod(_radix(data))) if _combination(data, i) == wanted)
     fa4 = data["backends"].index("fa4")
     passing = set()
     for column, (prefill, decode) in enumerate(data["columns"]):
         if prefill == fa4:
             verdict, _ = _stored(data, index, column)
-            if verdict != "incompatible":
+            report = check(_pair_config(data, index, column))
+            assert (verdict != "incompatible") == report.ok, data["backends"][decode]
+            if report.ok:
                 passing.add(data["backends"][decode])
     assert passing and "trtllm_mha" not in passing
-    for name in passing:
-        column = data["columns"].index([fa4, data["backends"].index(name)])
-        assert check(_pair_config(data, index, column)).ok
 
 
 def test_fixes_where_nothing_passes_are_the_guards_suggestions(data: dict[str, Any]) -> None:
@@ -404,9 +435,22 @@ def test_fixes_where_nothing_passes_are_the_guards_suggestions(data: dict[str, A
     nothing_passes = {
         i for i in range(count) if all(_outcome(data, i, b)[0] == 2 for b in range(backends))
     }
-    assert set(map(int, data["fixes"])) == nothing_passes
-    for key in sorted(data["fixes"], key=int)[::97]:
-        fields = _fields(_combination(data, int(key)), data["release"])
+    fixed = [i for i in range(count) if _fixes(data, i) is not None]
+    assert set(fixed) == nothing_passes
+    for index in fixed[::97]:
+        fields = _fields(_combination(data, index), data["release"])
         suggestions = check(AttentionConfig(**fields)).suggestions
-        stored = [(data["strings"][a], data["strings"][b]) for a, b in data["fixes"][key]]
-        assert stored == [(s.summary, s.reason) for s in suggestions[: len(stored)]]
+        stored = _fixes(data, index)
+        assert stored and stored == [(s.summary, s.reason) for s in suggestions[: len(stored)]]
+
+
+def test_finding_ids_follow_the_guards_order_or_the_build_fails() -> None:
+    """A cell's findings are shown in id order, so ids must fit every cell's order."""
+    a, b, c = ((0, rule, "m", "prefill+decode") for rule in "abc")
+
+    def rows(*cells: tuple[Any, ...]) -> list[Row]:
+        return [Row(tuple((2, cell) for cell in cells), "", (None, None), None)]
+
+    assert finding_order(rows((b, c), (a, b), (a, c))) == [a, b, c]
+    with pytest.raises(ValueError, match="both orders"):
+        finding_order(rows((a, b), (b, c), (c, a)))

@@ -72,19 +72,13 @@
     };
     loadScript(entry.file, has, function () {
       var data = window[DATA_GLOBAL][entry.release];
-      if (!data.offsets) prepare(data);
+      if (!data.pairPrefills) prepare(data);
       done(data);
     }, failed);
   }
 
-  // Per-data lookups computed once: where each column's number starts within a combination.
+  // Per-data lookups computed once: the prefill backends that have pair columns.
   function prepare(data) {
-    data.offsets = [];
-    data.stride = 0;
-    data.widths.forEach(function (width) {
-      data.offsets.push(data.stride);
-      data.stride += width;
-    });
     data.pairPrefills = [];
     data.columns.forEach(function (column) {
       if (column[0] >= 0 && data.pairPrefills.indexOf(column[0]) < 0) data.pairPrefills.push(column[0]);
@@ -137,11 +131,17 @@
     });
   }
 
-  // Fixed-width base-64 numbers (data.digits, data.width digits each).
+  // The data's numbers: base 64 in data.digits, `width` digits each (data.widths[table]).
   function numberAt(data, text, position, width) {
     var value = 0;
     for (var i = 0; i < width; i++) value = value * 64 + data.digits.indexOf(text.charAt(position + i));
     return value;
+  }
+
+  function numbersOf(data, text, width) {
+    var numbers = [];
+    for (var i = 0; i < text.length; i += width) numbers.push(numberAt(data, text, i, width));
+    return numbers;
   }
 
   function optionOf(axis, select) {
@@ -191,13 +191,29 @@
     return item;
   }
 
+  // One cell, as compat.finder.finder_data lays it out: the combination's block holds, per
+  // column, a set (finding ids every cell of the block shares) and a block entry (one part
+  // per cell: the verdict's digit and the cell's other finding ids). The cell's findings
+  // are both, in id order (the ids are numbered in the order the guard reports them).
   function outcomeAt(data, index, column) {
-    var width = data.width;
-    var id = numberAt(data, data.results, index * data.stride + data.offsets[column], data.widths[column]);
-    var text = data.outcomes[column][id];
-    var ids = [];
-    for (var i = 1; i < text.length; i += width) ids.push(numberAt(data, text, i, width));
-    return { rank: Number(text.charAt(0)), ids: ids };
+    var w = data.widths;
+    var block = Math.floor(index / data.block);
+    var at = (block * data.columns.length + column) * (w.set + w.block);
+    var set = data.sets[numberAt(data, data.results, at, w.set)];
+    var parts = data.blocks[numberAt(data, data.results, at + w.set, w.block)];
+    var part = data.parts[numberAt(data, parts, (index % data.block) * w.part, w.part)];
+    var ids = numbersOf(data, set, w.finding).concat(numbersOf(data, part.slice(1), w.finding));
+    ids.sort(function (x, y) {
+      return x - y;
+    });
+    return { rank: Number(part.charAt(0)), ids: ids };
+  }
+
+  // The guard's fixes for the default launch where no backend passes, else null.
+  function fixesAt(data, index) {
+    var w = data.widths.fixes;
+    var number = numberAt(data, data.fixes, index * w, w);
+    return number ? data.fixlists[number - 1] : null;
   }
 
   function reasonList(data, ids, phaseNotes) {
@@ -260,7 +276,7 @@
         summary.appendChild(document.createTextNode("."));
       }
     }
-    var fixes = data.fixes[String(index)];
+    var fixes = fixesAt(data, index);
     if (chosen < 0 && fixes && fixes.length) {
       output.appendChild(element("p", "compat-finder-fixes-intro", "No backend passes as selected. Fixes the guard checked for SGLang's default launch, fewest changes first:"));
       var fixList = output.appendChild(element("ul", "compat-finder-fixes"));

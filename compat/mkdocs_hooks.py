@@ -84,13 +84,16 @@ def _staleness(page: Path, content: str, label: str) -> Staleness:
 
 
 def on_files(files: Files, config: MkDocsConfig) -> Files:
-    """Add the finder's data script, freshly computed from the matrix and the guard."""
-    from compat.finder import DATA_PATH, render_finder_script
+    """Add the finder's release index and one data script per release, freshly computed
+    from the matrix and the guard; refuse a committed copy of any of them."""
+    from compat.finder import FINDER_RELEASES, INDEX_PATH, data_path, generated_files
 
-    if files.get_file_from_path(DATA_PATH) is not None:
-        raise PluginError(
-            f"{Path(config.docs_dir).name}/{DATA_PATH} must not exist: the finder's data is "
-            "generated at build time. Delete the file."
-        )
-    files.append(File.generated(config, DATA_PATH, content=render_finder_script()))
+    for path in (INDEX_PATH, *map(data_path, FINDER_RELEASES)):
+        if files.get_file_from_path(path) is not None:
+            raise PluginError(
+                f"{Path(config.docs_dir).name}/{path} must not exist: the finder's data is "
+                "generated at build time. Delete the file."
+            )
+    for path, content in generated_files():
+        files.append(File.generated(config, path, content=content))
     return files

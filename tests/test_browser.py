@@ -22,8 +22,9 @@ import pytest
 
 from compat import AttentionConfig, Report, check
 from compat.config import speculation_with_topk
-from compat.finder import FINDER_RELEASE, finder_options
+from compat.finder import FINDER_RELEASES, data_path, finder_backends, finder_options
 from compat.matrix import MATRIX
+from compat.releases import NEWEST
 from compat.vocab import Arch
 
 pytestmark = pytest.mark.browser
@@ -206,16 +207,26 @@ def _shown_rows(page: Any) -> dict[str, tuple[str, list[str]]]:
     return shown
 
 
-def _open_finder(page: Any, url: str) -> None:
+def _open_finder(page: Any, url: str, release: str | None = "0.5.7") -> None:
+    """Opens the finder; with `release`, switches to it (the tests' selections are 0.5.7's
+    unless they say otherwise)."""
     page.goto(url)
     page.wait_for_selector("#compat-finder[data-ready='true']")
     page.wait_for_selector("#compat-finder-results tr[data-backend]")
+    if release is not None:
+        _switch_release(page, release)
+
+
+def _switch_release(page: Any, release: str) -> None:
+    page.select_option("select[data-release]", release)
+    page.wait_for_selector(f"#compat-finder-results[data-release='{release}']")
+    page.wait_for_selector("#compat-finder[data-ready='true']")
 
 
 def test_finder_shows_the_guards_verdict_for_every_backend(base_url: str, watched: Watched) -> None:
     page = watched.page
     _open_finder(page, f"{base_url}/finder/")
-    initial = {axis.id: axis.initial for axis in finder_options()}
+    initial = {axis.id: axis.initial for axis in finder_options("0.5.7")}
     for axis_id, value in initial.items():
         assert page.input_value(f"select[data-axis='{axis_id}']") == value
     assert initial["arch"] == "mla" and initial["kv_cache_dtype"] == "fp4_e2m1"
@@ -234,8 +245,8 @@ def test_finder_shows_the_guards_verdict_for_every_backend(base_url: str, watche
         shown = _shown_rows(page)
         assert sorted(shown) == sorted(MATRIX.backend_names)
         for backend in MATRIX.backend_names:
-            report = check(AttentionConfig(attention_backend=backend, **fields))
-            expected = _expected(report)
+            config = AttentionConfig(attention_backend=backend, sglang_version="0.5.7", **fields)
+            expected = _expected(check(config))
             assert shown[backend] == expected, (menus, backend, shown[backend], expected)
             checked_rules.update(expected[1])
             verdicts_seen.add(expected[0])
@@ -254,6 +265,116 @@ def test_finder_shows_the_guards_verdict_for_every_backend(base_url: str, watche
         page.select_option(f"select[data-axis='{axis_id}']", value)
     ARTIFACTS.mkdir(exist_ok=True)
     page.screenshot(path=str(ARTIFACTS / "finder.png"), full_page=True)
+    watched.assert_local_only()
+
+
+NEWEST_SELECTIONS: list[dict[str, str]] = [
+    {"arch": "mla", "gpu": "b200", "kv_cache_dtype": "nvfp4", "page_size": "", "topk": ""},
+    {"arch": "mha", "gpu": "b200", "kv_cache_dtype": "nvfp4", "page_size": "16", "topk": "2"},
+    {"arch": "mha", "gpu": "h100", "kv_cache_dtype": "mxfp8", "page_size": "", "topk": "1"},
+    {"arch": "mla", "gpu": "mi300x", "kv_cache_dtype": "auto", "page_size": "64", "topk": ""},
+]
+
+
+def _menu_fields(menus: dict[str, str], release: str) -> dict[str, Any]:
+    """AttentionConfig fields for menu values, from the option labels' own GPU table."""
+    from compat.gpus import find_gpu
+
+    fields: dict[str, Any] = {
+        "sglang_version": release,
+        "attention_arch": menus["arch"],
+        "kv_cache_dtype": menus["kv_cache_dtype"],
+    }
+    gpu = find_gpu(menus["gpu"].replace("-", " "))
+    assert gpu is not None
+    fields["platform"] = gpu.platform.value
+    if gpu.capability is not None:
+        fields["compute_capability"] = gpu.capability
+    if menus["page_size"]:
+        fields["page_size"] = int(menus["page_size"])
+    if menus["topk"]:
+        fields.update(speculation_with_topk(int(menus["topk"])))
+    return fields
+
+
+def _kv_options(page: Any) -> list[str]:
+    return page.eval_on_selector_all(
+        "select[data-axis='kv_cache_dtype'] option", "nodes => nodes.map(n => n.value)"
+    )
+
+
+def test_the_release_menu_switches_the_option_space_and_the_verdicts(
+    base_url: str, watched: Watched
+) -> None:
+    """Newest first and selected on load; switching loads that release's own file, whose KV
+    dtypes, backends and verdicts are that release's."""
+    page = watched.page
+    _open_finder(page, f"{base_url}/finder/", release=None)
+    releases = page.eval_on_selector_all(
+        "select[data-release] option", "nodes => nodes.map(n => n.value)"
+    )
+    assert releases == list(FINDER_RELEASES) and releases[0] == NEWEST
+    assert page.input_value("select[data-release]") == NEWEST
+    loaded = [url for url in watched.requests if "finder-data-" in url]
+    assert [urlsplit(url).path.rsplit("/", 1)[1] for url in loaded] == [
+        data_path(NEWEST).rsplit("/", 1)[1]
+    ], "only the selected release's data loads on open"
+    assert "nvfp4" in _kv_options(page) and "fp4_e2m1" not in _kv_options(page)
+    for release, selections in (
+        (NEWEST, NEWEST_SELECTIONS),
+        ("0.5.7", [menus for menus, _ in SELECTIONS[:2]]),
+    ):
+        _switch_release(page, release)
+        kv = _kv_options(page)
+        assert ("fp4_e2m1" in kv) == (release == "0.5.7")
+        assert ("nvfp4" in kv) == (release != "0.5.7")
+        initial = {axis.id: axis.initial for axis in finder_options(release)}
+        for menus in selections:
+            wanted = {**initial, **menus}
+            _select(page, wanted)
+            shown = _shown_rows(page)
+            assert sorted(shown) == sorted(finder_backends(release))
+            fields = _menu_fields(wanted, release)
+            for backend in shown:
+                report = check(AttentionConfig(attention_backend=backend, **fields))
+                assert shown[backend] == _expected(report), (release, menus, backend)
+            command = page.inner_text(".md-content .highlight code")
+            # The command names the release once, so `compat check` gets the same verdicts.
+            assert command.startswith(f"compat check --sglang-version {release} ")
+            assert command.count("--sglang-version") == 1
+    _switch_release(page, NEWEST)
+    initial = {axis.id: axis.initial for axis in finder_options(NEWEST)}
+    # The newest release's pairs: fa4 prefill with each decode backend, as check() has them.
+    pair = {**initial, "arch": "mha"}
+    _select(page, pair)
+    page.select_option("select[data-prefill]", label="fa4")
+    shown = _shown_rows(page)
+    assert sorted(shown) == sorted(set(finder_backends(NEWEST)) - {"fa4"})
+    for decode, row in shown.items():
+        report = check(
+            AttentionConfig(
+                prefill_attention_backend="fa4",
+                decode_attention_backend=decode,
+                **_menu_fields(pair, NEWEST),
+            )
+        )
+        assert row == _expected(report), decode
+    page.select_option("select[data-prefill]", value="")
+    # Where nothing passes, the newest release's fixes are the guard's.
+    hopper = {**initial, "gpu": "h100"}
+    _select(page, hopper)
+    fields = _menu_fields(hopper, NEWEST)
+    assert not any(
+        check(AttentionConfig(attention_backend=b, **fields)).ok for b in finder_backends(NEWEST)
+    )
+    fixes = page.eval_on_selector_all(
+        ".compat-finder-fix code", "nodes => nodes.map(n => n.textContent)"
+    )
+    suggestions = check(AttentionConfig(**fields)).suggestions
+    assert fixes and fixes == [s.summary for s in suggestions[: len(fixes)]]
+    _select(page, initial)
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / "finder-newest.png"), full_page=True)
     watched.assert_local_only()
 
 
@@ -311,6 +432,7 @@ def test_matrix_tables_sort_on_header_click(base_url: str, watched: Watched) -> 
 
 FA4_CASE = {"arch": "mha", "gpu": "b200", "kv_cache_dtype": "fp4_e2m1", "page_size": "", "topk": ""}
 FA4_FIELDS: dict[str, Any] = {
+    "sglang_version": "0.5.7",
     "attention_arch": "mha",
     "platform": "cuda",
     "compute_capability": (10, 0),
@@ -373,8 +495,9 @@ def test_the_command_is_ready_to_paste_and_has_a_copy_button(
     _select(page, {"arch": "mla", "gpu": "b200", "kv_cache_dtype": "fp4_e2m1"})
     command = page.inner_text(".md-content .highlight code").strip()
     assert "NAME" not in command and command.startswith("compat check ")
-    # The verdicts are those of one release: the command names it, so it gets the same ones.
-    assert f"--sglang-version {FINDER_RELEASE} " in command
+    # The verdicts are those of the selected release: the command names it first, so it
+    # gets the same ones.
+    assert command.startswith("compat check --sglang-version 0.5.7 ")
     first = page.eval_on_selector(
         "#compat-finder-results tr[data-backend]", "row => row.dataset.backend"
     )
@@ -382,6 +505,7 @@ def test_the_command_is_ready_to_paste_and_has_a_copy_button(
     # SGLang's default for this selection leads the compatible rows.
     unset = check(
         AttentionConfig(
+            sglang_version="0.5.7",
             attention_arch="mla",
             platform="cuda",
             compute_capability=(10, 0),
@@ -418,6 +542,7 @@ def test_nothing_passes_shows_checked_multi_flag_fixes(base_url: str, watched: W
     )
     unset = check(
         AttentionConfig(
+            sglang_version="0.5.7",
             attention_arch="mla",
             platform="cuda",
             compute_capability=(10, 0),
@@ -460,11 +585,16 @@ def test_phone_layout_keeps_the_reasons_on_screen(base_url: str, browser: Any) -
 def test_payload_size_and_time_to_first_verdict(
     base_url: str, site: Path, watched: Watched
 ) -> None:
-    """All data for every selection, pairs included, within budget; a verdict soon after load."""
-    payload = (site / "javascripts" / "finder-data.js").stat().st_size
+    """Each release's data, pairs included, within budget; a verdict soon after load."""
+    payloads = {r: (site / data_path(r)).stat().st_size for r in FINDER_RELEASES}
     page = watched.page
-    sizes: list[int] = []
-    page.on("response", lambda r: sizes.append(len(r.body())) if "finder-data" in r.url else None)
+    sizes: dict[str, int] = {}
+
+    def record(response: Any) -> None:
+        if "finder-data-" in response.url:
+            sizes[urlsplit(response.url).path.rsplit("/", 1)[1]] = len(response.body())
+
+    page.on("response", record)
     timings = []
     for _ in range(3):
         page.goto(f"{base_url}/finder/")
@@ -474,9 +604,15 @@ def test_payload_size_and_time_to_first_verdict(
             "performance.getEntriesByType('navigation')[0].domContentLoadedEventEnd"
         )
         timings.append(first - loaded)
-    assert sizes and max(sizes) == payload <= PAYLOAD_BUDGET, (payload, sizes)
+    _switch_release(page, "0.5.7")
+    assert sizes == {data_path(r).rsplit("/", 1)[1]: payloads[r] for r in FINDER_RELEASES}
+    assert max(payloads.values()) <= PAYLOAD_BUDGET, payloads
     best = min(timings)
-    report = f"finder payload {payload} bytes; first verdict {best:.0f} ms after DOMContentLoaded"
+    report = (
+        "finder payload per release: "
+        + ", ".join(f"{r} {size} bytes" for r, size in payloads.items())
+        + f"; first verdict {best:.0f} ms after DOMContentLoaded"
+    )
     ARTIFACTS.mkdir(exist_ok=True)
     (ARTIFACTS / "finder-metrics.txt").write_text(report + f" (runs: {timings})\n")
     assert best <= FIRST_VERDICT_BUDGET_MS, report

@@ -8,6 +8,7 @@ import os
 import random
 import subprocess
 import sys
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -18,16 +19,19 @@ from compat.config import speculation_with_topk
 from compat.finder import (
     AXIS_ORDER,
     DATA_GLOBAL,
-    DATA_PATH,
-    FINDER_RELEASE,
+    FINDER_RELEASES,
+    INDEX_GLOBAL,
+    INDEX_PATH,
+    Row,
+    data_path,
     finder_data,
     finder_options,
+    finding_order,
     render_finder_data,
     render_finder_script,
 )
 from compat.gpus import GPUS, find_gpu
-from compat.matrix import MATRIX
-from compat.releases import RELEASES
+from compat.releases import NEWEST, RELEASE_NAMES, RELEASES, release_matrix
 from compat.vocab import KV_DTYPE_SPELLINGS, Platform
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -35,15 +39,27 @@ MAX_BYTES = 500_000
 """The issue's budget: all the finder's data, pairs included, uncompressed."""
 
 
-@pytest.fixture(scope="module")
-def data() -> dict[str, Any]:
-    return finder_data()
+@cache
+def _data(release: str) -> dict[str, Any]:
+    return finder_data(release)
 
 
-def _fields(values: dict[str, str]) -> dict[str, Any]:
+@pytest.fixture(scope="module", params=FINDER_RELEASES)
+def data(request: pytest.FixtureRequest) -> dict[str, Any]:
+    return _data(request.param)
+
+
+def _accepted(release: str) -> list[str]:
+    """The backends a release's `--attention-backend` accepts that the release's matrix has."""
+    choices = set(RELEASES[release].backend_choices)
+    return [name for name in release_matrix(release).backend_names if name in choices]
+
+
+def _fields(values: dict[str, str], release: str) -> dict[str, Any]:
     """The AttentionConfig fields for one combination of menu values, worked out here
     independently of compat.finder's own mapping."""
     fields: dict[str, Any] = {
+        "sglang_version": release,
         "attention_arch": values["arch"],
         "kv_cache_dtype": values["kv_cache_dtype"],
     }
@@ -90,12 +106,32 @@ def _number(data: dict[str, Any], text: str) -> int:
     return value
 
 
+def _numbers(data: dict[str, Any], text: str, width: int) -> list[int]:
+    return [_number(data, text[i : i + width]) for i in range(0, len(text), width)]
+
+
 def _outcome(data: dict[str, Any], index: int, column: int) -> tuple[int, list[int]]:
-    width = data["width"]
-    start = (index * len(data["columns"]) + column) * width
-    text = data["outcomes"][column][_number(data, data["results"][start : start + width])]
-    ids = [_number(data, text[i : i + width]) for i in range(1, len(text), width)]
-    return int(text[0]), ids
+    """One cell, decoded as finder_data's docstring lays it out: the block's set and the
+    cell's part, finding ids in increasing order."""
+    widths = data["widths"]
+    block, position = divmod(index, data["block"])
+    start = (block * len(data["columns"]) + column) * (widths["set"] + widths["block"])
+    refs = data["results"][start : start + widths["set"] + widths["block"]]
+    shared = data["sets"][_number(data, refs[: widths["set"]])]
+    parts = data["blocks"][_number(data, refs[widths["set"] :])]
+    part = data["parts"][
+        _number(data, parts[position * widths["part"] : (position + 1) * widths["part"]])
+    ]
+    ids = _numbers(data, shared, widths["finding"]) + _numbers(data, part[1:], widths["finding"])
+    return int(part[0]), sorted(ids)
+
+
+def _fixes(data: dict[str, Any], index: int) -> list[tuple[str, str]] | None:
+    width = data["widths"]["fixes"]
+    number = _number(data, data["fixes"][index * width : (index + 1) * width])
+    if number == 0:
+        return None
+    return [(data["strings"][a], data["strings"][b]) for a, b in data["fixlists"][number - 1]]
 
 
 def _stored(data: dict[str, Any], index: int, backend: int) -> tuple[str, list[tuple[str, ...]]]:
@@ -118,11 +154,12 @@ def _expected(report: Report) -> tuple[str, list[tuple[str, ...]]]:
     ]
 
 
-def test_option_space_derives_from_the_vocabulary_and_the_matrix() -> None:
-    axes = {axis.id: axis for axis in finder_options()}
+@pytest.mark.parametrize("release", FINDER_RELEASES)
+def test_option_space_follows_the_release(release: str) -> None:
+    axes = {axis.id: axis for axis in finder_options(release)}
     assert tuple(axes) == AXIS_ORDER
     kv = [option.value for option in axes["kv_cache_dtype"].options]
-    offered = RELEASES[FINDER_RELEASE].kv_choices
+    offered = RELEASES[release].kv_choices
     assert sorted(kv) == sorted(set(offered) - {"bfloat16"})
     assert {KV_DTYPE_SPELLINGS[name] for name in kv} == {KV_DTYPE_SPELLINGS[n] for n in offered}
     gpus = axes["gpu"].options
@@ -135,44 +172,82 @@ def test_option_space_derives_from_the_vocabulary_and_the_matrix() -> None:
         gpu.name.lower().replace(" ", "-") for gpu in GPUS
     ]
     page_sizes = {int(o.value) for o in axes["page_size"].options if o.value}
+    matrix = release_matrix(release)
     named = {
-        s for t in MATRIX.tables for r in t.rows for c in r.cells.values() for s in c.page_sizes
+        s for t in matrix.tables for r in t.rows for c in r.cells.values() for s in c.page_sizes
     }
     assert named | {1} == page_sizes == {1, 16, 32, 64, 128}
     assert [o.value for o in axes["topk"].options] == ["", "1", "2", "4"]
+    for option in axes["topk"].options[1:]:
+        assert dict(option.fields) == speculation_with_topk(int(option.value))
+        assert "--speculative-num-steps" in option.args
     assert [o.value for o in axes["arch"].options] == ["mha", "mla"]
+    fp4 = [name for name in kv if KV_DTYPE_SPELLINGS[name].is_fp4]
     assert {axis_id: axis.initial for axis_id, axis in axes.items()} == {
         "arch": "mla",
         "gpu": "b200",
-        "kv_cache_dtype": "fp4_e2m1",
+        "kv_cache_dtype": fp4[0],
         "page_size": "",
         "topk": "",
     }
 
 
+def test_the_releases_differ_where_sglang_changed() -> None:
+    """Newest first; 0.5.7 has fp4_e2m1, the newest nvfp4 and not fp4_e2m1; only accepted
+    backends are offered."""
+    assert FINDER_RELEASES[0] == NEWEST and "0.5.7" in FINDER_RELEASES
+    order = [RELEASE_NAMES.index(release) for release in FINDER_RELEASES]
+    assert order == sorted(set(order), reverse=True), "newest first, each once"
+    kv = {
+        r: [o.value for o in finder_options(r)[AXIS_ORDER.index("kv_cache_dtype")].options]
+        for r in FINDER_RELEASES
+    }
+    assert "fp4_e2m1" in kv["0.5.7"] and "nvfp4" not in kv["0.5.7"]
+    assert {"nvfp4", "fp4_mx_block16", "mxfp8"} <= set(kv[NEWEST])
+    assert "fp4_e2m1" not in kv[NEWEST]
+    assert finder_options(NEWEST)[2].initial == "nvfp4"
+    assert finder_options("0.5.7")[2].initial == "fp4_e2m1"
+    assert "cutlass_mla" in _accepted("0.5.7") and "cutlass_mla" not in _accepted(NEWEST)
+
+
 def test_data_covers_every_combination_and_backend(data: dict[str, Any]) -> None:
+    release = data["release"]
     combinations = math.prod(_radix(data))
-    classes = {tuple(sorted(dict(o.fields).items())) for o in finder_options()[1].options}
+    options = finder_options(release)
+    classes = {tuple(sorted(dict(o.fields).items())) for o in options[1].options}
     assert data["hardware"] == len(classes)
-    assert combinations == 2 * len(classes) * 5 * 6 * 4
-    assert data["backends"] == list(MATRIX.backend_names)
-    width, columns = data["width"], len(data["columns"])
-    assert len(data["results"]) == combinations * columns * width
+    dtypes = len(set(RELEASES[release].kv_choices) - {"bfloat16"})
+    assert combinations == 2 * len(classes) * dtypes * 6 * 4
+    assert data["backends"] == _accepted(release)
+    columns = len(data["columns"])
+    widths = data["widths"]
+    # Each table's numbers have as few digits as its size allows.
+    for table, key in (("findings", "finding"), ("sets", "set"), ("parts", "part")):
+        assert 64 ** (widths[key] - 1) < len(data[table]) <= 64 ** widths[key] or widths[key] == 1
+    assert len(data["blocks"]) <= 64 ** widths["block"]
+    assert len(data["fixlists"]) + 1 <= 64 ** widths["fixes"]
+    # A block is every page size and topk of one arch, hardware class and dtype.
+    assert data["block"] == 6 * 4 and combinations % data["block"] == 0
+    blocks = combinations // data["block"]
+    assert len(data["results"]) == blocks * columns * (widths["set"] + widths["block"])
+    assert all(len(entry) == data["block"] * widths["part"] for entry in data["blocks"])
+    assert len(data["fixes"]) == combinations * widths["fixes"]
     assert len(data["defaults"]) == 2 * combinations
     backends = len(data["backends"])
     assert [column for column in data["columns"][:backends]] == [[-1, b] for b in range(backends)]
     for index in range(0, combinations, 7):
         for column in range(columns):
-            _outcome(data, index, column)  # every number decodes to a stored outcome
+            _outcome(data, index, column)  # every number decodes to a stored entry
     findings = len(data["findings"])
     strings = len(data["strings"])
     assert all(0 <= s < strings for finding in data["findings"] for s in finding[1:])
-    # Deduplicated: every string, finding and outcome is stored once.
-    assert len(set(data["strings"])) == strings
+    # Deduplicated: every string, finding, set, part, block and fix list is stored once.
+    for table in ("strings", "sets", "parts", "blocks"):
+        assert len(set(data[table])) == len(data[table]), table
     assert len({tuple(f) for f in data["findings"]}) == findings
-    assert all(len(set(column)) == len(column) for column in data["outcomes"])
+    assert len({json.dumps(f) for f in data["fixlists"]}) == len(data["fixlists"])
     # Every verdict occurs somewhere in the space.
-    verdicts = {int(text[0]) for column in data["outcomes"] for text in column}
+    verdicts = {int(text[0]) for text in data["parts"]}
     assert {data["verdicts"][v] for v in verdicts} == set(data["verdicts"])
 
 
@@ -185,7 +260,7 @@ def test_stored_verdicts_and_findings_equal_check(data: dict[str, Any]) -> None:
     assert len(sample) > 100
     for index in sorted(sample):
         values = _combination(data, index)
-        fields = _fields(values)
+        fields = _fields(values, data["release"])
         for b, backend in enumerate(data["backends"]):
             report = check(AttentionConfig(attention_backend=backend, **fields))
             assert _stored(data, index, b) == _expected(report), (values, backend)
@@ -200,7 +275,7 @@ def test_one_backend_over_the_whole_space(data: dict[str, Any]) -> None:
     """Every combination for one backend, so no corner of the index is off by one."""
     b = data["backends"].index("flashinfer")
     for index in range(math.prod(_radix(data))):
-        fields = _fields(_combination(data, index))
+        fields = _fields(_combination(data, index), data["release"])
         report = check(AttentionConfig(attention_backend="flashinfer", **fields))
         assert _stored(data, index, b) == _expected(report)
 
@@ -208,10 +283,12 @@ def test_one_backend_over_the_whole_space(data: dict[str, Any]) -> None:
 def test_errors_come_first_and_verdicts_match_severities(data: dict[str, Any]) -> None:
     order = {name: rank for rank, name in enumerate(data["severities"])}
     assert list(order) == ["error", "warning", "info"]
-    width = data["width"]
-    for text in (text for column in data["outcomes"] for text in column):
-        verdict = int(text[0])
-        ids = [_number(data, text[i : i + width]) for i in range(1, len(text), width)]
+    cells = {
+        (verdict, tuple(ids))
+        for index in range(0, math.prod(_radix(data)), 5)
+        for verdict, ids in (_outcome(data, index, c) for c in range(len(data["columns"])))
+    }
+    for verdict, ids in cells:
         severities = [data["findings"][i][0] for i in ids]
         assert severities == sorted(severities)
         names = {data["severities"][s] for s in severities}
@@ -226,7 +303,8 @@ def test_errors_come_first_and_verdicts_match_severities(data: dict[str, Any]) -
 
 
 def test_rendering_is_deterministic_and_small(data: dict[str, Any]) -> None:
-    text = render_finder_data()
+    release = data["release"]
+    text = render_finder_data(release, data)
     assert json.loads(text) == json.loads(json.dumps(data))
     # Another interpreter, with another hash seed, writes the same bytes.
     other = subprocess.run(
@@ -234,17 +312,18 @@ def test_rendering_is_deterministic_and_small(data: dict[str, Any]) -> None:
             sys.executable,
             "-c",
             "import sys; from compat.finder import render_finder_data as r; "
-            "sys.stdout.buffer.write(r().encode())",
+            f"sys.stdout.buffer.write(r({release!r}).encode())",
         ],
         capture_output=True,
         env={**os.environ, "PYTHONHASHSEED": "12345"},
-        timeout=120,
+        timeout=900,
         check=True,
     )
     assert other.stdout.decode("utf-8") == text
-    script = render_finder_script()  # a second render in this interpreter
-    assert f"window.{DATA_GLOBAL} = {text};\n" in script
-    assert len(script.encode("utf-8")) < MAX_BYTES
+    script = render_finder_script(release, data)
+    assert f"window.{DATA_GLOBAL}[{json.dumps(release)}] = {text};\n" in script
+    # The budget holds for each release's file on its own.
+    assert len(script.encode("utf-8")) <= MAX_BYTES
 
 
 def test_import_compat_stays_light() -> None:
@@ -269,19 +348,32 @@ def test_hook_adds_the_data_to_the_site_and_refuses_a_committed_copy(tmp_path: P
     config = load_config(str(ROOT / "mkdocs.yml"), site_dir=str(tmp_path / "site"))
     # Through MkDocs' own event dispatch, which runs the hooks listed in mkdocs.yml.
     files = config.plugins.on_files(Files([]), config=config)
-    added = files.get_file_from_path(DATA_PATH)
-    assert added is not None
-    assert added.content_string == render_finder_script()
-    assert not (ROOT / "docs" / DATA_PATH).exists()
+    index = files.get_file_from_path(INDEX_PATH)
+    assert index is not None
+    prefix = f"window.{INDEX_GLOBAL} = "
+    line = next(line for line in index.content_string.splitlines() if line.startswith(prefix))
+    listed = json.loads(line.removeprefix(prefix).removesuffix(";"))
+    assert [entry["release"] for entry in listed] == list(FINDER_RELEASES)
+    for entry in listed:
+        path = data_path(entry["release"])
+        assert path.endswith("/" + entry["file"])
+        added = files.get_file_from_path(path)
+        assert added is not None
+        assert added.content_string == render_finder_script(
+            entry["release"], _data(entry["release"])
+        )
+        assert not (ROOT / "docs" / path).exists()
+    assert not (ROOT / "docs" / INDEX_PATH).exists()
 
-    committed = File(DATA_PATH, str(tmp_path), str(tmp_path / "site"), use_directory_urls=True)
-    with pytest.raises(PluginError, match="generated at build time"):
-        config.plugins.on_files(Files([committed]), config=config)
+    for path in (INDEX_PATH, *map(data_path, FINDER_RELEASES)):
+        committed = File(path, str(tmp_path), str(tmp_path / "site"), use_directory_urls=True)
+        with pytest.raises(PluginError, match="generated at build time"):
+            config.plugins.on_files(Files([committed]), config=config)
 
 
 def _pair_config(data: dict[str, Any], index: int, column: int) -> AttentionConfig:
     prefill, decode = (data["backends"][b] for b in data["columns"][column])
-    fields = _fields(_combination(data, index))
+    fields = _fields(_combination(data, index), data["release"])
     return AttentionConfig(
         prefill_attention_backend=prefill, decode_attention_backend=decode, **fields
     )
@@ -317,26 +409,24 @@ def test_pairs_equal_check_or_name_the_prefill_refusal(data: dict[str, Any]) -> 
 
 
 def test_fa4_prefill_with_an_fp4_cache_on_b200(data: dict[str, Any]) -> None:
-    """PR #14467's headline case: the decode partners of fa4 prefill, as check() has them."""
-    wanted = {
-        "arch": "mha",
-        "gpu": "b200",
-        "kv_cache_dtype": "fp4_e2m1",
-        "page_size": "",
-        "topk": "",
-    }
+    """PR #14467's headline case: the decode partners of fa4 prefill with an FP4 cache, as
+    check() has them."""
+    # SGLang runs nvfp4 only on the backends it lists for it, no fa4 pair among them: where
+    # a release has no fp4_e2m1 (0.5.21 on), the question is asked with fp4_mx_block16.
+    offered = [option.value for option in finder_options(data["release"])[2].options]
+    kv = next(name for name in ("fp4_e2m1", "fp4_mx_block16") if name in offered)
+    wanted = {"arch": "mha", "gpu": "b200", "kv_cache_dtype": kv, "page_size": "", "topk": ""}
     index = next(i for i in range(math.prod(_radix(data))) if _combination(data, i) == wanted)
     fa4 = data["backends"].index("fa4")
     passing = set()
     for column, (prefill, decode) in enumerate(data["columns"]):
         if prefill == fa4:
             verdict, _ = _stored(data, index, column)
-            if verdict != "incompatible":
+            report = check(_pair_config(data, index, column))
+            assert (verdict != "incompatible") == report.ok, data["backends"][decode]
+            if report.ok:
                 passing.add(data["backends"][decode])
     assert passing and "trtllm_mha" not in passing
-    for name in passing:
-        column = data["columns"].index([fa4, data["backends"].index(name)])
-        assert check(_pair_config(data, index, column)).ok
 
 
 def test_fixes_where_nothing_passes_are_the_guards_suggestions(data: dict[str, Any]) -> None:
@@ -345,9 +435,22 @@ def test_fixes_where_nothing_passes_are_the_guards_suggestions(data: dict[str, A
     nothing_passes = {
         i for i in range(count) if all(_outcome(data, i, b)[0] == 2 for b in range(backends))
     }
-    assert set(map(int, data["fixes"])) == nothing_passes
-    for key in sorted(data["fixes"], key=int)[::97]:
-        fields = _fields(_combination(data, int(key)))
+    fixed = [i for i in range(count) if _fixes(data, i) is not None]
+    assert set(fixed) == nothing_passes
+    for index in fixed[::97]:
+        fields = _fields(_combination(data, index), data["release"])
         suggestions = check(AttentionConfig(**fields)).suggestions
-        stored = [(data["strings"][a], data["strings"][b]) for a, b in data["fixes"][key]]
-        assert stored == [(s.summary, s.reason) for s in suggestions[: len(stored)]]
+        stored = _fixes(data, index)
+        assert stored and stored == [(s.summary, s.reason) for s in suggestions[: len(stored)]]
+
+
+def test_finding_ids_follow_the_guards_order_or_the_build_fails() -> None:
+    """A cell's findings are shown in id order, so ids must fit every cell's order."""
+    a, b, c = ((0, rule, "m", "prefill+decode") for rule in "abc")
+
+    def rows(*cells: tuple[Any, ...]) -> list[Row]:
+        return [Row(tuple((2, cell) for cell in cells), "", (None, None), None)]
+
+    assert finding_order(rows((b, c), (a, b), (a, c))) == [a, b, c]
+    with pytest.raises(ValueError, match="both orders"):
+        finding_order(rows((a, b), (b, c), (c, a)))

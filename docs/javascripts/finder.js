@@ -2,16 +2,19 @@
  * Compatibility finder: shows the guard's precomputed verdicts for the selected options.
  *
  * This script decides nothing. The site build runs the guard (compat.finder) over every
- * combination of the menus and every backend and writes the results to finder-data.js,
- * which assigns window.COMPAT_FINDER_DATA; here we only fill the menus from that data, look
- * up the selected combination and render it. The data file is loaded on demand, only on the
+ * combination of the menus and every backend, once per offered SGLang release, and writes
+ * finder-releases.js (the releases, newest first, and their data files) and one
+ * finder-data-<release>.js each, which adds window.COMPAT_FINDER_DATA[release]; here we
+ * only fill the menus from that data, look up the selected combination and render it. A
+ * release's file is loaded when it is first selected (the initial one on load), only on the
  * finder page, and as a script rather than with fetch() so the site also works from disk.
  */
 (function () {
   "use strict";
 
   var DATA_GLOBAL = "COMPAT_FINDER_DATA";
-  var DATA_FILE = "finder-data.js";
+  var INDEX_GLOBAL = "COMPAT_FINDER_RELEASES";
+  var INDEX_FILE = "finder-releases.js";
   // Where this script was loaded from; the data file sits next to it.
   var SCRIPT_SRC = document.currentScript ? document.currentScript.src : null;
 
@@ -33,25 +36,53 @@
     return node;
   }
 
-  function loadData(done, failed) {
-    if (window[DATA_GLOBAL]) {
-      done(window[DATA_GLOBAL]);
+  // Loads a generated script next to this one once; `ready()` says whether it has run.
+  function loadScript(file, ready, done, failed) {
+    if (ready()) {
+      done();
       return;
     }
     if (!SCRIPT_SRC) {
-      failed("cannot locate " + DATA_FILE);
+      failed("cannot locate " + file);
       return;
     }
     var script = document.createElement("script");
-    script.src = new URL(DATA_FILE, SCRIPT_SRC).href;
+    script.src = new URL(file, SCRIPT_SRC).href;
     script.onload = function () {
-      if (window[DATA_GLOBAL]) done(window[DATA_GLOBAL]);
-      else failed(DATA_FILE + " did not define the finder's data");
+      if (ready()) done();
+      else failed(file + " did not define the finder's data");
     };
     script.onerror = function () {
       failed("cannot load " + script.src);
     };
     document.head.appendChild(script);
+  }
+
+  function loadIndex(done, failed) {
+    loadScript(INDEX_FILE, function () {
+      return Array.isArray(window[INDEX_GLOBAL]) && window[INDEX_GLOBAL].length > 0;
+    }, function () {
+      done(window[INDEX_GLOBAL]);
+    }, failed);
+  }
+
+  function loadRelease(entry, done, failed) {
+    var has = function () {
+      return Boolean(window[DATA_GLOBAL] && window[DATA_GLOBAL][entry.release]);
+    };
+    loadScript(entry.file, has, function () {
+      var data = window[DATA_GLOBAL][entry.release];
+      if (!data.pairPrefills) prepare(data);
+      done(data);
+    }, failed);
+  }
+
+  // Per-data lookups computed once: the prefill backends that have pair columns.
+  function prepare(data) {
+    data.pairPrefills = [];
+    data.columns.forEach(function (column) {
+      if (column[0] >= 0 && data.pairPrefills.indexOf(column[0]) < 0) data.pairPrefills.push(column[0]);
+    });
   }
 
   function readHash() {
@@ -65,16 +96,19 @@
   }
 
   function writeHash(data, selects, prefillSelect) {
-    var parts = data.axes.map(function (axis, i) {
+    var parts = ["release=" + encodeURIComponent(data.release)];
+    parts = parts.concat(data.axes.map(function (axis, i) {
       return encodeURIComponent(axis.id) + "=" + encodeURIComponent(selects[i].value);
-    });
+    }));
     if (prefillSelect.value !== "") parts.push("prefill=" + data.backends[Number(prefillSelect.value)]);
     if (window.history && window.history.replaceState) {
       window.history.replaceState(null, "", "#" + parts.join("&"));
     }
   }
 
-  function setUpMenus(form, data) {
+  // Fills the menus from one release's data, keeping each current choice the release offers
+  // (else the hash's, else the release's initial one).
+  function setUpMenus(form, data, keep) {
     var wanted = readHash();
     return data.axes.map(function (axis) {
       var select = form.querySelector('select[data-axis="' + axis.id + '"]');
@@ -85,19 +119,29 @@
         node.value = option.value;
         select.appendChild(node);
       });
-      var known = axis.options.some(function (option) {
-        return option.value === wanted[axis.id];
-      });
-      select.value = known ? wanted[axis.id] : axis.initial;
+      var offered = function (value) {
+        return axis.options.some(function (option) {
+          return option.value === value;
+        });
+      };
+      var previous = keep ? keep[axis.id] : undefined;
+      if (previous !== undefined && offered(previous)) select.value = previous;
+      else select.value = offered(wanted[axis.id]) ? wanted[axis.id] : axis.initial;
       return select;
     });
   }
 
-  // Fixed-width base-64 numbers (data.digits, data.width digits each).
+  // The data's numbers: base 64 in data.digits, `width` digits each (data.widths[table]).
   function numberAt(data, text, position, width) {
     var value = 0;
     for (var i = 0; i < width; i++) value = value * 64 + data.digits.indexOf(text.charAt(position + i));
     return value;
+  }
+
+  function numbersOf(data, text, width) {
+    var numbers = [];
+    for (var i = 0; i < text.length; i += width) numbers.push(numberAt(data, text, i, width));
+    return numbers;
   }
 
   function optionOf(axis, select) {
@@ -147,13 +191,29 @@
     return item;
   }
 
+  // One cell, as compat.finder.finder_data lays it out: the combination's block holds, per
+  // column, a set (finding ids every cell of the block shares) and a block entry (one part
+  // per cell: the verdict's digit and the cell's other finding ids). The cell's findings
+  // are both, in id order (the ids are numbered in the order the guard reports them).
   function outcomeAt(data, index, column) {
-    var width = data.width;
-    var id = numberAt(data, data.results, (index * data.columns.length + column) * width, width);
-    var text = data.outcomes[column][id];
-    var ids = [];
-    for (var i = 1; i < text.length; i += width) ids.push(numberAt(data, text, i, width));
-    return { rank: Number(text.charAt(0)), ids: ids };
+    var w = data.widths;
+    var block = Math.floor(index / data.block);
+    var at = (block * data.columns.length + column) * (w.set + w.block);
+    var set = data.sets[numberAt(data, data.results, at, w.set)];
+    var parts = data.blocks[numberAt(data, data.results, at + w.set, w.block)];
+    var part = data.parts[numberAt(data, parts, (index % data.block) * w.part, w.part)];
+    var ids = numbersOf(data, set, w.finding).concat(numbersOf(data, part.slice(1), w.finding));
+    ids.sort(function (x, y) {
+      return x - y;
+    });
+    return { rank: Number(part.charAt(0)), ids: ids };
+  }
+
+  // The guard's fixes for the default launch where no backend passes, else null.
+  function fixesAt(data, index) {
+    var w = data.widths.fixes;
+    var number = numberAt(data, data.fixes, index * w, w);
+    return number ? data.fixlists[number - 1] : null;
   }
 
   function reasonList(data, ids, phaseNotes) {
@@ -216,7 +276,7 @@
         summary.appendChild(document.createTextNode("."));
       }
     }
-    var fixes = data.fixes[String(index)];
+    var fixes = fixesAt(data, index);
     if (chosen < 0 && fixes && fixes.length) {
       output.appendChild(element("p", "compat-finder-fixes-intro", "No backend passes as selected. Fixes the guard checked for SGLang's default launch, fewest changes first:"));
       var fixList = output.appendChild(element("ul", "compat-finder-fixes"));
@@ -268,21 +328,29 @@
     output.dataset.prefill = chosen < 0 ? "" : data.backends[chosen];
   }
 
-  function setUpPrefill(data, select) {
-    data.pairPrefills = [];
-    data.columns.forEach(function (column) {
-      if (column[0] >= 0 && data.pairPrefills.indexOf(column[0]) < 0) data.pairPrefills.push(column[0]);
-    });
+  function setUpPrefill(data, select, keep) {
     select.textContent = "";
     select.appendChild(element("option", null, "same backend for both phases")).value = "";
     data.pairPrefills.forEach(function (b) {
       select.appendChild(element("option", null, data.backends[b])).value = String(b);
     });
-    var wanted = readHash().prefill;
+    var wanted = keep !== undefined ? keep : readHash().prefill;
     var known = data.pairPrefills.some(function (b) {
       return data.backends[b] === wanted;
     });
     select.value = known ? String(data.backends.indexOf(wanted)) : "";
+  }
+
+  function setUpReleases(select, index) {
+    select.textContent = "";
+    index.forEach(function (entry) {
+      select.appendChild(element("option", null, "SGLang " + entry.release)).value = entry.release;
+    });
+    var wanted = readHash().release;
+    var known = index.some(function (entry) {
+      return entry.release === wanted;
+    });
+    select.value = known ? wanted : index[0].release;
   }
 
   function init() {
@@ -290,39 +358,68 @@
     var output = document.getElementById("compat-finder-results");
     if (!form || !output || form.dataset.ready) return;
     form.dataset.ready = "loading";
-    loadData(
-      function (data) {
-        var selects, prefillSelect;
+    var fail = function (message) {
+      output.textContent = "The finder cannot start: " + message;
+    };
+    var releaseSelect = form.querySelector("select[data-release]");
+    var prefillSelect = form.querySelector("select[data-prefill]");
+    if (!releaseSelect || !prefillSelect) {
+      fail("the page has no release or prefill menu");
+      return;
+    }
+    // The page's one code block: Material gives it a copy button, which copies the
+    // text as it is when clicked, so the command below always matches the menus.
+    var command = document.querySelector(".md-content .highlight code");
+    var current = null;
+    var selects = [];
+    var update = function () {
+      if (!current) return;
+      render(current, selects, prefillSelect, output, command);
+      writeHash(current, selects, prefillSelect);
+    };
+    // Shows one release: loads its data if needed, then refills the menus from it.
+    var show = function (entry, first) {
+      var keep = {};
+      selects.forEach(function (select) {
+        keep[select.dataset.axis] = select.value;
+      });
+      var prefill = current && prefillSelect.value !== "" ? current.backends[Number(prefillSelect.value)] : "";
+      form.dataset.ready = "loading";
+      loadRelease(entry, function (data) {
+        if (releaseSelect.value !== data.release) return; // another release was picked meanwhile
         try {
-          selects = setUpMenus(form, data);
-          prefillSelect = form.querySelector("select[data-prefill]");
-          if (!prefillSelect) throw new Error("the page has no prefill menu");
-          setUpPrefill(data, prefillSelect);
+          selects = setUpMenus(form, data, first ? null : keep);
+          setUpPrefill(data, prefillSelect, first ? undefined : prefill);
         } catch (error) {
-          output.textContent = "The finder cannot start: " + error.message;
+          fail(error.message);
           return;
         }
-        // The page's one code block: Material gives it a copy button, which copies the
-        // text as it is when clicked, so the command below always matches the menus.
-        var command = document.querySelector(".md-content .highlight code");
-        var update = function () {
-          render(data, selects, prefillSelect, output, command);
-          writeHash(data, selects, prefillSelect);
-        };
-        selects.concat([prefillSelect]).forEach(function (select) {
-          select.addEventListener("change", update);
-        });
-        form.addEventListener("submit", function (event) {
-          event.preventDefault();
-        });
+        current = data;
         update();
-        output.dataset.firstVerdictMs = String(Math.round(performance.now()));
+        if (first) output.dataset.firstVerdictMs = String(Math.round(performance.now()));
+        output.dataset.release = data.release;
         form.dataset.ready = "true";
-      },
-      function (message) {
-        output.textContent = "The finder cannot start: " + message;
-      }
-    );
+      }, fail);
+    };
+    loadIndex(function (index) {
+      setUpReleases(releaseSelect, index);
+      form.querySelectorAll("select[data-axis]").forEach(function (select) {
+        select.addEventListener("change", update);
+      });
+      prefillSelect.addEventListener("change", update);
+      releaseSelect.addEventListener("change", function () {
+        var entry = index.find(function (e) {
+          return e.release === releaseSelect.value;
+        });
+        if (entry) show(entry, false);
+      });
+      form.addEventListener("submit", function (event) {
+        event.preventDefault();
+      });
+      show(index.find(function (e) {
+        return e.release === releaseSelect.value;
+      }), true);
+    }, fail);
   }
 
   if (typeof window.document$ !== "undefined" && window.document$.subscribe) {

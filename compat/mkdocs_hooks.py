@@ -4,7 +4,8 @@ Listed under `hooks:` in `mkdocs.yml`. The page and `matrix.json` are generated 
 `compat/matrix.py`; a hand edit, or a matrix edit without `compat docs` / `compat export`,
 makes `mkdocs build` fail here. The
 compatibility finder's data (the guard's verdicts over the finder's option space) is
-computed on every build and added to the site as a generated file, never committed.
+computed at build time (once per version of the package: `compat.finder_cache`) and added
+to the site as generated files, never committed.
 """
 
 from __future__ import annotations
@@ -87,6 +88,7 @@ def on_files(files: Files, config: MkDocsConfig) -> Files:
     """Add the finder's release index and one data script per release, freshly computed
     from the matrix and the guard; refuse a committed copy of any of them."""
     from compat.finder import FINDER_RELEASES, INDEX_PATH, data_path, generated_files
+    from compat.finder_cache import cached
 
     for path in (INDEX_PATH, *map(data_path, FINDER_RELEASES)):
         if files.get_file_from_path(path) is not None:
@@ -94,6 +96,6 @@ def on_files(files: Files, config: MkDocsConfig) -> Files:
                 f"{Path(config.docs_dir).name}/{path} must not exist: the finder's data is "
                 "generated at build time. Delete the file."
             )
-    for path, content in generated_files():
+    for path, content in cached(generated_files):
         files.append(File.generated(config, path, content=content))
     return files

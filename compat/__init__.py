@@ -10,7 +10,8 @@ import importlib
 
 TYPE_CHECKING = False  # like typing.TYPE_CHECKING, without importing typing at start-up
 if TYPE_CHECKING:
-    from compat.config import AttentionConfig, InputProblem, InvalidConfigError
+    from compat.config import AttentionConfig
+    from compat.config_checks import InputProblem, InvalidConfigError
     from compat.detect import PlatformDetectionError
     from compat.guard import check, enforce
     from compat.matrix import MATRIX
@@ -23,8 +24,8 @@ __version__ = "0.1.0"
 # Public name -> the module that defines it.
 _HOMES = {
     "AttentionConfig": "compat.config",
-    "InputProblem": "compat.config",
-    "InvalidConfigError": "compat.config",
+    "InputProblem": "compat.config_checks",
+    "InvalidConfigError": "compat.config_checks",
     "PlatformDetectionError": "compat.detect",
     "ModelConfigError": "compat.model_config",
     "check": "compat.guard",

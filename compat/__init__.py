@@ -13,10 +13,11 @@ if TYPE_CHECKING:
     from compat.config import AttentionConfig
     from compat.config_checks import InputProblem, InvalidConfigError
     from compat.detect import PlatformDetectionError
-    from compat.guard import check, enforce
+    from compat.guard import check
     from compat.matrix import MATRIX
     from compat.model_config import ModelConfigError
     from compat.report import Finding, IncompatibleConfigError, Report, Resolved, Suggestion
+    from compat.server_args import enforce
     from compat.vocab import Arch, ComputeCapability, KvDtype, Phase, Platform, Severity
 
 __version__ = "0.1.0"
@@ -29,7 +30,7 @@ _HOMES = {
     "PlatformDetectionError": "compat.detect",
     "ModelConfigError": "compat.model_config",
     "check": "compat.guard",
-    "enforce": "compat.guard",
+    "enforce": "compat.server_args",
     "MATRIX": "compat.matrix",
     "Finding": "compat.report",
     "IncompatibleConfigError": "compat.report",

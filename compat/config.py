@@ -9,17 +9,18 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
+from operator import attrgetter
 from typing import Any
 
 from compat.config_checks import (
     InputProblem,
     InvalidConfigError,
-    boolean,
+    booleans,
     capability,
     choice,
     class_name,
     cuda_version,
-    positive_int,
+    positive_ints,
     release_choice,
 )
 from compat.flags import (
@@ -170,26 +171,37 @@ VERSION_VARIABLE = "COMPAT_SGLANG_VERSION"
 def chosen_release(version: str | None) -> tuple[ReleaseRules, str]:
     """The rules to predict with and where the release came from; raises UnknownReleaseError."""
     if version is not None:
-        return release_rules(version), "given"
+        return _rules(version), "given"
     chosen = os.environ.get(VERSION_VARIABLE)
     if chosen:
-        return release_rules(chosen), VERSION_VARIABLE
+        return _rules(chosen), VERSION_VARIABLE
     installed = installed_sglang_version()
     if installed is not None:
-        return release_rules(installed), "installed"
+        return _rules(installed), "installed"
     return RELEASES[NEWEST], "newest modelled"
+
+
+def _rules(version: str) -> ReleaseRules:
+    # A release's own name is the common case (a lookup); release_rules reads the others.
+    return RELEASES.get(version) or release_rules(version)
 
 
 # -- validation: the one path every AttentionConfig takes ---------------------------------
 
-_FEATURE_FIELDS = (
-    (ModelFeature.SLIDING_WINDOW, "sliding_window"),
-    (ModelFeature.MULTIMODAL, "multimodal"),
-    (ModelFeature.ENCODER_DECODER, "encoder_decoder"),
-    (ModelFeature.DUAL_CHUNK, "dual_chunk_attention"),
-    (ModelFeature.SPARSE_DSA, "sparse_attention"),
-)
-_INTEGER_FIELDS = (*(flag.field for flag in FLAGS if flag.integer), "kv_heads")
+# The model's switches and the integers, read with one attrgetter call each: the checks run
+# on every construction. Their flags are spelled once, here.
+_FEATURES = {
+    "sliding_window": ModelFeature.SLIDING_WINDOW,
+    "multimodal": ModelFeature.MULTIMODAL,
+    "encoder_decoder": ModelFeature.ENCODER_DECODER,
+    "dual_chunk_attention": ModelFeature.DUAL_CHUNK,
+    "sparse_attention": ModelFeature.SPARSE_DSA,
+}
+_FEATURE_FLAGS = tuple(flag_of(name) for name in _FEATURES)
+_switches = attrgetter(*_FEATURES)
+_INTEGERS = (*(flag.field for flag in FLAGS if flag.integer), "kv_heads")
+_INTEGER_FLAGS = tuple(flag_of(name) for name in _INTEGERS)
+_integers = attrgetter(*_INTEGERS)
 _NO_FEATURES: frozenset[ModelFeature] = frozenset()
 # Values of these types are stored as given; anything else may be a str or int subclass.
 _PLAIN_TYPES = frozenset({str, int, bool, tuple, type(None)})
@@ -205,21 +217,24 @@ def _parse(config: AttentionConfig) -> Parsed:
     problems: list[InputProblem] = []
     release = _checked_release(problems, config.sglang_version)
     _check_names(problems, config, RELEASES[NEWEST] if release is None else release[0])
-    for name in _INTEGER_FIELDS:
-        positive_int(problems, flag_of(name), getattr(config, name))
+    positive_ints(problems, _INTEGER_FLAGS, _integers(config))
     class_name(problems, "--model-architecture", config.model_architecture)
     compute = capability(problems, config.compute_capability)
     cuda = cuda_version(problems, config.cuda_version)
-    features = _features(problems, config)
+    switches: tuple[object, ...] = _switches(config)
+    booleans(problems, _FEATURE_FLAGS, switches)
     if problems:
         raise InvalidConfigError(problems)
     assert release is not None
-    return _assemble(config, compute, cuda, features, *release)
+    return _assemble(config, compute, cuda, _features(switches), *release)
 
 
 def _plain_values(config: AttentionConfig) -> None:
     """Store str and int subclasses (their own hash, eq, upper) as the plain values they hold."""
-    for name, value in vars(config).items():
+    values = vars(config)
+    if _PLAIN_TYPES.issuperset(map(type, values.values())):
+        return  # the common case, tested at C speed
+    for name, value in values.items():
         if type(value) in _PLAIN_TYPES:
             continue
         if isinstance(value, str):
@@ -267,10 +282,11 @@ def _check_names(
         release_choice(problems, option, upper, rules, "algorithm_choices", rules.algorithm_set)
 
 
-def _features(problems: list[InputProblem], config: AttentionConfig) -> frozenset[ModelFeature]:
-    switches = [(feature, getattr(config, name), name) for feature, name in _FEATURE_FIELDS]
-    on = [feature for feature, value, name in switches if boolean(problems, flag_of(name), value)]
-    return frozenset(on) if on else _NO_FEATURES
+def _features(switches: tuple[object, ...]) -> frozenset[ModelFeature]:
+    """The model features of switches that are all bools (validated)."""
+    if not any(switches):
+        return _NO_FEATURES
+    return frozenset(f for f, on in zip(_FEATURES.values(), switches, strict=True) if on)
 
 
 def _assemble(

@@ -6,7 +6,7 @@ AttentionConfig construction runs them) and words the problem only for a bad one
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 from functools import cache
 
@@ -99,14 +99,18 @@ def release_choice(
     problems.append(InputProblem(flag, value, reason, choices))
 
 
-def positive_int(problems: list[InputProblem], flag: str, value: object) -> None:
-    """`value` must be None or an integer of at least 1 (a bool is not one)."""
-    if value is None or (type(value) is int and value >= 1):
-        return
-    if isinstance(value, bool) or not isinstance(value, int):
-        problems.append(InputProblem(flag, value, f"expected a positive integer, got {value!r}"))
-    else:
-        problems.append(InputProblem(flag, value, f"must be a positive integer, got {value}"))
+def positive_ints(
+    problems: list[InputProblem], flags: Sequence[str], values: Sequence[object]
+) -> None:
+    """Each value must be None or an integer of at least 1 (a bool is not one)."""
+    for flag, value in zip(flags, values, strict=True):
+        if value is None or (type(value) is int and value >= 1):
+            continue
+        if isinstance(value, bool) or not isinstance(value, int):
+            reason = f"expected a positive integer, got {value!r}"
+        else:
+            reason = f"must be a positive integer, got {value}"
+        problems.append(InputProblem(flag, value, reason))
 
 
 def class_name(problems: list[InputProblem], flag: str, value: object) -> None:
@@ -117,14 +121,16 @@ def class_name(problems: list[InputProblem], flag: str, value: object) -> None:
     problems.append(InputProblem(flag, value, reason))
 
 
-def boolean(problems: list[InputProblem], flag: str, value: object) -> bool:
-    """`value` must be True or False; a bad one counts as False."""
-    if type(value) is bool:
-        return value
-    problems.append(InputProblem(flag, value, f"expected True or False, got {value!r}"))
-    return False
+def booleans(problems: list[InputProblem], flags: Sequence[str], values: Sequence[object]) -> None:
+    """Each value must be True or False."""
+    if _BOOL.issuperset(map(type, values)):
+        return  # the common case, tested at C speed
+    for flag, value in zip(flags, values, strict=True):
+        if type(value) is not bool:
+            problems.append(InputProblem(flag, value, f"expected True or False, got {value!r}"))
 
 
+_BOOL = frozenset({bool})
 _CAPABILITY_FLAG = "--compute-capability"
 
 

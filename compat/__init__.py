@@ -10,12 +10,14 @@ import importlib
 
 TYPE_CHECKING = False  # like typing.TYPE_CHECKING, without importing typing at start-up
 if TYPE_CHECKING:
-    from compat.config import AttentionConfig, InputProblem, InvalidConfigError
+    from compat.config import AttentionConfig
+    from compat.config_checks import InputProblem, InvalidConfigError
     from compat.detect import PlatformDetectionError
-    from compat.guard import check, enforce
+    from compat.guard import check
     from compat.matrix import MATRIX
     from compat.model_config import ModelConfigError
     from compat.report import Finding, IncompatibleConfigError, Report, Resolved, Suggestion
+    from compat.server_args import enforce
     from compat.vocab import Arch, ComputeCapability, KvDtype, Phase, Platform, Severity
 
 __version__ = "0.1.0"
@@ -23,12 +25,12 @@ __version__ = "0.1.0"
 # Public name -> the module that defines it.
 _HOMES = {
     "AttentionConfig": "compat.config",
-    "InputProblem": "compat.config",
-    "InvalidConfigError": "compat.config",
+    "InputProblem": "compat.config_checks",
+    "InvalidConfigError": "compat.config_checks",
     "PlatformDetectionError": "compat.detect",
     "ModelConfigError": "compat.model_config",
     "check": "compat.guard",
-    "enforce": "compat.guard",
+    "enforce": "compat.server_args",
     "MATRIX": "compat.matrix",
     "Finding": "compat.report",
     "IncompatibleConfigError": "compat.report",

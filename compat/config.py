@@ -1,12 +1,37 @@
-"""A launch configuration as SGLang's flags spell it, validated once on construction."""
+"""A launch configuration as SGLang's flags spell it, validated once on construction.
+
+Validation takes one path for every configuration: each value is checked by
+`compat.config_checks` (a type test and a lookup when it is well-formed), and every problem
+is reported at once, in a fixed order.
+"""
 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
 from dataclasses import dataclass, field
+from operator import attrgetter
 from typing import Any
 
+from compat.config_checks import (
+    InputProblem,
+    InvalidConfigError,
+    booleans,
+    capability,
+    choice,
+    class_name,
+    cuda_version,
+    positive_ints,
+    release_choice,
+)
+from compat.flags import (
+    BACKEND_FLAGS,
+    FLAG_FIELDS,
+    FLAGS,
+    KV_CACHE_DTYPE,
+    SPECULATIVE_ALGORITHM,
+    SPECULATIVE_ATTENTION_MODE,
+    flag_of,
+)
 from compat.release_schema import ReleaseRules
 from compat.releases import (
     NEWEST,
@@ -14,7 +39,6 @@ from compat.releases import (
     UnknownReleaseError,
     installed_sglang_version,
     release_rules,
-    releases_accepting,
 )
 from compat.vocab import (
     KV_DTYPE_SPELLINGS,
@@ -25,6 +49,20 @@ from compat.vocab import (
     Platform,
     SpeculativeAttentionMode,
 )
+
+__all__ = [
+    "DEFAULT_SPECULATIVE_ALGORITHM",
+    "FLAG_FIELDS",
+    "SPECULATIVE_ALGORITHMS",
+    "VERSION_VARIABLE",
+    "AttentionConfig",
+    "InputProblem",
+    "InvalidConfigError",
+    "Parsed",
+    "chosen_release",
+    "flag_of",
+    "speculation_with_topk",
+]
 
 # SGLang's --speculative-algorithm choices at the baseline (case-insensitive there too).
 SPECULATIVE_ALGORITHMS = ("EAGLE", "EAGLE3", "NEXTN", "STANDALONE", "NGRAM")
@@ -50,34 +88,6 @@ def speculation_with_topk(topk: int) -> dict[str, Any]:
 _ARCHS = {arch.value: arch for arch in Arch}
 _PLATFORMS = {platform.value: platform for platform in Platform}
 _MODES = {mode.value: mode for mode in SpeculativeAttentionMode}
-
-
-@dataclass(frozen=True)
-class InputProblem:
-    """One invalid field: which flag, the value given, and what would have been valid."""
-
-    flag: str
-    value: object
-    reason: str
-    choices: tuple[str, ...] = ()
-    did_you_mean: str | None = None
-
-    def __str__(self) -> str:
-        text = f"{self.flag}: {self.reason}"
-        if self.did_you_mean is not None:
-            text += f"; did you mean {self.did_you_mean}?"
-        if self.choices:
-            text += f" (valid choices: {', '.join(self.choices)})"
-        return text
-
-
-class InvalidConfigError(ValueError):
-    """The configuration cannot be checked: a value is of the wrong type or not a known choice."""
-
-    def __init__(self, problems: Iterable[InputProblem]) -> None:
-        self.problems = tuple(problems)
-        lines = "\n".join(f"  - {problem}" for problem in self.problems)
-        super().__init__(f"invalid attention configuration:\n{lines}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -154,265 +164,129 @@ class AttentionConfig:
         return cls(**{**facts.config_fields(), **flags})
 
 
-_BACKEND_FIELDS = ("attention_backend", "prefill_attention_backend", "decode_attention_backend")
-# The AttentionConfig fields that are SGLang launch flags, in the order SGLang lists them.
-FLAG_FIELDS = (
-    "attention_backend",
-    "prefill_attention_backend",
-    "decode_attention_backend",
-    "kv_cache_dtype",
-    "page_size",
-    "speculative_algorithm",
-    "speculative_eagle_topk",
-    "speculative_num_steps",
-    "speculative_num_draft_tokens",
-    "speculative_attention_mode",
-)
-
-
-def flag_of(field_name: str) -> str:
-    return "--" + field_name.replace("_", "-")
-
-
-def _choice(
-    problems: list[InputProblem], flag: str, value: object, choices: Iterable[str]
-) -> str | None:
-    """Return `value` when it is one of `choices`; otherwise record why not."""
-    options = tuple(choices)
-    if isinstance(value, str) and value in options:
-        return value
-    if not isinstance(value, str):
-        # wrong types are named with their type
-        problems.append(
-            InputProblem(
-                flag, value, f"expected a string, got {type(value).__name__} {value!r}", options
-            )
-        )
-        return None
-    lowered = {option.lower(): option for option in options}
-    import difflib  # only on the error path: it costs start-up time
-
-    typed = value.strip().lower()
-    # A prefix of several choices (`fp8` for fp8_e5m2 and fp8_e4m3) names them all.
-    starting = [lowered[option] for option in lowered if option.startswith(typed)] if typed else []
-    close = difflib.get_close_matches(typed, list(lowered), n=1, cutoff=0.6)
-    suggestion = lowered[close[0]] if close else None
-    if len(starting) > 1:
-        suggestion = " or ".join(starting)
-    problems.append(InputProblem(flag, value, f"unknown value {value!r}", options, suggestion))
-    return None
-
-
-def _release_choice(
-    problems: list[InputProblem], flag: str, value: object, rules: ReleaseRules, attribute: str
-) -> None:
-    """`value` must be one of the release's own choices; say which releases take it if not."""
-    choices: tuple[str, ...] = getattr(rules, attribute)
-    if isinstance(value, str) and value in choices:
-        return
-    accepting = releases_accepting(attribute, value) if isinstance(value, str) else ()
-    if not accepting:
-        _choice(problems, flag, value, choices)
-        return
-    order = list(RELEASES)
-    here = order.index(rules.release)
-    later = [r for r in accepting if order.index(r) > here]
-    if later:
-        reason = f"{value!r} is not in SGLang {rules.release}: added in {later[0]}"
-    else:
-        removed = order[order.index(accepting[-1]) + 1]
-        reason = f"{value!r} was removed in SGLang {removed} (this is {rules.release})"
-        instead = rules.replacements.get(str(value))
-        if instead:
-            reason += f"; use {' or '.join(instead)}"
-    problems.append(InputProblem(flag, value, reason, choices))
-
-
-def _positive_int(problems: list[InputProblem], flag: str, value: object) -> int | None:
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int):
-        problems.append(InputProblem(flag, value, f"expected a positive integer, got {value!r}"))
-        return None
-    if value < 1:
-        problems.append(InputProblem(flag, value, f"must be a positive integer, got {value}"))
-        return None
-    return value
-
-
-def _remember(capability: ComputeCapability) -> ComputeCapability:
-    """Cache valid (major, minor) tuples so the fast path can reuse their parsed form."""
-    _CAPABILITIES[(capability.major, capability.minor)] = capability
-    return capability
-
-
-def _capability(problems: list[InputProblem], value: object) -> ComputeCapability | None:
-    flag = "--compute-capability"
-    if value is None:
-        return None
-    if isinstance(value, ComputeCapability):
-        return _plausible(problems, value, value)
-    if isinstance(value, str):
-        try:
-            return _plausible(problems, ComputeCapability.parse(value), value)
-        except ValueError as error:
-            problems.append(InputProblem(flag, value, str(error)))
-            return None
-    if (
-        isinstance(value, tuple)
-        and len(value) == 2
-        and all(isinstance(part, int) and not isinstance(part, bool) for part in value)
-    ):
-        plausible = _plausible(problems, ComputeCapability(value[0], value[1]), value)
-        return None if plausible is None else _remember(plausible)
-    problems.append(
-        InputProblem(flag, value, f"expected (major, minor), '10.0' or 'sm100', got {value!r}")
-    )
-    return None
-
-
-def _plausible(
-    problems: list[InputProblem], capability: ComputeCapability, given: object
-) -> ComputeCapability | None:
-    major, minor = capability.major, capability.minor
-    if type(major) is int and type(minor) is int and 1 <= major <= 99 and 0 <= minor <= 9:
-        return capability
-    problems.append(
-        InputProblem("--compute-capability", given, f"{given!r} is not a CUDA compute capability")
-    )
-    return None
-
-
-def _cuda_version(problems: list[InputProblem], value: object) -> tuple[int, int] | None:
-    if value is None:
-        return None
-    if (
-        isinstance(value, tuple)
-        and len(value) == 2
-        and all(
-            isinstance(part, int) and not isinstance(part, bool) and part >= 0 for part in value
-        )
-    ):
-        return (value[0], value[1])
-    problems.append(InputProblem("cuda_version", value, f"expected (major, minor), got {value!r}"))
-    return None
-
-
-_CAPABILITIES: dict[tuple[int, int], ComputeCapability] = {}
-_ALGORITHMS = frozenset(SPECULATIVE_ALGORITHMS)
-_NO_FEATURES: frozenset[ModelFeature] = frozenset()
-
-
-def _parse(config: AttentionConfig) -> Parsed:
-    """The canonical form of a valid config; every problem at once for an invalid one."""
-    try:
-        parsed = _parse_common(config)
-    except TypeError:  # an unhashable value where a name belongs: let the slow path say so
-        parsed = None
-    return parsed if parsed is not None else _parse_reporting(config)
-
-
-def _is_name(value: object, choices: frozenset[str] | dict[str, Any]) -> bool:
-    return type(value) is str and value in choices
-
-
-def _parse_common(config: AttentionConfig) -> Parsed | None:
-    """The fast path for well-formed input: plain lookups, no messages. None: take the slow one."""
-    version = config.sglang_version
-    if version is not None and not (type(version) is str and version in RELEASES):
-        return None
-    try:
-        release, source = _release(version)
-    except UnknownReleaseError:
-        return None
-    main, prefill, decode = (
-        config.attention_backend,
-        config.prefill_attention_backend,
-        config.decode_attention_backend,
-    )
-    backends = release.backend_set
-    for name in (main, prefill, decode):
-        if name is not None and not _is_name(name, backends):
-            return None
-    dtype, arch, platform, mode = (
-        config.kv_cache_dtype,
-        config.attention_arch,
-        config.platform,
-        config.speculative_attention_mode,
-    )
-    if not (
-        _is_name(dtype, release.kv_set)
-        and _is_name(arch, _ARCHS)
-        and _is_name(platform, _PLATFORMS)
-        and _is_name(mode, _MODES)
-    ):
-        return None
-    algorithm = config.speculative_algorithm
-    if algorithm is not None and not (
-        type(algorithm) is str and algorithm.upper() in release.algorithm_set
-    ):
-        return None
-    for number in (
-        config.page_size,
-        config.speculative_eagle_topk,
-        config.speculative_num_steps,
-        config.speculative_num_draft_tokens,
-        config.kv_heads,
-    ):
-        if number is not None and not (type(number) is int and number >= 1):
-            return None
-    architecture = config.model_architecture
-    if architecture is not None and not (type(architecture) is str and architecture.isidentifier()):
-        return None
-    version = config.sglang_version
-    if version is not None and not (type(version) is str and version in RELEASES):
-        return None
-    capability = config.compute_capability
-    if type(capability) is tuple:
-        if len(capability) != 2 or type(capability[0]) is not int or type(capability[1]) is not int:
-            return None
-        known = _CAPABILITIES.get(capability)
-        if known is None:
-            return None
-        capability = known
-    elif capability is not None:
-        return None  # strings and ComputeCapability objects go through full validation
-    if config.cuda_version is not None:
-        return None
-    features = _NO_FEATURES
-    flags = (
-        config.sliding_window,
-        config.multimodal,
-        config.encoder_decoder,
-        config.dual_chunk_attention,
-        config.sparse_attention,
-    )
-    if any(type(flag) is not bool for flag in flags):
-        return None
-    if any(flags):
-        features = frozenset(f for f, on in zip(_FEATURE_ORDER, flags, strict=True) if on)
-    try:
-        release, source = _release(config.sglang_version)
-    except UnknownReleaseError:
-        return None
-    return _assemble(config, capability, None, features, release, source)
-
-
 # Names the release to predict when `sglang_version` is not given (before the installed one).
 VERSION_VARIABLE = "COMPAT_SGLANG_VERSION"
 
 
-def _release(version: str | None) -> tuple[ReleaseRules, str]:
+def chosen_release(version: str | None) -> tuple[ReleaseRules, str]:
     """The rules to predict with and where the release came from; raises UnknownReleaseError."""
     if version is not None:
-        return release_rules(version), "given"
+        return _rules(version), "given"
     chosen = os.environ.get(VERSION_VARIABLE)
     if chosen:
-        return release_rules(chosen), VERSION_VARIABLE
+        return _rules(chosen), VERSION_VARIABLE
     installed = installed_sglang_version()
     if installed is not None:
-        return release_rules(installed), "installed"
+        return _rules(installed), "installed"
     return RELEASES[NEWEST], "newest modelled"
+
+
+def _rules(version: str) -> ReleaseRules:
+    # A release's own name is the common case (a lookup); release_rules reads the others.
+    return RELEASES.get(version) or release_rules(version)
+
+
+# -- validation: the one path every AttentionConfig takes ---------------------------------
+
+# The model's switches and the integers, read with one attrgetter call each: the checks run
+# on every construction. Their flags are spelled once, here.
+_FEATURES = {
+    "sliding_window": ModelFeature.SLIDING_WINDOW,
+    "multimodal": ModelFeature.MULTIMODAL,
+    "encoder_decoder": ModelFeature.ENCODER_DECODER,
+    "dual_chunk_attention": ModelFeature.DUAL_CHUNK,
+    "sparse_attention": ModelFeature.SPARSE_DSA,
+}
+_FEATURE_FLAGS = tuple(flag_of(name) for name in _FEATURES)
+_switches = attrgetter(*_FEATURES)
+_INTEGERS = (*(flag.field for flag in FLAGS if flag.integer), "kv_heads")
+_INTEGER_FLAGS = tuple(flag_of(name) for name in _INTEGERS)
+_integers = attrgetter(*_INTEGERS)
+_NO_FEATURES: frozenset[ModelFeature] = frozenset()
+# Values of these types are stored as given; anything else may be a str or int subclass.
+_PLAIN_TYPES = frozenset({str, int, bool, tuple, type(None)})
+
+
+def _parse(config: AttentionConfig) -> Parsed:
+    """The canonical form of a valid config; every problem at once for an invalid one.
+
+    The problems come in a fixed order (the release, the names, the numbers, the model,
+    the machine), which the error messages show.
+    """
+    _plain_values(config)
+    problems: list[InputProblem] = []
+    release = _checked_release(problems, config.sglang_version)
+    _check_names(problems, config, RELEASES[NEWEST] if release is None else release[0])
+    positive_ints(problems, _INTEGER_FLAGS, _integers(config))
+    class_name(problems, "--model-architecture", config.model_architecture)
+    compute = capability(problems, config.compute_capability)
+    cuda = cuda_version(problems, config.cuda_version)
+    switches: tuple[object, ...] = _switches(config)
+    booleans(problems, _FEATURE_FLAGS, switches)
+    if problems:
+        raise InvalidConfigError(problems)
+    assert release is not None
+    return _assemble(config, compute, cuda, _features(switches), *release)
+
+
+def _plain_values(config: AttentionConfig) -> None:
+    """Store str and int subclasses (their own hash, eq, upper) as the plain values they hold."""
+    values = vars(config)
+    if _PLAIN_TYPES.issuperset(map(type, values.values())):
+        return  # the common case, tested at C speed
+    for name, value in values.items():
+        if type(value) in _PLAIN_TYPES:
+            continue
+        if isinstance(value, str):
+            object.__setattr__(config, name, str.__str__(value))
+        elif isinstance(value, int) and not isinstance(value, bool):
+            object.__setattr__(config, name, int.__int__(value))
+
+
+def _checked_release(
+    problems: list[InputProblem], version: object
+) -> tuple[ReleaseRules, str] | None:
+    """The release `version` names (with where it came from), or None and the problem."""
+    flag = "--sglang-version"
+    if version is not None and not isinstance(version, str):
+        problems.append(InputProblem(flag, version, f"expected a string, got {version!r}"))
+        return None
+    try:
+        return chosen_release(version)
+    except UnknownReleaseError as error:
+        reason = str(error).split(";")[0]
+        problems.append(InputProblem(flag, version, reason, tuple(RELEASES)))
+        return None
+
+
+def _check_names(
+    problems: list[InputProblem], config: AttentionConfig, rules: ReleaseRules
+) -> None:
+    """The backends, KV dtype and algorithm the release accepts; the model and platform."""
+    for flag in BACKEND_FLAGS:
+        value = getattr(config, flag.field)
+        if value is not None:
+            release_choice(
+                problems, flag.option, value, rules, "backend_choices", rules.backend_set
+            )
+    option = KV_CACHE_DTYPE.option
+    release_choice(problems, option, config.kv_cache_dtype, rules, "kv_choices", rules.kv_set)
+    choice(problems, "--attention-arch", config.attention_arch, _ARCHS)
+    choice(problems, "--platform", config.platform, _PLATFORMS)
+    mode = SPECULATIVE_ATTENTION_MODE
+    choice(problems, mode.option, config.speculative_attention_mode, _MODES)
+    algorithm = config.speculative_algorithm
+    if algorithm is not None:
+        upper = algorithm.upper() if isinstance(algorithm, str) else algorithm
+        option = SPECULATIVE_ALGORITHM.option
+        release_choice(problems, option, upper, rules, "algorithm_choices", rules.algorithm_set)
+
+
+def _features(switches: tuple[object, ...]) -> frozenset[ModelFeature]:
+    """The model features of switches that are all bools (validated)."""
+    if not any(switches):
+        return _NO_FEATURES
+    return frozenset(f for f, on in zip(_FEATURES.values(), switches, strict=True) if on)
 
 
 def _assemble(
@@ -423,7 +297,7 @@ def _assemble(
     release: ReleaseRules,
     version_source: str,
 ) -> Parsed:
-    """The canonical form of a config whose names have all been validated."""
+    """The canonical form of a config whose values have all been validated."""
     algorithm = config.speculative_algorithm
     return Parsed(
         arch=_ARCHS[config.attention_arch],
@@ -448,89 +322,3 @@ def _assemble(
         release=release,
         version_source=version_source,
     )
-
-
-def _parse_reporting(config: AttentionConfig) -> Parsed:
-    """The thorough path: validate every field and collect every problem."""
-    _plain_values(config)
-    problems: list[InputProblem] = []
-    release = None
-    version = config.sglang_version
-    if version is not None and not isinstance(version, str):
-        problems.append(
-            InputProblem("--sglang-version", version, f"expected a string, got {version!r}")
-        )
-    else:
-        try:
-            release = _release(version)
-        except UnknownReleaseError as error:
-            problems.append(
-                InputProblem("--sglang-version", version, str(error).split(";")[0], tuple(RELEASES))
-            )
-    rules = release[0] if release is not None else RELEASES[NEWEST]
-    for field_name in (
-        "attention_backend",
-        "prefill_attention_backend",
-        "decode_attention_backend",
-    ):
-        value = getattr(config, field_name)
-        if value is not None:
-            _release_choice(problems, flag_of(field_name), value, rules, "backend_choices")
-    _release_choice(problems, "--kv-cache-dtype", config.kv_cache_dtype, rules, "kv_choices")
-    _choice(problems, "--attention-arch", config.attention_arch, _ARCHS)
-    _choice(problems, "--platform", config.platform, _PLATFORMS)
-    _choice(problems, "--speculative-attention-mode", config.speculative_attention_mode, _MODES)
-    algorithm = config.speculative_algorithm
-    if algorithm is not None:
-        upper = algorithm.upper() if isinstance(algorithm, str) else algorithm
-        _release_choice(problems, "--speculative-algorithm", upper, rules, "algorithm_choices")
-    _positive_int(problems, "--page-size", config.page_size)
-    _positive_int(problems, "--speculative-eagle-topk", config.speculative_eagle_topk)
-    _positive_int(problems, "--speculative-num-steps", config.speculative_num_steps)
-    _positive_int(problems, "--speculative-num-draft-tokens", config.speculative_num_draft_tokens)
-    _positive_int(problems, "--kv-heads", config.kv_heads)
-    architecture = config.model_architecture
-    if architecture is not None and not (
-        isinstance(architecture, str) and architecture.isidentifier()
-    ):
-        problems.append(
-            InputProblem(
-                "--model-architecture",
-                architecture,
-                f"expected a class name such as LlamaForCausalLM, got {architecture!r}",
-            )
-        )
-    capability = _capability(problems, config.compute_capability)
-    cuda_version = _cuda_version(problems, config.cuda_version)
-    features = set()
-    for feature, field_name in _FEATURE_FIELDS:
-        value = getattr(config, field_name)
-        if not isinstance(value, bool):
-            problems.append(
-                InputProblem(flag_of(field_name), value, f"expected True or False, got {value!r}")
-            )
-        elif value:
-            features.add(feature)
-    if problems:
-        raise InvalidConfigError(problems)
-    assert release is not None
-    return _assemble(config, capability, cuda_version, frozenset(features), *release)
-
-
-def _plain_values(config: AttentionConfig) -> None:
-    """Store str and int subclasses (their own hash, eq, upper) as the plain values they hold."""
-    for name, value in vars(config).items():
-        if isinstance(value, str) and type(value) is not str:
-            object.__setattr__(config, name, str.__str__(value))
-        elif isinstance(value, int) and not isinstance(value, bool) and type(value) is not int:
-            object.__setattr__(config, name, int.__int__(value))
-
-
-_FEATURE_FIELDS = (
-    (ModelFeature.SLIDING_WINDOW, "sliding_window"),
-    (ModelFeature.MULTIMODAL, "multimodal"),
-    (ModelFeature.ENCODER_DECODER, "encoder_decoder"),
-    (ModelFeature.DUAL_CHUNK, "dual_chunk_attention"),
-    (ModelFeature.SPARSE_DSA, "sparse_attention"),
-)
-_FEATURE_ORDER = tuple(feature for feature, _ in _FEATURE_FIELDS)

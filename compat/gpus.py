@@ -6,10 +6,10 @@ finder. A name is matched case-insensitively, ignoring spaces, hyphens and under
 
 from __future__ import annotations
 
-import difflib
 import re
 from dataclasses import dataclass
 
+from compat.text import closest, did_you_mean
 from compat.vocab import ComputeCapability, Platform
 
 
@@ -56,9 +56,7 @@ GPUS = (
 class UnknownGpuError(ValueError):
     def __init__(self, given: str, close: str | None) -> None:
         self.given, self.did_you_mean = given, close
-        text = f"unknown GPU {given!r}"
-        if close is not None:
-            text += f"; did you mean {close}?"
+        text = f"unknown GPU {given!r}{did_you_mean(close)}"
         names = ", ".join(gpu.name for gpu in GPUS)
         super().__init__(f"{text} (known GPUs: {names})")
 
@@ -80,8 +78,8 @@ def gpu_named(name: str) -> Gpu:
     found = find_gpu(name)
     if found is not None:
         return found
-    close = difflib.get_close_matches(_key(name), list(_BY_KEY), n=1, cutoff=0.6)
-    raise UnknownGpuError(name, _SPELLED[close[0]] if close else None)
+    close = closest(_key(name), _BY_KEY)
+    raise UnknownGpuError(name, None if close is None else _SPELLED[close])
 
 
 def gpus_with(capability: ComputeCapability) -> tuple[Gpu, ...]:

@@ -7,10 +7,9 @@ incompatible combination; `enforce()` is the engine-side wrapper that raises.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any
 
 from compat import wording
-from compat.config import FLAG_FIELDS, AttentionConfig, Parsed
+from compat.config import AttentionConfig, Parsed
 from compat.findings import (
     arch_finding,
     capability_finding,
@@ -27,7 +26,6 @@ from compat.releases import release_matrix
 from compat.report import (
     Enforcement,
     Finding,
-    IncompatibleConfigError,
     Report,
     Resolved,
     Suggestion,
@@ -341,137 +339,6 @@ def _check_spec_paged(
             )
 
 
-def enforce(
-    server_args: Any,
-    *,
-    attention_arch: str | None = None,
-    platform: str | None = None,
-    compute_capability: tuple[int, int] | str | None = None,
-    sliding_window: bool = False,
-    multimodal: bool = False,
-    sglang_version: str | None = None,
-    parity: bool = False,
-    model_architecture: str | None = None,
-    kv_heads: int | None = None,
-) -> Report:
-    """Check SGLang's ServerArgs (duck-typed) at start-up; raise if the model would not run.
-
-    Call it after SGLang resolved its arguments (after `ServerArgs.__post_init__`). The
-    model's architecture, name and KV heads are read from `server_args.model_config` when
-    SGLang has built it; `attention_arch`, `model_architecture` and `kv_heads` override.
-    Platform and compute capability are detected with torch when not given. Raises
-    IncompatibleConfigError when the page documents the launch as unsupported, or, with
-    `parity=True`, only when SGLang's own start-up code refuses it. Warnings are logged on
-    the `compat` logger. `server_args` is read by attribute, or by key when it is a mapping.
-    Every refusal is a ValueError (see the README's error contract); a `server_args` that
-    cannot hold flags is a TypeError.
-    """
-    server_args = _flag_holder(server_args)
-    cuda_version = None
-    detected = None
-    if platform is None:
-        from compat.detect import detect_platform
-
-        detected = detect_platform()
-        platform = detected.platform.value
-        if compute_capability is None and detected.compute_capability is not None:
-            compute_capability = (
-                detected.compute_capability.major,
-                detected.compute_capability.minor,
-            )
-        cuda_version = detected.cuda_version
-    model = _model_facts(server_args)
-    arch = attention_arch or model.get("attention_arch")
-    if arch is None:
-        raise TypeError(
-            "enforce(): the model's attention architecture is unknown; pass "
-            "attention_arch='mha' or 'mla' (or call it after SGLang built server_args.model_config)"
-        )
-    fields = _server_args_fields(server_args)
-    config = AttentionConfig(
-        **{name: value for name, value in fields.items() if value is not None},
-        attention_arch=arch,
-        platform=platform,
-        compute_capability=compute_capability,
-        sliding_window=sliding_window,
-        multimodal=multimodal,
-        cuda_version=cuda_version,
-        model_architecture=model_architecture or model.get("model_architecture"),
-        kv_heads=kv_heads or model.get("kv_heads"),
-        sglang_version=sglang_version,
-    )
-    report = check(config)
-    if detected is not None:
-        from compat.detect import with_software_findings
-
-        report = with_software_findings(report, detected)
-    import logging  # enforce() runs once per process; check() never logs
-
-    logger = logging.getLogger("compat")
-    for finding in report.warnings:
-        logger.warning("[%s] %s", finding.rule, finding.message)
-    for finding in report.infos:
-        logger.info("[%s] %s", finding.rule, finding.message)
-    if report.refused_at_startup if parity else not report.ok:
-        raise IncompatibleConfigError(report, detected=detected is not None)
-    return report
-
-
-# The ServerArgs fields enforce() reads: SGLang's launch flags, named as AttentionConfig
-# (and ServerArgs) name them.
-_SERVER_ARGS_FIELDS = FLAG_FIELDS
-
-
-def _server_args_fields(server_args: Any) -> dict[str, Any]:
-    """The flags enforce() reads: the resolved values where SGLang keeps them apart.
-
-    Up to SGLang 0.5.18 the ServerArgs fields hold the resolved values after its post-init;
-    from 0.5.19 they keep the raw flags, and `resolved_dict()` answers with what
-    `resolve_once()` decided.
-    """
-    if getattr(server_args, "_resolution_finished", False) and callable(
-        getattr(server_args, "resolved_dict", None)
-    ):
-        resolved = server_args.resolved_dict()
-        return {name: resolved.get(name) for name in _SERVER_ARGS_FIELDS}
-    return {name: getattr(server_args, name, None) for name in _SERVER_ARGS_FIELDS}
-
-
-def _model_facts(server_args: Any) -> dict[str, Any]:
-    """What SGLang's own ModelConfig says of the model, when the ServerArgs holds one.
-
-    Up to 0.5.18 it is memoised as `model_config`; 0.5.19+ keep it in `_model_config`.
-    """
-    model_config = getattr(server_args, "model_config", None)
-    if model_config is None:
-        model_config = getattr(server_args, "_model_config", None)
-    if model_config is None:
-        return {}
-    facts: dict[str, Any] = {}
-    arch = getattr(getattr(model_config, "attention_arch", None), "name", None)
-    if isinstance(arch, str) and arch.lower() in ("mha", "mla"):
-        facts["attention_arch"] = arch.lower()
-    names = getattr(getattr(model_config, "hf_config", None), "architectures", None)
-    if isinstance(names, list) and names and isinstance(names[0], str):
-        facts["model_architecture"] = names[0]
-    try:
-        heads = model_config.get_num_kv_heads(getattr(server_args, "tp_size", 1) or 1)
-    except Exception:  # an older or stubbed ModelConfig: the heads only refine ROCm's default
-        heads = None
-    if type(heads) is int and heads > 0:
-        facts["kv_heads"] = heads
-    return facts
-
-
-def _flag_holder(server_args: Any) -> Any:
-    """What enforce() reads flags from as attributes: a mapping is read by key."""
-    if isinstance(server_args, Mapping):
-        from types import SimpleNamespace
-
-        return SimpleNamespace(**{k: v for k, v in server_args.items() if isinstance(k, str)})
-    if server_args is None or isinstance(server_args, (str, bytes, int, float)):
-        raise TypeError(
-            "enforce() takes SGLang's ServerArgs (or any object or mapping with its attention "
-            f"flags), got {type(server_args).__name__}"
-        )
-    return server_args
+# enforce() lives in compat.server_args (it imports check() from here when it runs); the SGLang
+# plugin, and callers written before it moved, name it here.
+from compat.server_args import enforce as enforce  # noqa: E402

@@ -12,12 +12,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from compat.config import FLAG_FIELDS, _release, flag_of
+from compat.config import chosen_release
+from compat.flags import FLAGS, flag_of
 from compat.report import Finding, Report, Suggestion
 from compat.sglang_flags import RELEASE, UnknownFlagError, canonical_flag, release_flags
 from compat.vocab import Severity
 
-MODELED_FLAGS = {flag_of(name): name for name in FLAG_FIELDS}
+MODELED_FLAGS = {flag.option: flag.field for flag in FLAGS}
 # Flags of the launch command that say where the model is; used to find its config.json.
 MODEL_PATH_FLAGS = ("--model-path", "--model")
 
@@ -40,11 +41,11 @@ class LaunchFlags:
 def launch_release(version: str | None) -> str:
     """The release whose flags a launch command is read with: the one the guard predicts.
 
-    It is the guard's own choice (`compat.config._release`): the version given, else
+    It is the guard's own choice (`compat.config.chosen_release`): the version given, else
     `COMPAT_SGLANG_VERSION`, else the installed sglang, else the newest modelled. Raises
     `UnknownReleaseError` (a ValueError, naming the known releases) for one not modelled.
     """
-    rules, _ = _release(version)
+    rules, _ = chosen_release(version)
     return rules.release
 
 

@@ -8,11 +8,11 @@ folded out the first time a release is asked for. SGLang's parser is a plain
 
 from __future__ import annotations
 
-import difflib
 from functools import cache
 
 from compat.flag_source import apply
 from compat.sglang_flag_data import BASE, BASE_RELEASE, CHANGES
+from compat.text import closest, did_you_mean
 
 RELEASES = (BASE_RELEASE, *CHANGES)
 """Every release with a flag list, oldest first."""
@@ -28,9 +28,7 @@ class UnknownFlagError(ValueError):
         if ambiguous:
             text = f"{flag} is ambiguous in SGLang {release}: it could be {', '.join(ambiguous)}"
         else:
-            text = f"SGLang {release} has no flag {flag}"
-            if close is not None:
-                text += f"; did you mean {close}?"
+            text = f"SGLang {release} has no flag {flag}{did_you_mean(close)}"
         super().__init__(text)
 
 
@@ -53,5 +51,4 @@ def canonical_flag(flag: str, release: str = RELEASE) -> str:
     starting = tuple(name for name in flags if name.startswith(flag))
     if len(starting) == 1:
         return starting[0]
-    close = difflib.get_close_matches(flag, list(flags), n=1, cutoff=0.75)
-    raise UnknownFlagError(flag, release, close[0] if close else None, starting)
+    raise UnknownFlagError(flag, release, closest(flag, flags, cutoff=0.75), starting)

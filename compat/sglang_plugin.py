@@ -12,7 +12,6 @@ Loading this module imports neither SGLang (beyond its hook registry) nor torch.
 
 from __future__ import annotations
 
-import difflib
 import logging
 import os
 import re
@@ -20,6 +19,7 @@ from enum import Enum
 from typing import Any
 
 from compat.report import IncompatibleConfigError, Report, runs_as
+from compat.text import closest, did_you_mean
 
 POLICY_VARIABLE = "COMPAT_POLICY"
 ENTRY_POINT = "attention_compat"
@@ -59,8 +59,7 @@ def parse_policy(text: str | None) -> Policy:
         if policy.value == value:
             return policy
     choices = [policy.value for policy in Policy]
-    close = difflib.get_close_matches(value, choices, n=1)
-    hint = f"; did you mean {close[0]!r}?" if close else ""
+    hint = did_you_mean(closest(value, choices), quoted=True)
     raise PolicyError(
         f"{POLICY_VARIABLE}={text!r} is not a policy; use one of {', '.join(choices)}{hint}"
     )

@@ -1,8 +1,9 @@
-"""Plain text for a terminal from the Markdown some sentences of the matrix are written in."""
+"""Small text helpers: plain terminal text from the matrix's Markdown, and did-you-mean hints."""
 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 
 _LINK = re.compile(r"\[([^\]]+)\]\(([^)\s]+)\)")
 
@@ -11,3 +12,18 @@ def plain(text: str) -> str:
     """Drop code spans' backticks and bold markers; write a link as `text (url)`."""
     text = _LINK.sub(r"\1 (\2)", text)
     return text.replace("`", "").replace("**", "")
+
+
+def closest(word: str, choices: Iterable[str], cutoff: float = 0.6) -> str | None:
+    """The choice most like `word` (difflib's similarity ratio at least `cutoff`), if any."""
+    import difflib  # only on error paths: importing it costs start-up time
+
+    close = difflib.get_close_matches(word, list(choices), n=1, cutoff=cutoff)
+    return close[0] if close else None
+
+
+def did_you_mean(suggestion: str | None, *, quoted: bool = False) -> str:
+    """`; did you mean X?` to end a message with, or nothing without a suggestion."""
+    if suggestion is None:
+        return ""
+    return f"; did you mean {suggestion!r}?" if quoted else f"; did you mean {suggestion}?"

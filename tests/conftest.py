@@ -1,9 +1,4 @@
 import os
-import sys
-from pathlib import Path
-
-# Let test modules import the tests' own helpers (markdown_tables, consistency).
-sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 # Most tests are about the PR #14467 baseline, which SGLang 0.5.7 shipped: pin it (subprocesses
 # inherit it) unless a run names another release. Tests of later releases say theirs.

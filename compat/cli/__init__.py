@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import difflib
 import importlib
 import io
 import os
@@ -16,6 +15,8 @@ import signal
 import sys
 from collections.abc import Sequence
 from typing import NoReturn
+
+from compat.text import closest, did_you_mean
 
 # Subcommand name -> module in this package that defines `register(subparsers)`.
 COMMANDS: dict[str, str] = {
@@ -71,8 +72,7 @@ def _did_you_mean(message: str) -> str:
         return ""
     bad = message.split("invalid choice:", 1)[1].split("(choose from", 1)[0].strip(" '\"")
     choices = [c.strip(" '\",)") for c in message.split("(choose from", 1)[1].split(",")]
-    close = difflib.get_close_matches(bad, choices, n=1)
-    return f"; did you mean {close[0]!r}?" if close else ""
+    return did_you_mean(closest(bad, choices), quoted=True)
 
 
 def build_parser() -> Parser:

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from compat.config import AttentionConfig, InvalidConfigError
+from compat.flags import FLAGS, flag_of
 from compat.guard import check
 from compat.launch import (
     LaunchFlags,
@@ -32,21 +33,6 @@ if TYPE_CHECKING:
 
 EXIT_OK, EXIT_INCOMPATIBLE, EXIT_INVALID = 0, 1, 2
 
-# (flag, AttentionConfig field, is an integer)
-_SGLANG_FLAGS = (
-    ("--attention-backend", "attention_backend", False),
-    ("--prefill-attention-backend", "prefill_attention_backend", False),
-    ("--decode-attention-backend", "decode_attention_backend", False),
-    ("--kv-cache-dtype", "kv_cache_dtype", False),
-    ("--page-size", "page_size", True),
-    ("--speculative-algorithm", "speculative_algorithm", False),
-    ("--speculative-eagle-topk", "speculative_eagle_topk", True),
-    ("--speculative-num-steps", "speculative_num_steps", True),
-    ("--speculative-num-draft-tokens", "speculative_num_draft_tokens", True),
-    ("--speculative-attention-mode", "speculative_attention_mode", False),
-)
-_INTEGER_FIELDS = {field for _, field, is_int in _SGLANG_FLAGS if is_int}
-
 
 class UsageError(Exception):
     """Input the command cannot judge; printed as one line, exit 2."""
@@ -61,8 +47,9 @@ def register(subparsers: Any) -> None:
         "listed and ignored. Exit 0: compatible, 1: incompatible, 2: invalid input.",
     )
     sglang = parser.add_argument_group("SGLang flags (same names as sglang.launch_server)")
-    for flag, field, _ in _SGLANG_FLAGS:
-        sglang.add_argument(flag, dest=field, metavar="VALUE")
+    for flag in FLAGS:
+        # Read as text, integers too: `_integer` words a bad one as AttentionConfig does.
+        sglang.add_argument(flag.option, dest=flag.field, metavar="VALUE")
     add_model_arguments(parser)
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
     parser.add_argument(
@@ -77,7 +64,7 @@ def register(subparsers: Any) -> None:
 
 def add_model_arguments(parser: argparse.ArgumentParser) -> None:
     """The model and machine options, shared by `compat check` and `compat launch`."""
-    parser.set_defaults(**{field: None for _, field, _ in _SGLANG_FLAGS})
+    parser.set_defaults(**{flag.field: None for flag in FLAGS})
     model = parser.add_argument_group("the model and the machine")
     model.add_argument("--attention-arch", metavar="{mha,mla}", help="the model's attention")
     model.add_argument(
@@ -154,63 +141,16 @@ def judge(args: argparse.Namespace) -> tuple[Report, dict[str, Any]]:
 
 
 def _build(args: argparse.Namespace) -> tuple[AttentionConfig, dict[str, Any]]:
-    # The command is read with the flags of the release being predicted, as it would parse it.
-    release = RELEASE
-    if args.launch:
-        try:
-            release = launch_release(args.sglang_version)
-            launch = parse_launch_command(args.launch, release)
-        except ValueError as error:  # a release not modelled, or without a flag list
-            raise UsageError(str(error)) from None
-    else:
-        launch = LaunchFlags({}, None, ())
-    if launch.problems:
-        raise UsageError("; ".join(launch.problems))
-    fields: dict[str, Any] = dict(launch.values)
-    for flag, field, _ in _SGLANG_FLAGS:
-        given = getattr(args, field)
-        if given is None:
-            continue
-        if field in fields and fields[field] != given:
-            raise UsageError(
-                f"{flag} is {given!r} here but {fields[field]!r} in the launch command; "
-                "give it once"
-            )
-        fields[field] = given
-    for field in _INTEGER_FIELDS & fields.keys():
-        fields[field] = _integer(field, fields[field])
+    """The configuration `args` describe, and what was read to make it (for the report)."""
+    launch, release = _read_launch(args)
+    fields = _flag_fields(args, launch)
     context: dict[str, Any] = {"ignored_flags": list(launch.ignored), "from_model_config": {}}
     context["_flag_release"] = release
     if launch.notes:
         context["launch_notes"] = list(launch.notes)
     model_config = args.model_config or _model_path_config(launch.model_path, context)
     if model_config is not None:
-        from compat.model_config import ModelConfigError, load_model_facts
-
-        try:
-            facts = load_model_facts(model_config)
-        except ModelConfigError as error:
-            raise UsageError(str(error)) from None
-        explicit = {
-            "attention_arch": args.attention_arch,
-            "sliding_window": args.sliding_window,
-            "multimodal": args.multimodal,
-            "model_architecture": args.model_architecture,
-            "kv_heads": args.kv_heads,
-        }
-        for name, value in facts.config_fields().items():
-            if explicit.get(name) is None:
-                fields[name] = value
-        context["model_config"] = str(facts.path)
-        derived = facts.config_fields()
-        context["from_model_config"] = {
-            name: {"value": derived[name], "why": why}
-            for name, why in facts.reasons().items()
-            if explicit.get(name) is None and name in derived
-        }
-        context["model_config_conflicts"] = model_config_conflicts(
-            explicit, derived, facts.reasons()
-        )
+        _add_model_config(args, model_config, fields, context)
     for name in ("attention_arch", "sliding_window", "multimodal", "model_architecture"):
         if getattr(args, name) is not None:
             fields[name] = getattr(args, name)
@@ -223,6 +163,75 @@ def _build(args: argparse.Namespace) -> tuple[AttentionConfig, dict[str, Any]]:
             "the model's attention architecture is unknown: pass --attention-arch {mha,mla} "
             "or --model-config PATH"
         )
+    _add_machine(args, fields, context)
+    return AttentionConfig(**fields), context
+
+
+def _read_launch(args: argparse.Namespace) -> tuple[LaunchFlags, str]:
+    """The launch command after `--`, read with the flags of the release being predicted."""
+    if not args.launch:
+        return LaunchFlags({}, None, ()), RELEASE
+    try:
+        release = launch_release(args.sglang_version)
+        launch = parse_launch_command(args.launch, release)
+    except ValueError as error:  # a release not modelled, or without a flag list
+        raise UsageError(str(error)) from None
+    if launch.problems:
+        raise UsageError("; ".join(launch.problems))
+    return launch, release
+
+
+def _flag_fields(args: argparse.Namespace, launch: LaunchFlags) -> dict[str, Any]:
+    """The SGLang flags of the launch command and of the options; a flag may come once."""
+    fields: dict[str, Any] = dict(launch.values)
+    for flag in FLAGS:
+        given = getattr(args, flag.field)
+        if given is None:
+            continue
+        if flag.field in fields and fields[flag.field] != given:
+            raise UsageError(
+                f"{flag.option} is {given!r} here but {fields[flag.field]!r} in the launch "
+                "command; give it once"
+            )
+        fields[flag.field] = given
+    for flag in FLAGS:
+        if flag.integer and flag.field in fields:
+            fields[flag.field] = _integer(flag.field, fields[flag.field])
+    return fields
+
+
+def _add_model_config(
+    args: argparse.Namespace, path: str, fields: dict[str, Any], context: dict[str, Any]
+) -> None:
+    """What the model's config.json implies, where no option says otherwise."""
+    from compat.model_config import ModelConfigError, load_model_facts
+
+    try:
+        facts = load_model_facts(path)
+    except ModelConfigError as error:
+        raise UsageError(str(error)) from None
+    explicit = {
+        "attention_arch": args.attention_arch,
+        "sliding_window": args.sliding_window,
+        "multimodal": args.multimodal,
+        "model_architecture": args.model_architecture,
+        "kv_heads": args.kv_heads,
+    }
+    derived = facts.config_fields()
+    for name, value in derived.items():
+        if explicit.get(name) is None:
+            fields[name] = value
+    context["model_config"] = str(facts.path)
+    context["from_model_config"] = {
+        name: {"value": derived[name], "why": why}
+        for name, why in facts.reasons().items()
+        if explicit.get(name) is None and name in derived
+    }
+    context["model_config_conflicts"] = model_config_conflicts(explicit, derived, facts.reasons())
+
+
+def _add_machine(args: argparse.Namespace, fields: dict[str, Any], context: dict[str, Any]) -> None:
+    """Platform and compute capability from the options, else detected."""
     hardware = _hardware(args)
     fields.update(hardware)
     if args.platform is not None:
@@ -231,14 +240,12 @@ def _build(args: argparse.Namespace) -> tuple[AttentionConfig, dict[str, Any]]:
         context["hardware_from"] = "--gpu" if args.gpu else "--compute-capability"
     else:
         context["_detected"], context["detected"] = _detect(fields)
-    return AttentionConfig(**fields), context
 
 
 def _integer(field: str, text: str) -> Any:
     if isinstance(text, str) and re.fullmatch(r"[+-]?\d{1,18}", text.strip()):
         return int(text)
-    flag = "--" + field.replace("_", "-")
-    raise UsageError(f"{flag}: expected a positive integer, got {text!r}")
+    raise UsageError(f"{flag_of(field)}: expected a positive integer, got {text!r}")
 
 
 def _model_path_config(model_path: str | None, context: dict[str, Any]) -> str | None:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import difflib
 import json
 import sys
 from typing import Any
@@ -12,6 +11,7 @@ from compat import wording
 from compat.cli.matrix import aligned
 from compat.matrix import MATRIX
 from compat.schema import ArchStatus, Backend, ColumnId, Matrix, phase_rule_id
+from compat.text import closest, did_you_mean
 from compat.vocab import (
     Arch,
     Cell,
@@ -40,8 +40,7 @@ def register(subparsers: Any) -> None:
 def unknown_backend(name: str, matrix: Matrix = MATRIX) -> str:
     """The one-line error for a name that is not a backend, with a did-you-mean."""
     names = list(matrix.backend_names)
-    close = difflib.get_close_matches(name.strip().lower(), names, n=1, cutoff=0.6)
-    hint = f"; did you mean {close[0]!r}?" if close else ""
+    hint = did_you_mean(closest(name.strip().lower(), names), quoted=True)
     return f"unknown backend {name!r}{hint} (valid choices: {', '.join(sorted(names))})"
 
 

@@ -20,23 +20,28 @@ from compat.config import (
     InvalidConfigError,
     speculation_with_topk,
 )
+from compat.flags import KV_CACHE_DTYPE, PAGE_SIZE, SPECULATIVE_EAGLE_TOPK, Flag
 from compat.guard import check
 from compat.releases import release_matrix
 from compat.report import Report
 from compat.schema import ArchStatus, Matrix
 from compat.vocab import Arch
 
-# (option, AttentionConfig field, argparse type) of the filters passed to the guard as given.
-_FILTERS: tuple[tuple[str, str, type], ...] = (
-    ("--platform", "platform", str),
-    ("--compute-capability", "compute_capability", str),
-    ("--kv-cache-dtype", "kv_cache_dtype", str),
-    ("--page-size", "page_size", int),
-    ("--speculative-eagle-topk", "speculative_eagle_topk", int),
-    ("--sglang-version", "sglang_version", str),
-)
 SPECULATIVE_ALGORITHM = DEFAULT_SPECULATIVE_ALGORITHM
 """Set when `--speculative-eagle-topk` is given: topk means nothing without an algorithm."""
+# The SGLang flags that filter, with the placeholder and help `compat matrix --help` shows.
+_SGLANG_FILTERS: tuple[tuple[Flag, str, str | None], ...] = (
+    (KV_CACHE_DTYPE, "DTYPE", None),
+    (PAGE_SIZE, "N", None),
+    (SPECULATIVE_EAGLE_TOPK, "K", f"implies --speculative-algorithm {SPECULATIVE_ALGORITHM}"),
+)
+# The AttentionConfig fields of every filter passed to the guard as given, in --help's order.
+_FILTERS = (
+    "platform",
+    "compute_capability",
+    *(flag.field for flag, _, _ in _SGLANG_FILTERS),
+    "sglang_version",
+)
 
 
 def register(subparsers: Any) -> None:
@@ -57,14 +62,9 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument("--platform", metavar="{cuda,rocm,npu,xpu,cpu}")
     parser.add_argument("--compute-capability", metavar="CC", help="10.0, sm100 or 100")
-    parser.add_argument("--kv-cache-dtype", metavar="DTYPE")
-    parser.add_argument("--page-size", type=int, metavar="N")
-    parser.add_argument(
-        "--speculative-eagle-topk",
-        type=int,
-        metavar="K",
-        help=f"implies --speculative-algorithm {SPECULATIVE_ALGORITHM}",
-    )
+    for flag, metavar, text in _SGLANG_FILTERS:
+        kind = int if flag.integer else None
+        parser.add_argument(flag.option, dest=flag.field, type=kind, metavar=metavar, help=text)
     parser.add_argument(
         "--sglang-version",
         metavar="X.Y.Z",
@@ -82,7 +82,7 @@ def _error(message: str) -> int:
 
 def run(args: argparse.Namespace) -> int:
     fields: dict[str, Any] = {}
-    for _, name, _ in _FILTERS:
+    for name in _FILTERS:
         value = getattr(args, name)
         if value is not None:
             fields[name] = value

@@ -1,0 +1,77 @@
+"""The SGLang launch flags the guard models, declared once.
+
+Everything that names one of them reads this table: `AttentionConfig`'s validation (which
+flag a problem is about), `compat check`'s and `compat matrix`'s options, the launch-command
+reader (which flags it picks out) and `enforce()` (which ServerArgs attributes it reads).
+Each flag is the AttentionConfig field of the same name, spelled as SGLang spells its flag.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from enum import Enum
+
+
+class FlagValue(Enum):
+    """What a flag's value is: it decides how a command line's text is converted."""
+
+    NAME = "name"
+    """One of a release's names (a backend, a KV dtype, an algorithm, a mode)."""
+    INTEGER = "integer"
+    """A positive integer."""
+
+
+def flag_of(field_name: str) -> str:
+    """The command-line flag of an AttentionConfig field: SGLang's own spelling rule."""
+    return "--" + field_name.replace("_", "-")
+
+
+@dataclass(frozen=True, slots=True)
+class Flag:
+    """One SGLang launch flag: the AttentionConfig (and ServerArgs) field that holds it."""
+
+    field: str
+    value: FlagValue
+    option: str = dataclasses.field(init=False)
+    """The flag as written on the command line, e.g. `--page-size`."""
+
+    def __post_init__(self) -> None:
+        # Stored, not a property: the validator reads it for every problem it words.
+        object.__setattr__(self, "option", flag_of(self.field))
+
+    @property
+    def integer(self) -> bool:
+        return self.value is FlagValue.INTEGER
+
+
+ATTENTION_BACKEND = Flag("attention_backend", FlagValue.NAME)
+PREFILL_ATTENTION_BACKEND = Flag("prefill_attention_backend", FlagValue.NAME)
+DECODE_ATTENTION_BACKEND = Flag("decode_attention_backend", FlagValue.NAME)
+KV_CACHE_DTYPE = Flag("kv_cache_dtype", FlagValue.NAME)
+PAGE_SIZE = Flag("page_size", FlagValue.INTEGER)
+SPECULATIVE_ALGORITHM = Flag("speculative_algorithm", FlagValue.NAME)
+SPECULATIVE_EAGLE_TOPK = Flag("speculative_eagle_topk", FlagValue.INTEGER)
+SPECULATIVE_NUM_STEPS = Flag("speculative_num_steps", FlagValue.INTEGER)
+SPECULATIVE_NUM_DRAFT_TOKENS = Flag("speculative_num_draft_tokens", FlagValue.INTEGER)
+SPECULATIVE_ATTENTION_MODE = Flag("speculative_attention_mode", FlagValue.NAME)
+
+FLAGS = (
+    ATTENTION_BACKEND,
+    PREFILL_ATTENTION_BACKEND,
+    DECODE_ATTENTION_BACKEND,
+    KV_CACHE_DTYPE,
+    PAGE_SIZE,
+    SPECULATIVE_ALGORITHM,
+    SPECULATIVE_EAGLE_TOPK,
+    SPECULATIVE_NUM_STEPS,
+    SPECULATIVE_NUM_DRAFT_TOKENS,
+    SPECULATIVE_ATTENTION_MODE,
+)
+"""Every modelled flag, in the order SGLang's `--help` lists them (and `compat check` too)."""
+
+BACKEND_FLAGS = (ATTENTION_BACKEND, PREFILL_ATTENTION_BACKEND, DECODE_ATTENTION_BACKEND)
+"""The flags that name a backend: one for both phases, then one per phase."""
+
+FLAG_FIELDS = tuple(flag.field for flag in FLAGS)
+"""The AttentionConfig fields that are SGLang launch flags, in SGLang's order."""

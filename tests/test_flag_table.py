@@ -1,0 +1,75 @@
+"""The flag table (`compat.flags`) is what every reader of SGLang's flags reads.
+
+`compat check`'s options, the launch-command reader, `enforce()` and AttentionConfig's
+validation each name the modelled flags; these tests hold each of them to the one table.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+import pytest
+
+from compat import InvalidConfigError, enforce
+from compat.cli import build_parser
+from compat.config import AttentionConfig
+from compat.flags import FLAG_FIELDS, FLAGS, FlagValue, flag_of
+from compat.launch import parse_launch_command
+from compat.text import closest, did_you_mean
+
+BAD_VALUES = {FlagValue.NAME: "no-such-value", FlagValue.INTEGER: 0}
+FLAGS_BY_OPTION = {flag.option: flag for flag in FLAGS}
+
+
+def _subcommand(name: str) -> argparse.ArgumentParser:
+    parser = build_parser()
+    commands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    subparser: argparse.ArgumentParser = commands.choices[name]
+    return subparser
+
+
+def test_every_flag_is_the_config_field_of_its_name() -> None:
+    fields = AttentionConfig.__dataclass_fields__
+    for flag in FLAGS:
+        assert flag.field in fields
+        assert flag.option == flag_of(flag.field) == "--" + flag.field.replace("_", "-")
+    assert tuple(flag.field for flag in FLAGS) == FLAG_FIELDS
+
+
+def test_compat_check_offers_the_table_in_its_order() -> None:
+    groups = _subcommand("check")._action_groups
+    sglang = next(group for group in groups if group.title and group.title.startswith("SGLang"))
+    assert [action.option_strings for action in sglang._group_actions] == [
+        [flag.option] for flag in FLAGS
+    ]
+
+
+def test_an_invalid_value_of_every_flag_is_named_by_its_flag() -> None:
+    config = {flag.field: BAD_VALUES[flag.value] for flag in FLAGS}
+    with pytest.raises(InvalidConfigError) as raised:
+        AttentionConfig(attention_arch="mha", platform="cpu", **config)
+    assert {problem.flag for problem in raised.value.problems} == set(FLAGS_BY_OPTION)
+
+
+def test_enforce_reads_every_flag_of_the_table() -> None:
+    server_args = {flag.field: BAD_VALUES[flag.value] for flag in FLAGS}
+    with pytest.raises(InvalidConfigError) as raised:
+        enforce(server_args, attention_arch="mha", platform="cpu")
+    assert {problem.flag for problem in raised.value.problems} == set(FLAGS_BY_OPTION)
+
+
+def test_a_launch_command_sets_every_flag_of_the_table() -> None:
+    command = ["python3", "-m", "sglang.launch_server"]
+    for flag in FLAGS:
+        command += [flag.option, "1"]
+    launch = parse_launch_command(command)
+    assert launch.problems == ()
+    assert tuple(launch.values) == FLAG_FIELDS
+
+
+def test_one_did_you_mean() -> None:
+    assert closest("flashinfr", ["flashinfer", "fa3"]) == "flashinfer"
+    assert closest("flashinfr", ["flashinfer"], cutoff=0.99) is None
+    assert did_you_mean(None) == ""
+    assert did_you_mean("fa3") == "; did you mean fa3?"
+    assert did_you_mean("fa3", quoted=True) == "; did you mean 'fa3'?"

@@ -119,6 +119,15 @@ class BackendGate:
     fields: frozenset[BackendField]
     gate: GpuGate
 
+    @property
+    def flags(self) -> tuple[str, ...]:
+        """The flags (or phases) of `fields`, in `BackendField`'s declaration order.
+
+        Not the set's own order: its members hash by identity, so it iterates them in
+        memory-address order, which any change to the imports reshuffles.
+        """
+        return tuple(field.flag for field in BackendField if field in self.fields)
+
 
 @dataclass(frozen=True)
 class Kv4Rules:

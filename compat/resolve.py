@@ -5,12 +5,14 @@ Each adjustment is recorded as a finding, so nothing the engine would change goe
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 from compat.config import Parsed
 from compat.matrix import MATRIX
 from compat.plan import backend_plan
 from compat.report import Enforcement, Finding, Resolved
 from compat.schema import Matrix
-from compat.startup import replay
+from compat.startup import Startup, replay
 from compat.vocab import KV_DTYPE_SPELLINGS, Phase, Platform, Severity
 
 
@@ -79,64 +81,62 @@ _RESOLVED: dict[
 def _resolve(parsed: Parsed, findings: list[Finding], matrix: Matrix) -> Resolved:
     startup = replay(parsed, parsed.release)
     findings.extend(startup.findings)
-    release = parsed.release.release
-    chosen = startup.default_backend
-    if chosen is not None:
-        both_set = parsed.prefill is not None and parsed.decode is not None
-        unused = " (neither phase runs it, but its page-size rules still apply)" if both_set else ""
-        findings.append(
-            Finding(
-                "default-backend",
-                Severity.INFO,
-                f"--attention-backend is unset: SGLang {release} picks {chosen} for "
-                f"{parsed.arch.label} models on {_where(parsed)}{unused}",
-                ("--attention-backend",),
-                value=chosen,
-                backend=chosen,
-                enforced=Enforcement.STARTUP,
-            )
-        )
-    auto_spec = parsed.algorithm is not None and parsed.steps is None
-    if parsed.model_architecture is None and (chosen is not None or auto_spec):
-        assumed = parsed.release.assumed_architecture(parsed.arch)
-        findings.append(
-            Finding(
-                "model-architecture-assumed",
-                Severity.INFO,
-                f"SGLang's choice depends on the model; assumed {assumed} (pass "
-                "--model-architecture or --model-config)",
-                ("--model-architecture",),
-                value=assumed,
-                enforced=Enforcement.STARTUP,
-            )
-        )
-    speculative = startup.algorithm is not None
-    if not speculative and parsed.topk is not None:
-        findings.append(
-            Finding(
-                "spec-topk-without-algorithm",
-                Severity.INFO,
-                f"--speculative-eagle-topk {parsed.topk} has no effect without "
-                "--speculative-algorithm",
-                ("--speculative-eagle-topk",),
-                value=str(parsed.topk),
-            )
-        )
-    prefill, decode = startup.prefill_backend, startup.decode_backend
+    findings.extend(_resolution_notes(parsed, startup))
+    values = startup.fields
+    prefill, decode = values.phases
     _fixed_page_conflicts(parsed, (prefill, decode), startup.page_size, findings, matrix)
+    speculative = values.algorithm is not None
     return Resolved(
         arch=parsed.arch,
         platform=parsed.platform,
         compute_capability=parsed.capability,
         prefill_backend=prefill,
         decode_backend=decode,
-        kv_dtype=KV_DTYPE_SPELLINGS.get(startup.kv_dtype, parsed.kv_dtype),
+        kv_dtype=KV_DTYPE_SPELLINGS.get(values.kv_dtype, parsed.kv_dtype),
         page_size=startup.page_size,
         speculative=speculative,
-        topk=startup.topk if speculative else None,
-        num_steps=startup.steps if speculative else None,
-        num_draft_tokens=startup.draft_tokens if speculative else None,
+        topk=values.topk if speculative else None,
+        num_steps=values.steps if speculative else None,
+        num_draft_tokens=values.draft_tokens if speculative else None,
     )
+
+
+def _resolution_notes(parsed: Parsed, startup: Startup) -> Iterator[Finding]:
+    """What the replay chose without being told: the default, the model, an idle topk."""
+    chosen = startup.default_backend
+    if chosen is not None:
+        both_set = parsed.prefill is not None and parsed.decode is not None
+        unused = " (neither phase runs it, but its page-size rules still apply)" if both_set else ""
+        yield Finding(
+            "default-backend",
+            Severity.INFO,
+            f"--attention-backend is unset: SGLang {parsed.release.release} picks {chosen} for "
+            f"{parsed.arch.label} models on {_where(parsed)}{unused}",
+            ("--attention-backend",),
+            value=chosen,
+            backend=chosen,
+            enforced=Enforcement.STARTUP,
+        )
+    auto_spec = parsed.algorithm is not None and parsed.steps is None
+    if parsed.model_architecture is None and (chosen is not None or auto_spec):
+        assumed = parsed.release.assumed_architecture(parsed.arch)
+        yield Finding(
+            "model-architecture-assumed",
+            Severity.INFO,
+            f"SGLang's choice depends on the model; assumed {assumed} (pass "
+            "--model-architecture or --model-config)",
+            ("--model-architecture",),
+            value=assumed,
+            enforced=Enforcement.STARTUP,
+        )
+    if startup.fields.algorithm is None and parsed.topk is not None:
+        yield Finding(
+            "spec-topk-without-algorithm",
+            Severity.INFO,
+            f"--speculative-eagle-topk {parsed.topk} has no effect without --speculative-algorithm",
+            ("--speculative-eagle-topk",),
+            value=str(parsed.topk),
+        )
 
 
 def _fixed_page_conflicts(

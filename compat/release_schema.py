@@ -225,6 +225,16 @@ class ReleaseRules:
     def algorithm_set(self) -> frozenset[str]:
         return frozenset(self.algorithm_choices)
 
+    @cached_property
+    def snapping_backends(self) -> frozenset[str]:
+        """The backends of `page_snaps`: a launch naming none of them skips the snaps."""
+        return frozenset(snap.backend for snap in self.page_snaps)
+
+    @cached_property
+    def gated_backends(self) -> frozenset[str]:
+        """The backends of `gpu_gates`: a launch naming none of them skips the gates."""
+        return frozenset(gate.backend for gate in self.gpu_gates)
+
 
 # -- facts shared with the page ----------------------------------------------------------
 

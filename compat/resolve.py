@@ -139,6 +139,9 @@ def _resolution_notes(parsed: Parsed, startup: Startup) -> Iterator[Finding]:
         )
 
 
+_PHASES = tuple(Phase)  # iterating the enum class itself runs a generator each time
+
+
 def _fixed_page_conflicts(
     parsed: Parsed,
     backends: tuple[str | None, str | None],
@@ -147,7 +150,7 @@ def _fixed_page_conflicts(
     matrix: Matrix,
 ) -> None:
     """A kernel with fixed page sizes that SGLang leaves on another size (the other phase's)."""
-    for phase, name in zip(Phase, backends, strict=True):
+    for phase, name in zip(_PHASES, backends, strict=True):
         if name is None or (phase is Phase.DECODE and name == backends[0]):
             continue
         sizes = backend_plan(matrix, parsed.arch, name).fixed_page_sizes

@@ -81,6 +81,8 @@ def _spec_refusing(
 
 def _gpu_gates(parsed: Parsed, rules: ReleaseRules, f: ServerArgsFields, log: StartupLog) -> None:
     """Backends that raise off their GPU (`is_sm100_supported`, `is_blackwell_supported`)."""
+    if not f.names_any(rules.gated_backends):
+        return  # exact: a gate's backend is one a flag names (or no phase runs it)
     for gate in rules.gpu_gates:
         if f.any_is(gate.fields, gate.backend) and not gpu_gate_holds(gate.gate, parsed):
             log.add(
@@ -127,6 +129,8 @@ def _mla_prefill(parsed: Parsed, rules: ReleaseRules, f: ServerArgsFields, log: 
 
 def _page_snaps(parsed: Parsed, rules: ReleaseRules, f: ServerArgsFields, log: StartupLog) -> None:
     """Page sizes a backend rewrites; a later snap overrides an earlier one's size."""
+    if not f.names_any(rules.snapping_backends):
+        return  # exact: a snap's backend is one a flag names (or no phase runs it)
     set_by = "--page-size" if f.page_size is not None else None
     for snap in rules.page_snaps:
         if not f.any_is(snap.fields, snap.backend):

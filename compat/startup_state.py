@@ -81,6 +81,10 @@ class ServerArgsFields:
             return False  # the common case, without a generator
         return any(self.get(field) == backend for field in fields)
 
+    def names_any(self, backends: frozenset[str]) -> bool:
+        """Whether a backend flag names one of `backends` (a phase runs only what one names)."""
+        return self.attention in backends or self.prefill in backends or self.decode in backends
+
     @property
     def phases(self) -> tuple[str | None, str | None]:
         """The backends the two phases run: a phase's own flag, else --attention-backend."""
@@ -120,7 +124,7 @@ class StartupLog:
                 f"SGLang {self.release}{_VERBS[severity]}{text}",
                 flags,
                 value=None if value is None else str(value),
-                allowed=tuple(str(a) for a in allowed),
+                allowed=tuple(map(str, allowed)),
                 backend=backend,
                 enforced=Enforcement.STARTUP,
             )

@@ -255,3 +255,24 @@ def test_an_installed_sglang_is_read_from_its_metadata(tmp_path: Path) -> None:
     assert result.returncode == 0, result.stdout + result.stderr
     assert "SGLang 0.5.23 (installed)" in result.stdout
     assert "backend trtllm_mha" in result.stdout  # nvfp4's own choice on SM100
+
+
+@pytest.mark.parametrize(
+    ("release", "flags"),
+    [
+        ("0.5.7", ("--attention-backend", "--prefill-attention-backend",
+                   "--decode-attention-backend", "--compute-capability")),
+        ("0.5.23", ("the prefill phase", "the decode phase", "--compute-capability")),
+    ],
+)  # fmt: skip
+def test_a_gpu_refusal_names_its_flags_in_a_fixed_order(
+    release: str, flags: tuple[str, ...]
+) -> None:
+    """The gate's fields are a set of identity-hashed members; the finding lists them in
+    their declaration order, so that a change of import order cannot reorder its flags."""
+    report = check(
+        AttentionConfig(attention_arch="mha", platform="cuda", compute_capability=(8, 0),
+                        attention_backend="trtllm_mha", sglang_version=release)
+    )  # fmt: skip
+    (refusal,) = [f for f in report.errors if f.rule == "startup-compute-capability"]
+    assert refusal.flags == flags

@@ -145,10 +145,15 @@ class FindingMemo:
         self._retagged.clear()
 
 
+Launch = tuple[object, Resolved, tuple[Finding, ...], frozenset[tuple[str, str | None]]]
+"""A replayed launch: its release (kept so that the key's `id()` stays its own), what SGLang
+runs, SGLang's own findings, and the (rule, backend) pairs its start-up code applied."""
+
+
 class CompiledGuard:
     """The guard's tables for one matrix, each built on first use."""
 
-    __slots__ = ("_active", "_plans", "findings", "matrix", "suggester")
+    __slots__ = ("_active", "_plans", "findings", "launches", "matrix", "suggester")
 
     def __init__(self, matrix: Matrix) -> None:
         self.matrix = matrix
@@ -157,6 +162,8 @@ class CompiledGuard:
         """The report's lazy suggestion search; set by the guard, which knows how to check."""
         self._plans: dict[Arch, dict[str, BackendPlan]] | None = None
         self._active: dict[tuple[object, ...], ActiveColumns] = {}
+        self.launches: dict[tuple[object, ...], Launch] = {}
+        """`compat.resolve`'s memo: each distinct launch replayed once per matrix."""
 
     def plan(self, arch: Arch, name: str) -> BackendPlan:
         plans = self._plans

@@ -32,11 +32,12 @@ def resolve_applying(
 ) -> tuple[Resolved, frozenset[tuple[str, str | None]]]:
     """`resolve()`, and the (rule, backend) pairs SGLang's start-up code itself applied.
 
-    A pure function of the launch, so each distinct launch is replayed once per process.
+    A pure function of the launch, so each distinct launch is replayed once per matrix.
     """
+    memo = matrix.compiled.launches
+    release = parsed.release
     key = (
-        id(matrix),
-        id(parsed.release),
+        id(release),
         parsed.arch,
         parsed.platform,
         parsed.capability,
@@ -54,10 +55,10 @@ def resolve_applying(
         parsed.kv_heads,
         parsed.features,
     )
-    known = _RESOLVED.get(key)
-    if known is None:
-        if len(_RESOLVED) > _MEMO_LIMIT:
-            _RESOLVED.clear()
+    known = memo.get(key)
+    if known is None or known[0] is not release:
+        if len(memo) > _MEMO_LIMIT:
+            memo.clear()
         own: list[Finding] = []
         resolved = _resolve(parsed, own, matrix)
         applied = frozenset(
@@ -65,17 +66,13 @@ def resolve_applying(
             for f in own
             if f.enforced is Enforcement.STARTUP and f.severity is not Severity.INFO
         )
-        known = _RESOLVED[key] = (resolved, tuple(own), applied)
-    findings.extend(known[1])
-    return known[0], known[2]
+        known = memo[key] = (release, resolved, tuple(own), applied)
+    findings.extend(known[2])
+    return known[1], known[3]
 
 
 # A long-running process checking ever new launches must not grow the memo forever.
 _MEMO_LIMIT = 50_000
-_RESOLVED: dict[
-    tuple[object, ...],
-    tuple[Resolved, tuple[Finding, ...], frozenset[tuple[str, str | None]]],
-] = {}
 
 
 def _resolve(parsed: Parsed, findings: list[Finding], matrix: Matrix) -> Resolved:

@@ -35,6 +35,14 @@ def project_root() -> Path:
     return Path.cwd()
 
 
+def is_directory(path: Path) -> bool:
+    """Whether `path` is a directory a command can use (a name too long, ...: it is not)."""
+    try:
+        return path.is_dir()
+    except OSError:
+        return False
+
+
 def package_templates() -> Path:
     """The templates this package renders the page with: in the wheel, or in its checkout.
 

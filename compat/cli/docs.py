@@ -49,7 +49,7 @@ def run(args: argparse.Namespace) -> int:
     from compat.render import TemplateError, render_pages
 
     root: Path = args.root if args.root is not None else outputs.project_root()
-    if not _is_dir(root):
+    if not outputs.is_directory(root):
         print(f"compat docs: --root {root} is not a directory", file=sys.stderr)
         return 2
     template_dir: Path = (
@@ -100,13 +100,6 @@ def _check(page: Path, content: str, label: str, args: argparse.Namespace, root:
         fix += f" --template-dir {args.template_dir}"
     print(f"{label} is stale; regenerate it with: {fix}")
     return 1
-
-
-def _is_dir(path: Path) -> bool:
-    try:
-        return path.is_dir()
-    except OSError:  # a name too long, ...: not a directory this command can use
-        return False
 
 
 def _describe(error: Exception, template_dir: Path) -> str:

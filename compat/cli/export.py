@@ -61,7 +61,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from compat.outputs import project_root, staleness, write_if_changed
+    from compat.outputs import is_directory, project_root, staleness, write_if_changed
 
     root: Path = args.root if args.root is not None else project_root()
     if args.output == "-":
@@ -76,7 +76,7 @@ def _run(args: argparse.Namespace) -> int:
         changed = write_if_changed(path, render_export(), follow_symlinks=args.follow_symlinks)
         print(f"wrote {path}" if changed else f"{path} is up to date")
         return 0
-    if not _is_dir(root):
+    if not is_directory(root):
         print(f"compat export: error: --root {str(root)!r} is not a directory", file=sys.stderr)
         return 2
     if args.check:
@@ -100,10 +100,3 @@ def _run(args: argparse.Namespace) -> int:
         changed = write_if_changed(root / relative, content, root=root)
         print(f"wrote {relative}" if changed else f"{relative} is up to date")
     return 0
-
-
-def _is_dir(path: Path) -> bool:
-    try:
-        return path.is_dir()
-    except OSError:  # a name too long, ...: not a directory this command can use
-        return False

@@ -50,6 +50,8 @@ from compat.vocab import (
     SpeculativeAttentionMode,
 )
 
+# What other modules import from here; the errors and the flag helpers are defined in
+# compat.config_checks and compat.flags.
 __all__ = [
     "DEFAULT_SPECULATIVE_ALGORITHM",
     "FLAG_FIELDS",
@@ -210,8 +212,8 @@ _PLAIN_TYPES = frozenset({str, int, bool, tuple, type(None)})
 def _parse(config: AttentionConfig) -> Parsed:
     """The canonical form of a valid config; every problem at once for an invalid one.
 
-    The problems come in a fixed order (the release, the names, the numbers, the model,
-    the machine), which the error messages show.
+    The problems come in a fixed order, which the error messages show: the release, the
+    names, the integers, the model's class, the machine, the model's switches.
     """
     _plain_values(config)
     problems: list[InputProblem] = []

@@ -30,3 +30,16 @@ def test_no_myst_fences_in_any_docs_page() -> None:
     for page in (ROOT / "docs").rglob("*.md"):
         for number, line in enumerate(page.read_text(encoding="utf-8").splitlines(), 1):
             assert not line.lstrip().startswith("```{"), f"{page.name}:{number} is a MyST fence"
+
+
+def test_the_contributing_map_names_every_module() -> None:
+    """A new module that the map does not mention leaves contributors guessing."""
+    page = (ROOT / "docs" / "contributing.md").read_text(encoding="utf-8")
+    mapped = set(re.findall(r"`(compat/[\w/]+\.py)`", page))
+    modules = {
+        path.relative_to(ROOT).as_posix()
+        for path in (ROOT / "compat").glob("*.py")
+        if path.name not in ("__init__.py", "__main__.py")
+    }
+    assert modules - mapped == set(), "modules missing from docs/contributing.md"
+    assert {m for m in mapped if not (ROOT / m).is_file()} == set(), "the map names gone files"

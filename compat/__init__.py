@@ -10,39 +10,39 @@ import importlib
 
 TYPE_CHECKING = False  # like typing.TYPE_CHECKING, without importing typing at start-up
 if TYPE_CHECKING:
-    from compat.config import AttentionConfig
-    from compat.config_checks import InputProblem, InvalidConfigError
-    from compat.detect import PlatformDetectionError
-    from compat.guard import check
-    from compat.matrix import MATRIX
-    from compat.model_config import ModelConfigError
-    from compat.report import Finding, IncompatibleConfigError, Report, Resolved, Suggestion
-    from compat.server_args import enforce
-    from compat.vocab import Arch, ComputeCapability, KvDtype, Phase, Platform, Severity
+    from compat.inputs.config import AttentionConfig
+    from compat.inputs.checks import InputProblem, InvalidConfigError
+    from compat.inputs.detect import PlatformDetectionError
+    from compat.guard.check import check
+    from compat.claim.baseline import MATRIX
+    from compat.inputs.model_config import ModelConfigError
+    from compat.guard.report import Finding, IncompatibleConfigError, Report, Resolved, Suggestion
+    from compat.guard.enforce import enforce
+    from compat.vocab.terms import Arch, ComputeCapability, KvDtype, Phase, Platform, Severity
 
 __version__ = "0.1.0"
 
 # Public name -> the module that defines it.
 _HOMES = {
-    "AttentionConfig": "compat.config",
-    "InputProblem": "compat.config_checks",
-    "InvalidConfigError": "compat.config_checks",
-    "PlatformDetectionError": "compat.detect",
-    "ModelConfigError": "compat.model_config",
-    "check": "compat.guard",
-    "enforce": "compat.server_args",
-    "MATRIX": "compat.matrix",
-    "Finding": "compat.report",
-    "IncompatibleConfigError": "compat.report",
-    "Report": "compat.report",
-    "Resolved": "compat.report",
-    "Suggestion": "compat.report",
-    "Arch": "compat.vocab",
-    "ComputeCapability": "compat.vocab",
-    "KvDtype": "compat.vocab",
-    "Phase": "compat.vocab",
-    "Platform": "compat.vocab",
-    "Severity": "compat.vocab",
+    "AttentionConfig": "compat.inputs.config",
+    "InputProblem": "compat.inputs.checks",
+    "InvalidConfigError": "compat.inputs.checks",
+    "PlatformDetectionError": "compat.inputs.detect",
+    "ModelConfigError": "compat.inputs.model_config",
+    "check": "compat.guard.check",
+    "enforce": "compat.guard.enforce",
+    "MATRIX": "compat.claim.baseline",
+    "Finding": "compat.guard.report",
+    "IncompatibleConfigError": "compat.guard.report",
+    "Report": "compat.guard.report",
+    "Resolved": "compat.guard.report",
+    "Suggestion": "compat.guard.report",
+    "Arch": "compat.vocab.terms",
+    "ComputeCapability": "compat.vocab.terms",
+    "KvDtype": "compat.vocab.terms",
+    "Phase": "compat.vocab.terms",
+    "Platform": "compat.vocab.terms",
+    "Severity": "compat.vocab.terms",
 }
 
 __all__ = [

@@ -18,8 +18,8 @@ import re
 from enum import Enum
 from typing import Any
 
-from compat.report import IncompatibleConfigError, Report, runs_as
-from compat.text import closest, did_you_mean
+from compat.guard.report import IncompatibleConfigError, Report, runs_as
+from compat.vocab.spelling import closest, did_you_mean
 
 POLICY_VARIABLE = "COMPAT_POLICY"
 ENTRY_POINT = "attention_compat"
@@ -155,7 +155,7 @@ def check_launch(server_args: Any, version: str) -> Report | None:
         logger.warning("attention-compat: %s; using %s", error, DEFAULT_POLICY.value)
         policy = DEFAULT_POLICY
     try:
-        from compat.guard import enforce
+        from compat.guard.check import enforce
 
         return enforce(
             server_args,

@@ -14,8 +14,8 @@ from collections.abc import Iterator
 from typing import Any
 
 from compat import MATRIX, AttentionConfig, check
-from compat.schema import ColumnId, Matrix, Row
-from compat.vocab import Arch, Cell, CellKind, KvDtype, Phase
+from compat.claim.matrix import ColumnId, Matrix, Row
+from compat.vocab.terms import Arch, Cell, CellKind, KvDtype, Phase
 
 YES = Cell(CellKind.SUPPORTED)
 NO = Cell(CellKind.UNSUPPORTED)

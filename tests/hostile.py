@@ -39,9 +39,9 @@ from compat import (
     enforce,
 )
 from compat.cli import main
-from compat.config import FLAG_FIELDS, SPECULATIVE_ALGORITHMS
-from compat.model_config import load_model_facts
-from compat.vocab import KV_DTYPE_SPELLINGS
+from compat.inputs.config import FLAG_FIELDS, SPECULATIVE_ALGORITHMS
+from compat.inputs.model_config import load_model_facts
+from compat.vocab.terms import KV_DTYPE_SPELLINGS
 
 BACKENDS = MATRIX.backend_names
 NEAR_MISSES = (

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from compat.cli import main
-from compat.render import PAGE_PATH
+from compat.publish.pages import PAGE_PATH
 
 ROOT = Path(__file__).resolve().parent.parent
 PAGE = PAGE_PATH.as_posix()
@@ -19,7 +19,7 @@ GENERATED = (PAGE, "docs/matrix.json", "docs/matrix.schema.json")
 
 def generated_pages() -> tuple[str, ...]:
     """Every page `compat docs` writes (the main one, the release pages, what changed)."""
-    from compat.render import render_pages
+    from compat.publish.pages import render_pages
 
     return tuple(path.as_posix() for path, _ in render_pages())
 

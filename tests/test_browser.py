@@ -21,11 +21,11 @@ from urllib.parse import urlsplit
 import pytest
 
 from compat import AttentionConfig, Report, check
-from compat.config import speculation_with_topk
-from compat.finder import FINDER_RELEASES, data_path, finder_backends, finder_options
-from compat.matrix import MATRIX
+from compat.inputs.config import speculation_with_topk
+from compat.publish.finder import FINDER_RELEASES, data_path, finder_backends, finder_options
+from compat.claim.baseline import MATRIX
 from compat.releases import NEWEST
-from compat.vocab import Arch
+from compat.vocab.terms import Arch
 
 pytestmark = pytest.mark.browser
 
@@ -278,7 +278,7 @@ NEWEST_SELECTIONS: list[dict[str, str]] = [
 
 def _menu_fields(menus: dict[str, str], release: str) -> dict[str, Any]:
     """AttentionConfig fields for menu values, from the option labels' own GPU table."""
-    from compat.gpus import find_gpu
+    from compat.inputs.gpus import find_gpu
 
     fields: dict[str, Any] = {
         "sglang_version": release,

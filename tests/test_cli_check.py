@@ -15,8 +15,8 @@ import pytest
 from cells import FP4, fp4_accepted_on_b200, fp4_refused_on_b200
 
 from compat import MATRIX, AttentionConfig, check
-from compat.schema import ColumnId
-from compat.vocab import Arch
+from compat.claim.matrix import ColumnId
+from compat.vocab.terms import Arch
 
 B200 = ["--platform", "cuda", "--compute-capability", "10.0"]
 BASELINE_HINT = (

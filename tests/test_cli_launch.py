@@ -14,8 +14,8 @@ from types import SimpleNamespace
 import pytest
 
 from compat import AttentionConfig, IncompatibleConfigError, check, enforce
-from compat.gpus import GPUS, gpu_named
-from compat.vocab import Platform
+from compat.inputs.gpus import GPUS, gpu_named
+from compat.vocab.terms import Platform
 
 FIXTURES = Path(__file__).parent / "fixtures" / "models"
 DEEPSEEK = (

@@ -14,8 +14,8 @@ from cells import (
 from consistency import PAGE, read_claims, run_proof, verify
 
 from compat import AttentionConfig, check
-from compat.schema import ColumnId
-from compat.vocab import Arch
+from compat.claim.matrix import ColumnId
+from compat.vocab.terms import Arch
 
 
 def test_guard_verdicts_equal_the_page_on_every_claim() -> None:

@@ -15,7 +15,7 @@ torch = pytest.importorskip("torch", reason="the torch extra installs it; .ci/ru
 from cells import fp4_accepted_on_b200  # noqa: E402
 
 from compat import IncompatibleConfigError, KvDtype, Platform, enforce  # noqa: E402
-from compat.detect import (  # noqa: E402
+from compat.inputs.detect import (  # noqa: E402
     DetectedPlatform,
     PlatformDetectionError,
     detect_platform,
@@ -23,8 +23,8 @@ from compat.detect import (  # noqa: E402
     torch_dtype,
     version_tuple,
 )
-from compat.matrix import MATRIX  # noqa: E402
-from compat.vocab import Arch, ComputeCapability  # noqa: E402
+from compat.claim.baseline import MATRIX  # noqa: E402
+from compat.vocab.terms import Arch, ComputeCapability  # noqa: E402
 
 
 def test_real_cpu_torch_is_detected_as_cpu() -> None:

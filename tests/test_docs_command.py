@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 from cells import opposite, page_cell_position, page_row_index
 
-from compat.matrix import MATRIX
-from compat.schema import ColumnId
-from compat.vocab import Arch, CellKind
+from compat.claim.baseline import MATRIX
+from compat.claim.matrix import ColumnId
+from compat.vocab.terms import Arch, CellKind
 
 ROOT = Path(__file__).resolve().parent.parent
 PAGE = Path("docs") / "attention_backend.md"

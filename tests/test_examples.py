@@ -9,17 +9,17 @@ from pathlib import Path
 
 import pytest
 
-from compat import examples
-from compat.examples import (
+from compat.publish import examples
+from compat.publish.examples import (
     LAUNCH_EXAMPLES,
     ExampleFailsError,
     LaunchExample,
     checked_examples,
     with_flag,
 )
-from compat.matrix import MATRIX
+from compat.claim.baseline import MATRIX
 from compat.releases import NEWEST, RELEASES
-from compat.render import ExampleCheckError, render_page
+from compat.publish.pages import ExampleCheckError, render_page
 
 ROOT = Path(__file__).resolve().parent.parent
 PAGE = ROOT / "docs" / "attention_backend.md"
@@ -111,7 +111,7 @@ def test_a_missing_example_fails_too() -> None:
 def test_the_page_lists_every_gpu_name() -> None:
     from markdown_tables import read_tables
 
-    from compat.gpus import GPUS
+    from compat.inputs.gpus import GPUS
 
     tables = {table.heading: table for table in read_tables(PAGE.read_text(encoding="utf-8"))}
     rows = tables["GPUs"].rows

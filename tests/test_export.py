@@ -15,7 +15,7 @@ from jsonschema import Draft202012Validator
 from typing_extensions import NotRequired, Required
 
 from compat.cli import main
-from compat.export import (
+from compat.publish.export import (
     EXPORT_PATH,
     SCHEMA_PATH,
     export_matrix,
@@ -23,12 +23,12 @@ from compat.export import (
     render_export,
     render_schema,
 )
-from compat.export_shapes import MatrixJson
-from compat.matrix import MATRIX
-from compat.outputs import project_root
+from compat.publish.export_shapes import MatrixJson
+from compat.claim.baseline import MATRIX
+from compat.publish.outputs import project_root
 from compat.releases import NEWEST, RELEASES
-from compat.schema import ColumnId
-from compat.vocab import Arch, CellKind, KvDtype, ModelFeature, Platform
+from compat.claim.matrix import ColumnId
+from compat.vocab.terms import Arch, CellKind, KvDtype, ModelFeature, Platform
 
 ROOT = project_root()
 

@@ -8,7 +8,7 @@ import pytest
 from jsonschema import Draft202012Validator
 from typing_extensions import NotRequired, Required
 
-from compat.export_schema import (
+from compat.publish.json_schema import (
     EVERY_KEY,
     Def,
     Doc,

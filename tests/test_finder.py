@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 
 from compat import AttentionConfig, Report, check
-from compat.config import speculation_with_topk
-from compat.finder import (
+from compat.inputs.config import speculation_with_topk
+from compat.publish.finder import (
     AXIS_ORDER,
     DATA_GLOBAL,
     FINDER_RELEASES,
@@ -30,9 +30,9 @@ from compat.finder import (
     render_finder_data,
     render_finder_script,
 )
-from compat.gpus import GPUS, find_gpu
+from compat.inputs.gpus import GPUS, find_gpu
 from compat.releases import NEWEST, RELEASE_NAMES, RELEASES, release_matrix
-from compat.vocab import KV_DTYPE_SPELLINGS, Platform
+from compat.vocab.terms import KV_DTYPE_SPELLINGS, Platform
 
 ROOT = Path(__file__).resolve().parent.parent
 MAX_BYTES = 500_000
@@ -57,7 +57,7 @@ def _accepted(release: str) -> list[str]:
 
 def _fields(values: dict[str, str], release: str) -> dict[str, Any]:
     """The AttentionConfig fields for one combination of menu values, worked out here
-    independently of compat.finder's own mapping."""
+    independently of compat.publish.finder's own mapping."""
     fields: dict[str, Any] = {
         "sglang_version": release,
         "attention_arch": values["arch"],
@@ -311,7 +311,7 @@ def test_rendering_is_deterministic_and_small(data: dict[str, Any]) -> None:
         [
             sys.executable,
             "-c",
-            "import sys; from compat.finder import render_finder_data as r; "
+            "import sys; from compat.publish.finder import render_finder_data as r; "
             f"sys.stdout.buffer.write(r({release!r}).encode())",
         ],
         capture_output=True,
@@ -327,13 +327,13 @@ def test_rendering_is_deterministic_and_small(data: dict[str, Any]) -> None:
 
 
 def test_import_compat_stays_light() -> None:
-    heavy = ["compat.finder", "jinja2", "mkdocs", "torch"]
+    heavy = ["compat.publish.finder", "jinja2", "mkdocs", "torch"]
     code = f"import sys, compat; print([m for m in {heavy!r} if m in sys.modules])"
     result = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True
     )
     assert result.stdout.strip() == "[]"
-    code = f"import sys, compat.finder; print([m for m in {heavy[1:]!r} if m in sys.modules])"
+    code = f"import sys, compat.publish.finder; print([m for m in {heavy[1:]!r} if m in sys.modules])"
     result = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True
     )

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from compat import finder_cache
-from compat.outputs import PACKAGE_DIR
+from compat.publish import finder_cache
+from compat.publish.outputs import PACKAGE_DIR
 
 
 @pytest.fixture(autouse=True)
@@ -34,7 +34,7 @@ def test_an_edit_to_any_package_source_changes_the_key(tmp_path: Path) -> None:
     shutil.copytree(PACKAGE_DIR, package, ignore=shutil.ignore_patterns("__pycache__"))
     before = finder_cache.source_digest(package)
     assert finder_cache.source_digest(package) == before
-    matrix = package / "matrix.py"
+    matrix = package / "claim" / "baseline.py"
     matrix.write_text(matrix.read_text() + "\n# a cell changed\n")
     assert finder_cache.source_digest(package) != before
     (package / "cli" / "new.py").write_text("")

@@ -1,4 +1,4 @@
-"""The flag table (`compat.flags`) is what every reader of SGLang's flags reads.
+"""The flag table (`compat.inputs.flags`) is what every reader of SGLang's flags reads.
 
 `compat check`'s options, the launch-command reader, `enforce()` and AttentionConfig's
 validation each name the modelled flags; these tests hold each of them to the one table.
@@ -12,10 +12,10 @@ import pytest
 
 from compat import InvalidConfigError, enforce
 from compat.cli import build_parser
-from compat.config import AttentionConfig
-from compat.flags import FLAG_FIELDS, FLAGS, FlagValue, flag_of
-from compat.launch import parse_launch_command
-from compat.text import closest, did_you_mean
+from compat.inputs.config import AttentionConfig
+from compat.inputs.flags import FLAG_FIELDS, FLAGS, FlagValue, flag_of
+from compat.inputs.command import parse_launch_command
+from compat.vocab.spelling import closest, did_you_mean
 
 BAD_VALUES = {FlagValue.NAME: "no-such-value", FlagValue.INTEGER: 0}
 FLAGS_BY_OPTION = {flag.option: flag for flag in FLAGS}

@@ -21,9 +21,9 @@ from pathlib import Path
 import pytest
 from refusals import PAGE, ROOT, cli, copy_generated, refused
 
-from compat import outputs as outputs_module
-from compat.export import render_export
-from compat.render import render_page
+from compat.publish import outputs as outputs_module
+from compat.publish.export import render_export
+from compat.publish.pages import render_page
 
 
 @pytest.fixture
@@ -215,11 +215,11 @@ def test_a_killed_write_leaves_no_temporary_file(tmp_path: Path) -> None:
     script = textwrap.dedent(
         f"""
         import os, signal, sys, time
-        import compat.outputs
+        import compat.publish.outputs
         def killed(*args):
             os.kill(os.getpid(), signal.SIGTERM)
             time.sleep(5)
-        compat.outputs.os.replace = killed
+        compat.publish.outputs.os.replace = killed
         sys.argv = ["compat", "export", "--output", {str(tmp_path / "m.json")!r}]
         from compat.cli import entry
         entry()

@@ -30,9 +30,9 @@ from compat import (
     check,
     enforce,
 )
-from compat.bounded_json import MAX_BYTES, MAX_NESTING
-from compat.model_config import load_model_facts
-from compat.vocab import Arch
+from compat.inputs.bounded_json import MAX_BYTES, MAX_NESTING
+from compat.inputs.model_config import load_model_facts
+from compat.vocab.terms import Arch
 
 # -- input that once crashed with a traceback and exit 1 ---------------------------------------
 

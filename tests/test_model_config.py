@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from compat.config import AttentionConfig
-from compat.model_config import ModelConfigError, ModelFacts, load_model_facts
-from compat.vocab import Arch
+from compat.inputs.config import AttentionConfig
+from compat.inputs.model_config import ModelConfigError, ModelFacts, load_model_facts
+from compat.vocab.terms import Arch
 
 MODELS = Path(__file__).parent / "fixtures" / "models"
 

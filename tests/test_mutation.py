@@ -18,9 +18,9 @@ import pytest
 from markdown_tables import table_under
 
 from compat import MATRIX, AttentionConfig, check
-from compat.render import ExampleCheckError, render_page
-from compat.schema import Column, ColumnId, Matrix, Row, Table
-from compat.vocab import Action, Arch, Cell, CellKind
+from compat.publish.pages import ExampleCheckError, render_page
+from compat.claim.matrix import Column, ColumnId, Matrix, Row, Table
+from compat.vocab.terms import Action, Arch, Cell, CellKind
 
 YES = Cell(CellKind.SUPPORTED)
 NO = Cell(CellKind.UNSUPPORTED)

@@ -18,11 +18,11 @@ import pytest
 from cells import fp4_partner_candidate, opposite, with_cell
 from markdown_tables import MarkdownTable, read_tables, table_under
 
-from compat.matrix import MATRIX
+from compat.claim.baseline import MATRIX
 from compat.releases import NEWEST, RELEASES
-from compat.render import PAGE_PATH, TEMPLATE_NAME, render_page
-from compat.schema import ColumnId
-from compat.vocab import Arch, Cell, CellKind
+from compat.publish.pages import PAGE_PATH, TEMPLATE_NAME, render_page
+from compat.claim.matrix import ColumnId
+from compat.vocab.terms import Arch, Cell, CellKind
 
 ROOT = Path(__file__).resolve().parent.parent
 PAGE = ROOT / PAGE_PATH

@@ -23,9 +23,9 @@ from conformance import plugin_dist
 from conformance.availability import require_source
 from conformance.harness import StartupOutcome, open_runtime
 
-import compat.guard
+import compat.guard.check
 from compat.releases import installed_sglang_version
-from compat.report import Enforcement
+from compat.guard.report import Enforcement
 from compat.sglang_plugin import (
     ENTRY_POINT,
     POLICY_VARIABLE,
@@ -142,7 +142,7 @@ def test_a_crash_of_the_plugin_does_not_stop_a_launch(
         raise RuntimeError("a bug in the guard")
 
     monkeypatch.delenv(POLICY_VARIABLE, raising=False)
-    monkeypatch.setattr(compat.guard, "enforce", broken)
+    monkeypatch.setattr(compat.guard.check, "enforce", broken)
     with (
         caplog.at_level(logging.WARNING, logger="compat"),
         sglang_with_plugin(version, tmp_path, monkeypatch) as runtime,
@@ -210,7 +210,7 @@ def test_a_valid_launch_starts_with_the_plugin_active(
         return report
 
     monkeypatch.delenv(POLICY_VARIABLE, raising=False)
-    monkeypatch.setattr(compat.guard, "enforce", spy)
+    monkeypatch.setattr(compat.guard.check, "enforce", spy)
     with sglang_with_plugin(version, tmp_path, monkeypatch) as runtime:
         outcome = _launch(runtime, VALID)
     assert not outcome.refused, outcome.error

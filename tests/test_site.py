@@ -8,8 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from compat.matrix import MATRIX
-from compat.vocab import Arch
+from compat.claim.baseline import MATRIX
+from compat.vocab.terms import Arch
 
 ROOT = Path(__file__).resolve().parent.parent
 CDN_MARKERS = ("fonts.googleapis", "fonts.gstatic", "cdn.jsdelivr", "unpkg")
@@ -33,8 +33,9 @@ def _site_project(project: Path) -> Path:
     """A copy of what `mkdocs build` reads, to hand-edit without touching the checkout."""
     shutil.copytree(ROOT / "docs", project / "docs")
     shutil.copytree(ROOT / "templates", project / "templates")
-    (project / "compat").mkdir()
-    shutil.copy(ROOT / "compat" / "mkdocs_hooks.py", project / "compat" / "mkdocs_hooks.py")
+    (project / "compat" / "publish").mkdir(parents=True)
+    hooks = Path("compat", "publish", "mkdocs_hooks.py")
+    shutil.copy(ROOT / hooks, project / hooks)
     shutil.copy(ROOT / "mkdocs.yml", project / "mkdocs.yml")
     return project
 

@@ -16,7 +16,7 @@ import sys
 from collections.abc import Sequence
 from typing import NoReturn
 
-from compat.text import closest, did_you_mean
+from compat.vocab.spelling import closest, did_you_mean
 
 # Subcommand name -> module in this package that defines `register(subparsers)`.
 COMMANDS: dict[str, str] = {

@@ -13,10 +13,10 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from compat.config import AttentionConfig, InvalidConfigError
-from compat.flags import FLAGS, flag_of
-from compat.guard import check
-from compat.launch import (
+from compat.inputs.config import AttentionConfig, InvalidConfigError
+from compat.inputs.flags import FLAGS, flag_of
+from compat.guard.check import check
+from compat.inputs.command import (
     LaunchFlags,
     corrected_command,
     launch_release,
@@ -24,12 +24,12 @@ from compat.launch import (
     parse_launch_command,
     with_conflicts,
 )
-from compat.report import Enforcement, Report, Suggestion, runs_as
-from compat.sglang_flags import RELEASE
-from compat.vocab import ComputeCapability, Severity
+from compat.guard.report import Enforcement, Report, Suggestion, runs_as
+from compat.engine.parser.lookup import RELEASE
+from compat.vocab.terms import ComputeCapability, Severity
 
 if TYPE_CHECKING:
-    from compat.detect import DetectedPlatform
+    from compat.inputs.detect import DetectedPlatform
 
 EXIT_OK, EXIT_INCOMPATIBLE, EXIT_INVALID = 0, 1, 2
 
@@ -134,7 +134,7 @@ def judge(args: argparse.Namespace) -> tuple[Report, dict[str, Any]]:
     report = check(config)
     detected = context.pop("_detected", None)
     if detected is not None:
-        from compat.detect import with_software_findings
+        from compat.inputs.detect import with_software_findings
 
         report = with_software_findings(report, detected)
     return with_conflicts(report, context), context
@@ -204,7 +204,7 @@ def _add_model_config(
     args: argparse.Namespace, path: str, fields: dict[str, Any], context: dict[str, Any]
 ) -> None:
     """What the model's config.json implies, where no option says otherwise."""
-    from compat.model_config import ModelConfigError, load_model_facts
+    from compat.inputs.model_config import ModelConfigError, load_model_facts
 
     try:
         facts = load_model_facts(path)
@@ -252,7 +252,7 @@ def _model_path_config(model_path: str | None, context: dict[str, Any]) -> str |
     """The config.json `--model-path` names: a local directory or the offline HF cache."""
     if model_path is None:
         return None
-    from compat.hf_cache import locate_model_config
+    from compat.inputs.hf_cache import locate_model_config
 
     located = locate_model_config(model_path)
     if located.config is None:
@@ -266,7 +266,7 @@ def _hardware(args: argparse.Namespace) -> dict[str, Any]:
 
     A compute capability alone means CUDA; a GPU name sets its own platform.
     """
-    from compat.gpus import UnknownGpuError, find_gpu, gpu_named
+    from compat.inputs.gpus import UnknownGpuError, find_gpu, gpu_named
 
     named = args.gpu
     capability = args.compute_capability
@@ -295,7 +295,7 @@ def _hardware(args: argparse.Namespace) -> dict[str, Any]:
 
 def _detect(fields: dict[str, Any]) -> tuple[DetectedPlatform, dict[str, Any]]:
     """Fill platform, compute capability and CUDA version from torch; say what was found."""
-    from compat.detect import PlatformDetectionError, detect_platform
+    from compat.inputs.detect import PlatformDetectionError, detect_platform
 
     try:
         detected = detect_platform()

@@ -23,7 +23,7 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from compat.release_text import between
+    from compat.publish.changes_text import between
     from compat.releases import UnknownReleaseError, release_rules
 
     try:

@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from compat import outputs
+from compat.publish import outputs
 
 FIX_COMMAND = "compat docs"
 
@@ -46,7 +46,7 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
 
 def run(args: argparse.Namespace) -> int:
     # Imported here so that other subcommands never load Jinja.
-    from compat.render import TemplateError, render_pages
+    from compat.publish.pages import TemplateError, render_pages
 
     root: Path = args.root if args.root is not None else outputs.project_root()
     if not outputs.is_directory(root):

@@ -7,12 +7,12 @@ import json
 import sys
 from typing import Any
 
-from compat import wording
+from compat.claim import words as wording
 from compat.cli.matrix import aligned
-from compat.matrix import MATRIX
-from compat.schema import ArchStatus, Backend, ColumnId, Matrix, phase_rule_id
-from compat.text import closest, did_you_mean
-from compat.vocab import (
+from compat.claim.baseline import MATRIX
+from compat.claim.matrix import ArchStatus, Backend, ColumnId, Matrix, phase_rule_id
+from compat.vocab.spelling import closest, did_you_mean
+from compat.vocab.terms import (
     Arch,
     Cell,
     CellKind,
@@ -59,7 +59,7 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(explain_json(matrix, name), indent=2, ensure_ascii=False))
     else:
-        from compat.text import plain
+        from compat.vocab.spelling import plain
 
         print(plain("\n".join(explain_lines(matrix, name))))
     return 0
@@ -201,7 +201,7 @@ def _rules(matrix: Matrix, backend: Backend, sources: _Sources) -> list[str]:
 def _defaults(name: str) -> list[str]:
     """Where the newest release's default decision picks `name`."""
     from compat.releases import NEWEST, RELEASES
-    from compat.startup_text import branch_conditions, override_text
+    from compat.publish.startup_text import branch_conditions, override_text
 
     rules = RELEASES[NEWEST]
     lines = [
@@ -251,7 +251,7 @@ def explain_lines(matrix: Matrix, name: str) -> list[str]:
 
 def explain_json(matrix: Matrix, name: str) -> dict[str, Any]:
     """The export's entries about one backend: the backend, its rows and its defaults."""
-    from compat.export import export_matrix
+    from compat.publish.export import export_matrix
     from compat.releases import NEWEST
 
     exported = export_matrix(matrix)

@@ -45,13 +45,13 @@ def register(subparsers: Any) -> None:
 
 def _targets() -> list[tuple[str, str]]:
     """(relative path, fresh content) of every file `compat export` owns."""
-    from compat.export import EXPORT_PATH, SCHEMA_PATH, render_export, render_schema
+    from compat.publish.export import EXPORT_PATH, SCHEMA_PATH, render_export, render_schema
 
     return [(EXPORT_PATH, render_export()), (SCHEMA_PATH, render_schema())]
 
 
 def run(args: argparse.Namespace) -> int:
-    from compat.outputs import OutputError
+    from compat.publish.outputs import OutputError
 
     try:
         return _run(args)
@@ -61,16 +61,16 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from compat.outputs import is_directory, project_root, staleness, write_if_changed
+    from compat.publish.outputs import is_directory, project_root, staleness, write_if_changed
 
     root: Path = args.root if args.root is not None else project_root()
     if args.output == "-":
-        from compat.export import render_export
+        from compat.publish.export import render_export
 
         sys.stdout.write(render_export())
         return 0
     if args.output is not None:
-        from compat.export import render_export
+        from compat.publish.export import render_export
 
         path = Path(args.output)
         changed = write_if_changed(path, render_export(), follow_symlinks=args.follow_symlinks)

@@ -14,18 +14,18 @@ import unicodedata
 from collections.abc import Sequence
 from typing import Any
 
-from compat.config import (
+from compat.inputs.config import (
     DEFAULT_SPECULATIVE_ALGORITHM,
     AttentionConfig,
     InvalidConfigError,
     speculation_with_topk,
 )
-from compat.flags import KV_CACHE_DTYPE, PAGE_SIZE, SPECULATIVE_EAGLE_TOPK, Flag
-from compat.guard import check
+from compat.inputs.flags import KV_CACHE_DTYPE, PAGE_SIZE, SPECULATIVE_EAGLE_TOPK, Flag
+from compat.guard.check import check
 from compat.releases import release_matrix
-from compat.report import Report
-from compat.schema import ArchStatus, Matrix
-from compat.vocab import Arch
+from compat.guard.report import Report
+from compat.claim.matrix import ArchStatus, Matrix
+from compat.vocab.terms import Arch
 
 SPECULATIVE_ALGORITHM = DEFAULT_SPECULATIVE_ALGORITHM
 """Set when `--speculative-eagle-topk` is given: topk means nothing without an algorithm."""
@@ -90,7 +90,7 @@ def run(args: argparse.Namespace) -> int:
         fields.update(speculation_with_topk(args.speculative_eagle_topk))
     archs = tuple(Arch)
     if args.model_config is not None:
-        from compat.model_config import ModelConfigError, load_model_facts
+        from compat.inputs.model_config import ModelConfigError, load_model_facts
 
         try:
             facts = load_model_facts(args.model_config)
@@ -197,7 +197,7 @@ def _without_row(matrix: Matrix, arch: Arch) -> list[str]:
 
 def _print_tables(matrix: Matrix, as_json: bool) -> int:
     if as_json:
-        from compat.export import export_matrix
+        from compat.publish.export import export_matrix
 
         exported = export_matrix(matrix)
         payload = {"tables": exported["tables"], "evidence": exported["evidence"]}

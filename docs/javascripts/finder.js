@@ -1,7 +1,7 @@
 /*
  * Compatibility finder: shows the guard's precomputed verdicts for the selected options.
  *
- * This script decides nothing. The site build runs the guard (compat.finder) over every
+ * This script decides nothing. The site build runs the guard (compat.publish.finder) over every
  * combination of the menus and every backend, once per offered SGLang release, and writes
  * finder-releases.js (the releases, newest first, and their data files) and one
  * finder-data-<release>.js each, which adds window.COMPAT_FINDER_DATA[release]; here we

@@ -165,7 +165,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(json.dumps(parser_flags(Path(args[1]))))
         return 0
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
-    from compat import flag_source
+    from compat.engine.parser import encoding as flag_source
     from compat.releases import RELEASE_NAMES
 
     releases = list(RELEASE_NAMES) if args == ["--all"] else args

@@ -1,0 +1,1 @@
+"""The claim: what the documentation page says, as data (the capability matrix)."""

@@ -1,0 +1,108 @@
+"""What makes a table column matter to a configuration: each column's trigger, as data.
+
+A column (`compat.schema.Column`) declares its trigger (`when`) next to its action and the
+flags it speaks for. The guard compiles "configuration -> active columns" from the
+triggers once per matrix (`compat.guard.plan`), and a finding words the column's setting through
+its trigger, so no module branches on a column's id. vLLM's attention backends declare
+their capabilities the same way, as data read by one generic validator.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+from compat.guard.report import Resolved
+from compat.vocab.terms import KvDtype, KvFamily, ModelFeature
+
+
+@dataclass(frozen=True, slots=True)
+class Situation:
+    """The parts of a resolved configuration that a trigger reads."""
+
+    kv_dtype: KvDtype
+    topk: int | None
+    page_size: int
+    features: frozenset[ModelFeature]
+
+
+class Trigger:
+    """What in a configuration makes a column's cells apply to it."""
+
+    __slots__ = ()
+
+    speculative: ClassVar[bool] = False
+    """The column is about speculative decoding. With `--speculative-attention-mode decode`
+    its draft and verify kernels run on the decode backend, so the prefill backend's cell
+    does not apply."""
+
+    def matches(self, situation: Situation) -> bool:
+        raise NotImplementedError
+
+    def setting(self, resolved: Resolved) -> str:
+        """The flag and value that activated the column, as a finding quotes it ("" if none)."""
+        return ""
+
+
+@dataclass(frozen=True, slots=True)
+class Always(Trigger):
+    """Every configuration the column's table covers (e.g. chunked prefix cache)."""
+
+    def matches(self, situation: Situation) -> bool:
+        return True
+
+
+@dataclass(frozen=True, slots=True)
+class KvDtypeIn(Trigger):
+    """A KV cache of one quantized family (FP8, FP4)."""
+
+    family: KvFamily
+
+    def matches(self, situation: Situation) -> bool:
+        return situation.kv_dtype.family is self.family
+
+    def setting(self, resolved: Resolved) -> str:
+        return f"--kv-cache-dtype {resolved.kv_dtype.value}"
+
+
+@dataclass(frozen=True, slots=True)
+class TopkRange(Trigger):
+    """Speculative decoding whose topk lies in [low, high] (no upper bound when None)."""
+
+    low: int
+    high: int | None = None
+
+    speculative: ClassVar[bool] = True
+
+    def matches(self, situation: Situation) -> bool:
+        topk = situation.topk
+        return topk is not None and self.low <= topk and (self.high is None or topk <= self.high)
+
+    def setting(self, resolved: Resolved) -> str:
+        return f"--speculative-eagle-topk {resolved.topk}"
+
+
+@dataclass(frozen=True, slots=True)
+class PageSizeAbove(Trigger):
+    """A page size larger than `size`."""
+
+    size: int
+
+    def matches(self, situation: Situation) -> bool:
+        return situation.page_size > self.size
+
+    def setting(self, resolved: Resolved) -> str:
+        return f"--page-size {resolved.page_size}"
+
+
+@dataclass(frozen=True, slots=True)
+class ModelHas(Trigger):
+    """A model with `feature` (the configuration says so, or its config.json does)."""
+
+    feature: ModelFeature
+
+    def matches(self, situation: Situation) -> bool:
+        return self.feature in situation.features
+
+
+ALWAYS = Always()

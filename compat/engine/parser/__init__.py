@@ -1,0 +1,1 @@
+"""The flags each SGLang release's argument parser declares."""

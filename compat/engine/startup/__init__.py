@@ -1,0 +1,1 @@
+"""SGLang's start-up resolution, replayed step by step over a release's rules."""

@@ -1,0 +1,165 @@
+"""The start-up steps before SGLang's backend check: names, platforms, models, NVFP4.
+
+Each runs before `_handle_attention_backend_compatibility` (`compat.engine.startup.backend`), so
+what it writes (a rewritten name, a platform's or a model's backend, a page size, a KV
+dtype) is what the default decision and every later check read.
+"""
+
+from __future__ import annotations
+
+from compat.inputs.config import Parsed
+from compat.engine.rules import BackendField, ModelOverride, ReleaseRules
+from compat.engine.startup.state import NOTE, REFUSE, WARN, ServerArgsFields, StartupLog, gate_open
+from compat.vocab.terms import ModelFeature, Platform
+
+_BACKEND_FLAGS = (BackendField.ATTENTION, BackendField.PREFILL, BackendField.DECODE)
+
+
+def handle_deprecated_args(rules: ReleaseRules, f: ServerArgsFields, log: StartupLog) -> None:
+    """Deprecated backend names, rewritten first (`_handle_deprecated_args`)."""
+    for name, new in rules.backend_aliases.items():
+        for field in _BACKEND_FLAGS:
+            if f.get(field) != name:
+                continue
+            target = new
+            if field is BackendField.PREFILL and new in rules.decode_only:
+                target = rules.decode_only[new]
+            log.add(
+                WARN,
+                "deprecated-backend",
+                f"{field.flag} {name} is deprecated; it runs as {target}",
+                (field.flag,),
+                value=name,
+                allowed=(target,),
+                backend=name,
+            )
+            f.set(field, target)
+            # The dtype goes with the successor backend, not the prefill stand-in.
+            forced = rules.alias_kv_dtypes.get(name) if target == new else None
+            if forced is not None and f.kv_dtype != forced:
+                log.add(
+                    WARN,
+                    "deprecated-backend",
+                    f"{name} runs with --kv-cache-dtype {forced}",
+                    ("--kv-cache-dtype",),
+                    value=f.kv_dtype,
+                    allowed=(forced,),
+                    backend=name,
+                )
+                f.kv_dtype = forced
+
+
+def handle_platform_backends(parsed: Parsed, f: ServerArgsFields) -> str | None:
+    """The platform's own defaults (`_handle_cpu_backends`, NPU `set_default_server_args`).
+
+    Returns the backend the platform chose, when no backend flag was set.
+    """
+    if parsed.platform is Platform.CPU and f.attention is None:
+        f.attention = "intel_amx"
+        return f.attention
+    if parsed.platform is Platform.NPU:
+        unset = f.backend_unset
+        f.attention = f.prefill = f.decode = "ascend"
+        if f.page_size is None:
+            f.page_size = 128
+        return f.attention if unset else None
+    return None
+
+
+def handle_model_specific_adjustments(
+    parsed: Parsed, rules: ReleaseRules, model: str, f: ServerArgsFields, log: StartupLog
+) -> str | None:
+    """`_handle_model_specific_adjustments`: the first override that fits the model applies.
+
+    Returns the backend it chose, when no backend flag was set.
+    """
+    unset = f.backend_unset
+    for override in rules.model_overrides:
+        if model not in override.architectures:
+            continue
+        if (ModelFeature.SPARSE_DSA in parsed.features) is not override.sparse:
+            continue
+        if not gate_open(override.gate, parsed):
+            continue
+        if unset:
+            f.attention = override.backend
+        if override.page_size is not None and parsed.platform is not Platform.NPU:
+            f.page_size = override.page_size
+        if override.kv_dtypes:
+            _model_kv_dtype(parsed, override, model, f, log)
+        return override.backend if unset else None
+    return None
+
+
+def _model_kv_dtype(
+    parsed: Parsed, override: ModelOverride, model: str, f: ServerArgsFields, log: StartupLog
+) -> None:
+    """The model's KV dtype: `auto` resolved, aliases rewritten, anything else refused."""
+    if f.kv_dtype == "auto" and override.auto_kv_dtype is not None:
+        f.kv_dtype = override.auto_kv_dtype(parsed)
+    f.kv_dtype = override.kv_aliases.get(f.kv_dtype, f.kv_dtype)
+    if f.kv_dtype not in override.kv_dtypes:
+        log.add(
+            REFUSE,
+            override.rule,
+            f"{model} runs only with --kv-cache-dtype {' or '.join(sorted(override.kv_dtypes))}",
+            ("--kv-cache-dtype",),
+            value=f.kv_dtype,
+            allowed=sorted(override.kv_dtypes),
+        )
+
+
+def handle_nvfp4_prefill_backends(
+    parsed: Parsed, rules: ReleaseRules, f: ServerArgsFields, log: StartupLog
+) -> None:
+    """NVFP4 picks its own backends (`handle_nvfp4_prefill_kv_dequant_dtype`).
+
+    The prefill one by dequant dtype (native NVFP4 on SM100, else FP8), trtllm_mha to decode.
+    """
+    by_dtype = rules.nvfp4_prefill_backends
+    if by_dtype is None or f.kv_dtype != "nvfp4":
+        return
+    wanted = {backend: dtype for dtype, backend in by_dtype.items()}
+    given = f.prefill or f.attention
+    if given is not None and given not in wanted:
+        log.add(
+            REFUSE,
+            "nvfp4-backends",
+            f"--kv-cache-dtype nvfp4 runs prefill only on {' or '.join(sorted(wanted))}",
+            ("--attention-backend", "--prefill-attention-backend", "--kv-cache-dtype"),
+            value=given,
+            allowed=sorted(wanted),
+            backend=given,
+        )
+        return
+    sm100 = parsed.capability is not None and parsed.capability.major == 10
+    if given is None:
+        given = by_dtype["nvfp4"] if sm100 else by_dtype["fp8_e4m3"]
+    decode = by_dtype["nvfp4"]
+    if f.decode is not None and f.decode != decode:
+        log.add(
+            REFUSE,
+            "nvfp4-backends",
+            f"--kv-cache-dtype nvfp4 decodes only on {decode}",
+            ("--decode-attention-backend", "--kv-cache-dtype"),
+            value=f.decode,
+            allowed=(decode,),
+            backend=f.decode,
+        )
+        return
+    if wanted[given] == "nvfp4" and not sm100:
+        log.add(
+            REFUSE,
+            "nvfp4-backends",
+            "native NVFP4 prefill needs SM100",
+            ("--kv-cache-dtype", "--compute-capability"),
+            value=parsed.capability,
+        )
+    log.add(
+        NOTE,
+        "nvfp4-backends",
+        f"--kv-cache-dtype nvfp4 runs prefill on {given} and decode on {decode}",
+        ("--kv-cache-dtype",),
+        value=f"{given}+{decode}",
+    )
+    f.prefill, f.decode = given, decode

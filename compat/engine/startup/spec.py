@@ -1,0 +1,114 @@
+"""SGLang's speculative-decoding handler, replayed: `ServerArgs._handle_speculative_decoding`.
+
+It runs last, after the page size is settled: it fills the EAGLE parameters (or checks
+them), fixes NGRAM's breadth, and refuses a topk above 1 on a paged backend that cannot
+run it.
+"""
+
+from __future__ import annotations
+
+from compat.inputs.config import Parsed
+from compat.engine.rules import ReleaseRules, SpecParams
+from compat.claim.matrix import ColumnId
+from compat.engine.startup.state import NOTE, REFUSE, ServerArgsFields, StartupLog
+from compat.vocab.terms import Platform
+
+_FLAGS = ("--speculative-algorithm", "--speculative-eagle-topk")
+
+
+def handle_speculative_decoding(
+    parsed: Parsed, rules: ReleaseRules, model: str, f: ServerArgsFields, log: StartupLog
+) -> None:
+    """The algorithm's own handler, then the paged topk check on what it left."""
+    algorithm = rules.algorithm_aliases.get(f.algorithm or "", f.algorithm)
+    f.algorithm = algorithm
+    if algorithm is None:
+        return
+    if algorithm in rules.eagle_family:
+        _eagle_family(rules, algorithm, model, f, log)
+        paged = rules.topk_paged_eagle
+    elif algorithm == rules.ngram:
+        _ngram(parsed, rules, f, log)
+        paged = rules.topk_paged_ngram
+    else:
+        return
+    assert f.page_size is not None
+    if f.topk is not None and f.topk > 1 and f.page_size > 1 and f.attention not in paged:
+        log.add(
+            REFUSE,
+            rules.topk_paged_rule_id,
+            f"speculative topk {f.topk} with page size "
+            f"{f.page_size} runs only on {' or '.join(paged)} as --attention-backend",
+            (*_FLAGS, "--page-size", "--attention-backend"),
+            value=f.attention,
+            allowed=paged,
+            backend=f.attention,
+        )
+
+
+def _eagle_family(
+    rules: ReleaseRules, algorithm: str, model: str, f: ServerArgsFields, log: StartupLog
+) -> None:
+    """EAGLE's parameters: all three given, or none (chosen for the model); topk-1 checks."""
+    if f.steps is None and (f.topk is not None or f.draft_tokens is not None):
+        log.add(
+            REFUSE,
+            "spec-params",
+            "--speculative-eagle-topk or --speculative-num-draft-tokens "
+            "is set without --speculative-num-steps (give all three, or none and "
+            "SGLang chooses them for the model)",
+            ("--speculative-num-steps", *_FLAGS[1:]),
+        )
+        f.topk = f.topk or 1
+    elif f.steps is None:
+        params = auto_spec_params(rules, algorithm, model)
+        f.steps, f.topk, f.draft_tokens = params.steps, params.topk, params.draft_tokens
+        log.add(
+            NOTE,
+            "spec-auto-params",
+            f"speculative decoding runs {params.steps} steps, "
+            f"topk {params.topk}, {params.draft_tokens} draft tokens, chosen for "
+            f"{model}",
+            ("--speculative-num-steps",),
+            value=params.topk,
+        )
+    elif f.topk is None:
+        f.topk = 1  # never read before SGLang fails on it; the page judges topk 1
+    assert f.topk is not None
+    for name in rules.topk_one_only:
+        if f.any_is(rules.topk_one_only_fields, name) and f.topk > 1:
+            log.add(
+                REFUSE,
+                ColumnId.SPEC_TOPK_GT1.rule_id,
+                f"{name} runs speculative decoding only with topk 1",
+                _FLAGS,
+                value=f.topk,
+                allowed=(1,),
+                backend=name,
+            )
+    if f.topk == 1 and f.steps is not None:
+        f.draft_tokens = f.steps + 1
+
+
+def _ngram(parsed: Parsed, rules: ReleaseRules, f: ServerArgsFields, log: StartupLog) -> None:
+    """NGRAM runs only on CUDA, with its BFS breadth as topk."""
+    if parsed.platform is not Platform.CUDA:
+        log.add(
+            REFUSE,
+            "ngram-cuda",
+            "NGRAM speculative decoding runs only on CUDA",
+            ("--speculative-algorithm", "--platform"),
+            value=parsed.platform.value,
+        )
+    f.topk = rules.ngram_bfs_breadth
+
+
+def auto_spec_params(rules: ReleaseRules, algorithm: str, model: str) -> SpecParams:
+    """`auto_choose_speculative_params`: the first case that fits the algorithm and model."""
+    for case in rules.spec_auto_params:
+        if case.algorithm is not None and case.algorithm != algorithm:
+            continue
+        if case.architectures is not None and model not in case.architectures:
+            continue
+        return case.params
+    raise AssertionError("the automatic speculative parameters end with a catch-all case")

@@ -1,0 +1,148 @@
+"""What the start-up replay carries from step to step: the fields, the log, the GPU predicates.
+
+SGLang's start-up steps (`ServerArgs.__post_init__`) talk to each other only through the
+`ServerArgs` fields each one reads and writes; `ServerArgsFields` is those fields, and
+`StartupLog` is what SGLang said on the way (its refusals, warnings and adjustments).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from compat.inputs.config import Parsed
+from compat.engine.rules import BackendField, GpuGate, ReleaseRules
+from compat.guard.report import Enforcement, Finding
+from compat.vocab.terms import Platform, Severity
+
+# The severities as the start-up steps use them: SGLang raises, logs a warning, or just acts.
+REFUSE, WARN, NOTE = Severity.ERROR, Severity.WARNING, Severity.INFO
+
+_AB, _PB, _DB = BackendField.ATTENTION, BackendField.PREFILL, BackendField.DECODE
+AB_OR_DB = frozenset({_AB, _DB})
+
+# What SGLang's message says after its release, by severity.
+_VERBS = {REFUSE: " refuses to start: ", WARN: " warns: ", NOTE: ": "}
+
+
+@dataclass(slots=True)
+class ServerArgsFields:
+    """The ServerArgs fields the start-up code reads and writes, as it goes.
+
+    Mutable on purpose: every step rewrites the fields in place, as SGLang's do, and the
+    replay hands the object over to `Startup` only when the last step is done.
+    """
+
+    attention: str | None
+    prefill: str | None
+    decode: str | None
+    page_size: int | None
+    kv_dtype: str
+    algorithm: str | None
+    topk: int | None
+    steps: int | None
+    draft_tokens: int | None
+
+    @classmethod
+    def of(cls, parsed: Parsed) -> ServerArgsFields:
+        """The fields as the launch flags set them, before any start-up step ran."""
+        return cls(
+            parsed.backend,
+            parsed.prefill,
+            parsed.decode,
+            parsed.page_size,
+            parsed.kv_spelling,
+            parsed.algorithm,
+            parsed.topk,
+            parsed.steps,
+            parsed.draft_tokens,
+        )
+
+    def get(self, field: BackendField) -> str | None:
+        if field is _AB:
+            return self.attention
+        if field is _PB:
+            return self.prefill
+        if field is _DB:
+            return self.decode
+        return self.phases[0 if field is BackendField.RUNS_PREFILL else 1]
+
+    def set(self, field: BackendField, value: str | None) -> None:
+        """Write one of the three backend flags (a resolved phase is not a field)."""
+        if field is _AB:
+            self.attention = value
+        elif field is _PB:
+            self.prefill = value
+        else:
+            self.decode = value
+
+    def any_is(self, fields: frozenset[BackendField], backend: str) -> bool:
+        if backend != self.attention and backend != self.prefill and backend != self.decode:
+            return False  # the common case, without a generator
+        return any(self.get(field) == backend for field in fields)
+
+    def names_any(self, backends: frozenset[str]) -> bool:
+        """Whether a backend flag names one of `backends` (a phase runs only what one names)."""
+        return self.attention in backends or self.prefill in backends or self.decode in backends
+
+    @property
+    def phases(self) -> tuple[str | None, str | None]:
+        """The backends the two phases run: a phase's own flag, else --attention-backend."""
+        return (self.prefill or self.attention, self.decode or self.attention)
+
+    @property
+    def backend_unset(self) -> bool:
+        """No backend flag is set: the platform or model hook may choose one."""
+        return self.attention is None and self.prefill is None and self.decode is None
+
+
+class StartupLog:
+    """Collects SGLang's refusals, warnings and adjustments as findings of this release."""
+
+    __slots__ = ("findings", "release")
+
+    def __init__(self, rules: ReleaseRules) -> None:
+        self.release = rules.release
+        self.findings: list[Finding] = []
+
+    def add(
+        self,
+        severity: Severity,
+        rule: str,
+        text: str,
+        flags: tuple[str, ...],
+        *,
+        value: object = None,
+        allowed: Iterable[object] = (),
+        backend: str | None = None,
+    ) -> None:
+        """Record what SGLang does: refuses (REFUSE), warns (WARN) or adjusts silently (NOTE)."""
+        self.findings.append(
+            Finding(
+                f"startup-{rule}",
+                severity,
+                f"SGLang {self.release}{_VERBS[severity]}{text}",
+                flags,
+                value=None if value is None else str(value),
+                allowed=tuple(map(str, allowed)),
+                backend=backend,
+                enforced=Enforcement.STARTUP,
+            )
+        )
+
+
+def gpu_gate_holds(gate: GpuGate, parsed: Parsed) -> bool:
+    """SGLang's GPU predicates (e.g. `is_sm100_supported`): CUDA, a CC major, a CUDA floor.
+
+    An unknown CUDA version is assumed recent enough; an unknown compute capability fails.
+    """
+    if parsed.platform is not Platform.CUDA or parsed.capability is None:
+        return False
+    if parsed.capability.major not in gate.majors:
+        return False
+    return parsed.cuda_version is None or parsed.cuda_version >= gate.min_cuda
+
+
+def gate_open(gate: GpuGate | None, parsed: Parsed) -> bool:
+    """A rule's optional GPU condition: no gate, or its predicate holds."""
+    return gate is None or gpu_gate_holds(gate, parsed)

@@ -1,0 +1,1 @@
+"""The guard: check a configuration, word its findings, suggest fixes, enforce."""

@@ -1,0 +1,344 @@
+"""The runtime guard: judge a resolved configuration against every cell and rule of the matrix.
+
+`check()` collects every finding (it never stops at the first) and never raises for an
+incompatible combination; `enforce()` is the engine-side wrapper that raises.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+
+from compat.claim import words as wording
+from compat.inputs.config import AttentionConfig, Parsed
+from compat.guard.findings import (
+    arch_finding,
+    capability_finding,
+    cell_finding,
+    cuda_graph_finding,
+    feature_findings,
+    kv_dtype_finding,
+    missing_row_finding,
+    phase_finding,
+    platform_finding,
+)
+from compat.guard.plan import ActiveColumns, BackendPlan, CompiledGuard, FindingMemo
+from compat.releases import release_matrix
+from compat.guard.report import (
+    Enforcement,
+    Finding,
+    Report,
+    Resolved,
+    Suggestion,
+)
+from compat.guard.resolve import phase_flag, resolve_applying
+from compat.claim.matrix import ArchStatus, Backend, Matrix
+from compat.vocab.terms import (
+    Phase,
+    Platform,
+    PlatformSupport,
+    Severity,
+    SpeculativeAttentionMode,
+)
+
+
+def check(config: AttentionConfig, matrix: Matrix | None = None) -> Report:
+    """Every finding about `config`; raises only InvalidConfigError, at construction.
+
+    The page's facts are those of the release being predicted (`release_matrix`), unless
+    `matrix` is given.
+    """
+    if not isinstance(config, AttentionConfig):
+        raise TypeError(
+            f"check() takes an AttentionConfig, got {type(config).__name__}; build one with "
+            "AttentionConfig(...)"
+        )
+    parsed = config.parsed
+    if matrix is None:
+        matrix = release_matrix(parsed.release.release)
+    compiled = matrix.compiled
+    findings: list[Finding] = []
+    resolved, applied = resolve_applying(parsed, findings, matrix)
+    _check_dtype_platform(parsed, resolved, findings, matrix)
+    prefill, decode = resolved.prefill_backend, resolved.decode_backend
+    active = compiled.active_columns(resolved, parsed.features)
+    if prefill is not None and prefill == decode:
+        _check_backend(parsed, resolved, prefill, BOTH_PHASES, active, findings, compiled)
+    else:
+        if prefill is not None:
+            _check_backend(parsed, resolved, prefill, PREFILL_ONLY, active, findings, compiled)
+        if decode is not None:
+            _check_backend(parsed, resolved, decode, DECODE_ONLY, active, findings, compiled)
+    _check_rules(parsed, resolved, findings, matrix)
+    release = parsed.release
+    if applied or release.backend_build:
+        _mark_enforcement(findings, applied, release.backend_build, compiled.findings)
+    return Report(
+        config,
+        resolved,
+        tuple(findings),
+        _suggester(compiled),
+        release.release,
+        parsed.version_source,
+    )
+
+
+def _mark_enforcement(
+    findings: list[Finding],
+    applied: frozenset[tuple[str, str | None]],
+    build: Mapping[tuple[str, str], str],
+    memo: FindingMemo,
+) -> None:
+    """Say where each documented finding is enforced, in place.
+
+    A page finding whose rule SGLang's start-up code also applies (its twin `startup-RULE`
+    for the same backend) is enforced at start-up; one that the release's backend
+    constructors refuse fails later. Both findings stay: the page's words and SGLang's.
+    """
+    for index, finding in enumerate(findings):
+        if finding.enforced is not Enforcement.DOCUMENTED:
+            continue
+        if (finding.rule, finding.backend) in applied:
+            findings[index] = memo.retagged(finding, Enforcement.STARTUP)
+        elif (finding.rule, finding.backend or "") in build:
+            findings[index] = memo.retagged(finding, Enforcement.BACKEND_BUILD)
+
+
+BOTH_PHASES = (Phase.PREFILL, Phase.DECODE)
+PREFILL_ONLY = (Phase.PREFILL,)
+DECODE_ONLY = (Phase.DECODE,)
+
+
+def _suggester(compiled: CompiledGuard) -> Callable[[Report], tuple[Suggestion, ...]]:
+    """The report's lazy suggestion search, one function per matrix."""
+    suggest = compiled.suggester
+    if suggest is None:
+        matrix = compiled.matrix
+
+        def suggest(report: Report) -> tuple[Suggestion, ...]:
+            from compat.guard.suggest import suggest_fixes
+
+            return suggest_fixes(report, lambda config: check(config, matrix), matrix)
+
+        compiled.suggester = suggest
+    return suggest
+
+
+def _check_dtype_platform(
+    parsed: Parsed, resolved: Resolved, findings: list[Finding], matrix: Matrix
+) -> None:
+    requirement = matrix.dtype_requirement(resolved.kv_dtype)
+    if requirement is None:
+        return
+    cuda = parsed.cuda_version
+    if (requirement.platforms is None or resolved.platform in requirement.platforms) and (
+        cuda is None or requirement.min_cuda is None
+    ):
+        return
+    if requirement.platforms is not None and resolved.platform not in requirement.platforms:
+        allowed = tuple(p.value for p in Platform if p in requirement.platforms)
+        findings.append(
+            Finding(
+                requirement.rule_id,
+                Severity.ERROR,
+                wording.platform_message(requirement, allowed, resolved.platform),
+                ("--kv-cache-dtype", "--platform"),
+                value=resolved.platform.value,
+                allowed=allowed,
+            )
+        )
+    if (
+        resolved.platform is Platform.CUDA
+        and cuda is not None
+        and requirement.min_cuda is not None
+        and cuda < requirement.min_cuda
+    ):
+        need = ".".join(map(str, requirement.min_cuda))
+        findings.append(
+            Finding(
+                requirement.rule_id,
+                Severity.ERROR,
+                wording.cuda_message(requirement, requirement.min_cuda, cuda),
+                ("--kv-cache-dtype",),
+                value=f"{cuda[0]}.{cuda[1]}",
+                allowed=(f">={need}",),
+            )
+        )
+
+
+def _check_backend(
+    parsed: Parsed,
+    resolved: Resolved,
+    name: str,
+    phases: tuple[Phase, ...],
+    active: ActiveColumns,
+    findings: list[Finding],
+    compiled: CompiledGuard,
+) -> None:
+    """Judge one backend, serving `phases`, against its requirements and its row."""
+    plan = compiled.plan(resolved.arch, name)
+    # The flags that chose the backends: every finding names them.
+    chosen_by = (parsed.prefill is None, parsed.decode is None)
+    _check_requirements(parsed, resolved, plan, phases, chosen_by, findings, compiled)
+    memo, matrix = compiled.findings, compiled.matrix
+    verify_on_decode = parsed.spec_mode is SpeculativeAttentionMode.DECODE
+    for cell_check, checked in plan.cell_work(active, phases, verify_on_decode):
+        inputs = (
+            cell_check,
+            checked,
+            resolved.page_size,
+            resolved.topk,
+            resolved.kv_dtype,
+            chosen_by,
+        )
+        cell = cell_check.cell
+        finding: Finding | None
+        if cell is None:
+            finding = memo.finding(
+                missing_row_finding, inputs, parsed, resolved, name, cell_check, checked, matrix
+            )
+        else:
+            finding = memo.finding(
+                cell_finding,
+                inputs,
+                parsed,
+                resolved,
+                cell_check.column,
+                cell,
+                name,
+                checked,
+                matrix,
+            )
+        if finding is not None:
+            findings.append(finding)
+
+
+def _check_requirements(
+    parsed: Parsed,
+    resolved: Resolved,
+    plan: BackendPlan,
+    phases: tuple[Phase, ...],
+    chosen_by: tuple[bool, bool],
+    findings: list[Finding],
+    compiled: CompiledGuard,
+) -> None:
+    """The backend's own needs: its phases, architectures, platforms, GPU, KV dtypes, model."""
+    backend, memo, matrix = plan.backend, compiled.findings, compiled.matrix
+    name, arch, platform = backend.name, resolved.arch, resolved.platform
+    for phase in phases:
+        if phase not in backend.phases:
+            finding = memo.finding(
+                phase_finding, (name, phase, chosen_by), parsed, backend, phase, matrix
+            )
+            findings.append(finding)
+    if plan.status is not ArchStatus.ROW:
+        inputs: tuple[object, ...] = (name, arch, phases, chosen_by)
+        findings.append(memo.finding(arch_finding, inputs, parsed, plan, phases, arch, matrix))
+    support = plan.platforms.get(platform)
+    if support is not PlatformSupport.SUPPORTED:
+        inputs = (name, arch, platform, phases, chosen_by)
+        findings.append(
+            memo.finding(platform_finding, inputs, parsed, resolved, plan, support, phases)
+        )
+    needed = plan.capability
+    if needed is not None and platform is Platform.CUDA:
+        capability = resolved.compute_capability
+        if capability is None or not (
+            needed.min_major <= capability.major
+            and (needed.max_major is None or capability.major <= needed.max_major)
+        ):
+            inputs = (name, arch, capability, phases, chosen_by)
+            findings.append(
+                memo.finding(capability_finding, inputs, parsed, resolved, name, needed, phases)
+            )
+    if backend.kv_dtypes is not None and resolved.kv_dtype not in backend.kv_dtypes:
+        inputs = (name, resolved.kv_dtype, phases, chosen_by)
+        findings.append(memo.finding(kv_dtype_finding, inputs, parsed, resolved, backend, phases))
+    if backend.requires_features or backend.refuses_features:
+        inputs = (name, parsed.features, phases, chosen_by)
+        findings.extend(memo.finding(_feature_findings, inputs, parsed, backend, phases))
+    if backend.disables_cuda_graph and platform is Platform.CUDA:
+        inputs = (name, phases, chosen_by)
+        findings.append(memo.finding(cuda_graph_finding, inputs, parsed, name, phases))
+
+
+def _feature_findings(
+    parsed: Parsed, backend: Backend, phases: tuple[Phase, ...]
+) -> tuple[Finding, ...]:
+    found: list[Finding] = []
+    feature_findings(parsed, backend, phases, found)
+    return tuple(found)
+
+
+def _check_rules(
+    parsed: Parsed, resolved: Resolved, findings: list[Finding], matrix: Matrix
+) -> None:
+    prefill, decode, arch = resolved.prefill_backend, resolved.decode_backend, resolved.arch
+    paired = False
+    for rule in matrix.pairing_rules:
+        if not resolved.kv_dtype.same_family(rule.kv_dtype) or prefill != rule.prefill_backend:
+            continue
+        paired = True
+        if decode is not None and decode in rule.excluded_decode:
+            partners = matrix.decode_partners(rule, arch)
+            findings.append(
+                Finding(
+                    rule.id,
+                    Severity.ERROR,
+                    wording.pairing_message(rule, resolved.kv_dtype, decode, partners),
+                    (phase_flag(parsed, Phase.DECODE), "--kv-cache-dtype"),
+                    value=decode,
+                    allowed=partners,
+                    backend=decode,
+                    phases=(Phase.DECODE,),
+                )
+            )
+    if prefill is not None and decode is not None and prefill != decode and not paired:
+        for caution in matrix.hybrid_caution_rules:
+            if resolved.kv_dtype.same_family(caution.kv_dtype):
+                findings.append(
+                    Finding(
+                        caution.id,
+                        Severity.WARNING,
+                        wording.caution_message(resolved.kv_dtype, prefill, decode),
+                        ("--prefill-attention-backend", "--decode-attention-backend"),
+                        value=f"{prefill}+{decode}",
+                    )
+                )
+    topk = resolved.topk
+    if topk is None or topk <= 1 or resolved.page_size <= 1:
+        return
+    _check_spec_paged(parsed, resolved, topk, findings, matrix)
+
+
+def _check_spec_paged(
+    parsed: Parsed, resolved: Resolved, topk: int, findings: list[Finding], matrix: Matrix
+) -> None:
+    """Speculative topk > 1 with a page size above 1 (the caller checked both)."""
+    prefill, decode, arch = resolved.prefill_backend, resolved.decode_backend, resolved.arch
+    for spec_rule in matrix.spec_paged_rules:
+        if arch is not spec_rule.arch:
+            continue
+        for phase, name in ((Phase.PREFILL, prefill), (Phase.DECODE, decode)):
+            if name is None or name in spec_rule.backends:
+                continue
+            if phase is Phase.DECODE and name == prefill:
+                continue
+            if phase is Phase.PREFILL and parsed.spec_mode is SpeculativeAttentionMode.DECODE:
+                continue
+            findings.append(
+                Finding(
+                    spec_rule.id,
+                    Severity.ERROR,
+                    wording.spec_paged_message(spec_rule, topk, resolved.page_size, name),
+                    (phase_flag(parsed, phase), "--speculative-eagle-topk", "--page-size"),
+                    value=name,
+                    allowed=tuple(sorted(spec_rule.backends)),
+                    backend=name,
+                    phases=(phase,),
+                )
+            )
+
+
+# enforce() lives in compat.guard.enforce (it imports check() from here when it runs); the SGLang
+# plugin, and callers written before it moved, name it here.
+from compat.guard.enforce import enforce as enforce  # noqa: E402

@@ -1,0 +1,163 @@
+"""`enforce()`: the guard inside an engine, reading SGLang's own ServerArgs at start-up.
+
+Named for what it reads, not `compat/enforce.py`: a submodule of that name would replace the
+`compat.enforce` function on the package once imported. `compat.guard.enforce` names the same
+function (the SGLang plugin looks it up there).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from compat.inputs.config import AttentionConfig
+from compat.inputs.flags import FLAG_FIELDS
+from compat.guard.report import IncompatibleConfigError, Report
+
+if TYPE_CHECKING:
+    from compat.inputs.detect import DetectedPlatform
+
+
+def enforce(
+    server_args: Any,
+    *,
+    attention_arch: str | None = None,
+    platform: str | None = None,
+    compute_capability: tuple[int, int] | str | None = None,
+    sliding_window: bool = False,
+    multimodal: bool = False,
+    sglang_version: str | None = None,
+    parity: bool = False,
+    model_architecture: str | None = None,
+    kv_heads: int | None = None,
+) -> Report:
+    """Check SGLang's ServerArgs (duck-typed) at start-up; raise if the model would not run.
+
+    Call it after SGLang resolved its arguments (after `ServerArgs.__post_init__`). The
+    model's architecture, name and KV heads are read from `server_args.model_config` when
+    SGLang has built it; `attention_arch`, `model_architecture` and `kv_heads` override.
+    Platform and compute capability are detected with torch when not given. Raises
+    IncompatibleConfigError when the page documents the launch as unsupported, or, with
+    `parity=True`, only when SGLang's own start-up code refuses it. Warnings are logged on
+    the `compat` logger. `server_args` is read by attribute, or by key when it is a mapping.
+    Every refusal is a ValueError (see the README's error contract); a `server_args` that
+    cannot hold flags is a TypeError.
+    """
+    # compat.guard.check re-exports this function, so it is imported here, not at the top.
+    from compat.guard.check import check
+
+    server_args = _flag_holder(server_args)
+    detected, machine = _machine(platform, compute_capability)
+    model = _model_facts(server_args)
+    arch = attention_arch or model.get("attention_arch")
+    if arch is None:
+        raise TypeError(
+            "enforce(): the model's attention architecture is unknown; pass "
+            "attention_arch='mha' or 'mla' (or call it after SGLang built server_args.model_config)"
+        )
+    flags = _server_args_fields(server_args)
+    config = AttentionConfig(
+        **{name: value for name, value in flags.items() if value is not None},
+        **machine,
+        attention_arch=arch,
+        sliding_window=sliding_window,
+        multimodal=multimodal,
+        model_architecture=model_architecture or model.get("model_architecture"),
+        kv_heads=kv_heads or model.get("kv_heads"),
+        sglang_version=sglang_version,
+    )
+    report = check(config)
+    if detected is not None:
+        from compat.inputs.detect import with_software_findings
+
+        report = with_software_findings(report, detected)
+    _log(report)
+    if report.refused_at_startup if parity else not report.ok:
+        raise IncompatibleConfigError(report, detected=detected is not None)
+    return report
+
+
+def _machine(
+    platform: str | None, compute_capability: tuple[int, int] | str | None
+) -> tuple[DetectedPlatform | None, dict[str, Any]]:
+    """The config's platform fields, as given or else detected with torch (and the detection)."""
+    if platform is not None:
+        return None, {"platform": platform, "compute_capability": compute_capability}
+    from compat.inputs.detect import detect_platform
+
+    detected = detect_platform()
+    found = detected.compute_capability
+    if compute_capability is None and found is not None:
+        compute_capability = (found.major, found.minor)
+    fields = {
+        "platform": detected.platform.value,
+        "compute_capability": compute_capability,
+        "cuda_version": detected.cuda_version,
+    }
+    return detected, fields
+
+
+def _log(report: Report) -> None:
+    """Warnings and notes on the `compat` logger."""
+    import logging  # enforce() runs once per process; check() never logs
+
+    logger = logging.getLogger("compat")
+    for finding in report.warnings:
+        logger.warning("[%s] %s", finding.rule, finding.message)
+    for finding in report.infos:
+        logger.info("[%s] %s", finding.rule, finding.message)
+
+
+def _server_args_fields(server_args: Any) -> dict[str, Any]:
+    """The flags enforce() reads: the resolved values where SGLang keeps them apart.
+
+    Up to SGLang 0.5.18 the ServerArgs fields hold the resolved values after its post-init;
+    from 0.5.19 they keep the raw flags, and `resolved_dict()` answers with what
+    `resolve_once()` decided. ServerArgs names its fields as AttentionConfig does.
+    """
+    if getattr(server_args, "_resolution_finished", False) and callable(
+        getattr(server_args, "resolved_dict", None)
+    ):
+        resolved = server_args.resolved_dict()
+        return {name: resolved.get(name) for name in FLAG_FIELDS}
+    return {name: getattr(server_args, name, None) for name in FLAG_FIELDS}
+
+
+def _model_facts(server_args: Any) -> dict[str, Any]:
+    """What SGLang's own ModelConfig says of the model, when the ServerArgs holds one.
+
+    Up to 0.5.18 it is memoised as `model_config`; 0.5.19+ keep it in `_model_config`.
+    """
+    model_config = getattr(server_args, "model_config", None)
+    if model_config is None:
+        model_config = getattr(server_args, "_model_config", None)
+    if model_config is None:
+        return {}
+    facts: dict[str, Any] = {}
+    arch = getattr(getattr(model_config, "attention_arch", None), "name", None)
+    if isinstance(arch, str) and arch.lower() in ("mha", "mla"):
+        facts["attention_arch"] = arch.lower()
+    names = getattr(getattr(model_config, "hf_config", None), "architectures", None)
+    if isinstance(names, list) and names and isinstance(names[0], str):
+        facts["model_architecture"] = names[0]
+    try:
+        heads = model_config.get_num_kv_heads(getattr(server_args, "tp_size", 1) or 1)
+    except Exception:  # an older or stubbed ModelConfig: the heads only refine ROCm's default
+        heads = None
+    if type(heads) is int and heads > 0:
+        facts["kv_heads"] = heads
+    return facts
+
+
+def _flag_holder(server_args: Any) -> Any:
+    """What enforce() reads flags from as attributes: a mapping is read by key."""
+    if isinstance(server_args, Mapping):
+        from types import SimpleNamespace
+
+        return SimpleNamespace(**{k: v for k, v in server_args.items() if isinstance(k, str)})
+    if server_args is None or isinstance(server_args, (str, bytes, int, float)):
+        raise TypeError(
+            "enforce() takes SGLang's ServerArgs (or any object or mapping with its attention "
+            f"flags), got {type(server_args).__name__}"
+        )
+    return server_args

@@ -1,0 +1,259 @@
+"""What the guard says: findings, the resolved configuration, suggestions, the report."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import TYPE_CHECKING, Any
+
+from compat.vocab.terms import Arch, ComputeCapability, KvDtype, Phase, Platform, Severity, Term
+
+if TYPE_CHECKING:
+    from compat.inputs.config import AttentionConfig
+
+
+class Enforcement(Term):
+    """Where a finding is enforced: by SGLang at start-up, later, or only by the page."""
+
+    STARTUP = "startup"
+    BACKEND_BUILD = "backend-build"
+    DOCUMENTED = "documented"
+
+    @property
+    def label(self) -> str:
+        return _ENFORCEMENT_LABELS[self.value]
+
+
+_ENFORCEMENT_LABELS = {
+    "startup": "SGLang refuses at start-up",
+    "backend-build": "SGLang starts, then fails building the backend (after the weights load)",
+    "documented": "documented only: SGLang does not check it",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """One reason, with a stable rule id, the flags involved, the value and the allowed set."""
+
+    rule: str
+    severity: Severity
+    message: str
+    flags: tuple[str, ...] = ()
+    value: str | None = None
+    allowed: tuple[str, ...] = ()
+    backend: str | None = None
+    phases: tuple[Phase, ...] = ()
+    enforced: Enforcement = Enforcement.DOCUMENTED
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "rule": self.rule,
+            "severity": self.severity.value,
+            "message": self.message,
+            "flags": list(self.flags),
+            "value": self.value,
+            "allowed": list(self.allowed),
+            "backend": self.backend,
+            "phases": [phase.value for phase in self.phases],
+            "enforced": self.enforced.value,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Resolved:
+    """The configuration SGLang would actually run, after defaults and adjustments."""
+
+    arch: Arch
+    platform: Platform
+    compute_capability: ComputeCapability | None
+    prefill_backend: str | None
+    decode_backend: str | None
+    kv_dtype: KvDtype
+    page_size: int
+    speculative: bool
+    topk: int | None
+    num_steps: int | None = None
+    num_draft_tokens: int | None = None
+
+    def backend(self, phase: Phase) -> str | None:
+        return self.prefill_backend if phase is Phase.PREFILL else self.decode_backend
+
+    def to_dict(self) -> dict[str, Any]:
+        capability = self.compute_capability
+        return {
+            "attention_arch": self.arch.value,
+            "platform": self.platform.value,
+            "compute_capability": None if capability is None else capability.dotted,
+            "prefill_attention_backend": self.prefill_backend,
+            "decode_attention_backend": self.decode_backend,
+            "kv_cache_dtype": self.kv_dtype.value,
+            "page_size": self.page_size,
+            "speculative": self.speculative,
+            "speculative_eagle_topk": self.topk,
+            "speculative_num_steps": self.num_steps,
+            "speculative_num_draft_tokens": self.num_draft_tokens,
+        }
+
+
+@dataclass(frozen=True)
+class Suggestion:
+    """Flags to paste that make the configuration pass; the guard has checked that they do."""
+
+    flags: tuple[tuple[str, str], ...]
+    """(flag, value) pairs to set."""
+    removes: tuple[str, ...]
+    """Flags to drop from the launch command."""
+    reason: str
+    changes: int = 1
+    """How many flags it changes (dropping the speculative flags together counts once)."""
+
+    @property
+    def args(self) -> str:
+        return " ".join(f"{flag} {value}" for flag, value in self.flags)
+
+    @property
+    def summary(self) -> str:
+        text = self.args
+        if self.removes:
+            dropped = "drop " + " and ".join(self.removes)
+            text = f"{text} ({dropped})" if text else dropped
+        return text
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "flags": self.args,
+            "remove": list(self.removes),
+            "reason": self.reason,
+            "changes": self.changes,
+        }
+
+
+@dataclass(frozen=True)
+class Report:
+    """Every finding about one configuration; `ok` when none is an error."""
+
+    config: AttentionConfig
+    resolved: Resolved
+    findings: tuple[Finding, ...]
+    _suggest: Callable[[Report], tuple[Suggestion, ...]] = field(repr=False, compare=False)
+    sglang_version: str = ""
+    """The SGLang release whose start-up code the report predicts."""
+    version_source: str = ""
+    """Where `sglang_version` came from: given, the installed package, or the newest modelled."""
+
+    @property
+    def ok(self) -> bool:
+        """The guard's verdict over everything the page documents (start-up refusals included)."""
+        return not any(f.severity is Severity.ERROR for f in self.findings)
+
+    @property
+    def refused_at_startup(self) -> bool:
+        """Whether SGLang's own start-up code raises before loading weights."""
+        return any(
+            f.severity is Severity.ERROR and f.enforced is Enforcement.STARTUP
+            for f in self.findings
+        )
+
+    @property
+    def startup_summary(self) -> str:
+        """One line: what SGLang does at start-up, and how the page's verdict differs."""
+        where = {"given": "--sglang-version", "installed": "installed"}.get(
+            self.version_source, self.version_source
+        )
+        head = f"SGLang {self.sglang_version} ({where})"
+        if self.refused_at_startup:
+            return f"{head}: refuses to start"
+        later = sum(1 for f in self.errors if f.enforced is Enforcement.BACKEND_BUILD)
+        documented = sum(1 for f in self.errors if f.enforced is Enforcement.DOCUMENTED)
+        text = f"{head}: starts"
+        if later:
+            text += f", then fails building the backend ({later} problem{'s' * (later > 1)})"
+        if documented:
+            text += (
+                f"; the page documents {documented} problem{'s' * (documented > 1)} "
+                "that SGLang does not check at start-up"
+            )
+        return text
+
+    @property
+    def startup_findings(self) -> tuple[Finding, ...]:
+        """What SGLang itself says at start-up: refusals, warnings and adjustments."""
+        return tuple(f for f in self.findings if f.enforced is Enforcement.STARTUP)
+
+    @property
+    def startup_reasons(self) -> tuple[Finding, ...]:
+        """The start-up refusals: why SGLang would not start."""
+        return tuple(
+            f
+            for f in self.findings
+            if f.enforced is Enforcement.STARTUP and f.severity is Severity.ERROR
+        )
+
+    @property
+    def errors(self) -> tuple[Finding, ...]:
+        return tuple(f for f in self.findings if f.severity is Severity.ERROR)
+
+    @property
+    def warnings(self) -> tuple[Finding, ...]:
+        return tuple(f for f in self.findings if f.severity is Severity.WARNING)
+
+    @property
+    def infos(self) -> tuple[Finding, ...]:
+        return tuple(f for f in self.findings if f.severity is Severity.INFO)
+
+    @property
+    def rules(self) -> frozenset[str]:
+        return frozenset(f.rule for f in self.findings)
+
+    @cached_property
+    def suggestions(self) -> tuple[Suggestion, ...]:
+        """Computed on first access, so the guard's hot path pays nothing for them."""
+        return () if self.ok else self._suggest(self)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "ok": self.ok,
+            "sglang_version": self.sglang_version,
+            "sglang_version_source": self.version_source,
+            "refused_at_startup": self.refused_at_startup,
+            "resolved": self.resolved.to_dict(),
+            "errors": [f.to_dict() for f in self.errors],
+            "warnings": [f.to_dict() for f in self.warnings],
+            "infos": [f.to_dict() for f in self.infos],
+            "suggestions": [s.to_dict() for s in self.suggestions],
+        }
+
+
+def runs_as(resolved: Resolved, *, detected: bool = False) -> str:
+    """One line: what SGLang would run, after defaults and adjustments."""
+    where = resolved.platform.value
+    if resolved.compute_capability is not None:
+        where += f" {resolved.compute_capability}"
+    if detected:
+        where += " (detected)"
+    phases = (
+        f"backend {resolved.prefill_backend}"
+        if resolved.prefill_backend == resolved.decode_backend
+        else f"prefill {resolved.prefill_backend}, decode {resolved.decode_backend}"
+    )
+    spec = f", speculative topk {resolved.topk}" if resolved.speculative else ""
+    return (
+        f"runs as: {resolved.arch.label} model on {where}; {phases}; KV "
+        f"{resolved.kv_dtype.value}; page size {resolved.page_size}{spec}"
+    )
+
+
+class IncompatibleConfigError(ValueError):
+    """Raised by `enforce()`: the configuration would not run; `report` holds every reason."""
+
+    def __init__(self, report: Report, *, detected: bool = False) -> None:
+        self.report = report
+        lines = [f"  {runs_as(report.resolved, detected=detected)}"]
+        lines += [f"  - [{f.rule}] {f.message}" for f in report.errors]
+        lines += [f"  try: {s.summary}  ({s.reason})" for s in report.suggestions]
+        count = len(report.errors)
+        noun = "problem" if count == 1 else "problems"
+        super().__init__(
+            f"incompatible attention configuration ({count} {noun}):\n" + "\n".join(lines)
+        )

@@ -1,0 +1,175 @@
+"""Turn flags into what SGLang would run, as its own start-up code does (`compat.engine.startup.replay`).
+
+Each adjustment is recorded as a finding, so nothing the engine would change goes unsaid.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from compat.inputs.config import Parsed
+from compat.claim.baseline import MATRIX
+from compat.guard.plan import backend_plan
+from compat.guard.report import Enforcement, Finding, Resolved
+from compat.claim.matrix import Matrix
+from compat.engine.startup.replay import Startup, replay
+from compat.vocab.terms import KV_DTYPE_SPELLINGS, Phase, Platform, Severity
+
+
+def phase_flag(parsed: Parsed, phase: Phase) -> str:
+    """The flag that chose this phase's backend (`--attention-backend` when inherited)."""
+    own = parsed.prefill if phase is Phase.PREFILL else parsed.decode
+    return phase.flag if own is not None else "--attention-backend"
+
+
+def resolve(parsed: Parsed, findings: list[Finding], matrix: Matrix = MATRIX) -> Resolved:
+    """What SGLang's start-up code runs: its own findings, then the page's view of the result."""
+    return resolve_applying(parsed, findings, matrix)[0]
+
+
+def resolve_applying(
+    parsed: Parsed, findings: list[Finding], matrix: Matrix = MATRIX
+) -> tuple[Resolved, frozenset[tuple[str, str | None]]]:
+    """`resolve()`, and the (rule, backend) pairs SGLang's start-up code itself applied.
+
+    A pure function of the launch, so each distinct launch is replayed once per matrix.
+    """
+    memo = matrix.compiled.launches
+    release = parsed.release
+    key = (
+        id(release),
+        parsed.arch,
+        parsed.platform,
+        parsed.capability,
+        parsed.cuda_version,
+        parsed.backend,
+        parsed.prefill,
+        parsed.decode,
+        parsed.kv_spelling,
+        parsed.page_size,
+        parsed.algorithm,
+        parsed.topk,
+        parsed.steps,
+        parsed.draft_tokens,
+        parsed.model_architecture,
+        parsed.kv_heads,
+        parsed.features,
+    )
+    known = memo.get(key)
+    if known is None or known[0] is not release:
+        if len(memo) > _MEMO_LIMIT:
+            memo.clear()
+        own: list[Finding] = []
+        resolved = _resolve(parsed, own, matrix)
+        applied = frozenset(
+            (f.rule.removeprefix("startup-"), f.backend)
+            for f in own
+            if f.enforced is Enforcement.STARTUP and f.severity is not Severity.INFO
+        )
+        known = memo[key] = (release, resolved, tuple(own), applied)
+    findings.extend(known[2])
+    return known[1], known[3]
+
+
+# A long-running process checking ever new launches must not grow the memo forever.
+_MEMO_LIMIT = 50_000
+
+
+def _resolve(parsed: Parsed, findings: list[Finding], matrix: Matrix) -> Resolved:
+    startup = replay(parsed, parsed.release)
+    findings.extend(startup.findings)
+    findings.extend(_resolution_notes(parsed, startup))
+    values = startup.fields
+    prefill, decode = values.phases
+    _fixed_page_conflicts(parsed, (prefill, decode), startup.page_size, findings, matrix)
+    speculative = values.algorithm is not None
+    return Resolved(
+        arch=parsed.arch,
+        platform=parsed.platform,
+        compute_capability=parsed.capability,
+        prefill_backend=prefill,
+        decode_backend=decode,
+        kv_dtype=KV_DTYPE_SPELLINGS.get(values.kv_dtype, parsed.kv_dtype),
+        page_size=startup.page_size,
+        speculative=speculative,
+        topk=values.topk if speculative else None,
+        num_steps=values.steps if speculative else None,
+        num_draft_tokens=values.draft_tokens if speculative else None,
+    )
+
+
+def _resolution_notes(parsed: Parsed, startup: Startup) -> Iterator[Finding]:
+    """What the replay chose without being told: the default, the model, an idle topk."""
+    chosen = startup.default_backend
+    if chosen is not None:
+        both_set = parsed.prefill is not None and parsed.decode is not None
+        unused = " (neither phase runs it, but its page-size rules still apply)" if both_set else ""
+        yield Finding(
+            "default-backend",
+            Severity.INFO,
+            f"--attention-backend is unset: SGLang {parsed.release.release} picks {chosen} for "
+            f"{parsed.arch.label} models on {_where(parsed)}{unused}",
+            ("--attention-backend",),
+            value=chosen,
+            backend=chosen,
+            enforced=Enforcement.STARTUP,
+        )
+    auto_spec = parsed.algorithm is not None and parsed.steps is None
+    if parsed.model_architecture is None and (chosen is not None or auto_spec):
+        assumed = parsed.release.assumed_architecture(parsed.arch)
+        yield Finding(
+            "model-architecture-assumed",
+            Severity.INFO,
+            f"SGLang's choice depends on the model; assumed {assumed} (pass "
+            "--model-architecture or --model-config)",
+            ("--model-architecture",),
+            value=assumed,
+            enforced=Enforcement.STARTUP,
+        )
+    if startup.fields.algorithm is None and parsed.topk is not None:
+        yield Finding(
+            "spec-topk-without-algorithm",
+            Severity.INFO,
+            f"--speculative-eagle-topk {parsed.topk} has no effect without --speculative-algorithm",
+            ("--speculative-eagle-topk",),
+            value=str(parsed.topk),
+        )
+
+
+_PHASES = tuple(Phase)  # iterating the enum class itself runs a generator each time
+
+
+def _fixed_page_conflicts(
+    parsed: Parsed,
+    backends: tuple[str | None, str | None],
+    page_size: int,
+    findings: list[Finding],
+    matrix: Matrix,
+) -> None:
+    """A kernel with fixed page sizes that SGLang leaves on another size (the other phase's)."""
+    for phase, name in zip(_PHASES, backends, strict=True):
+        if name is None or (phase is Phase.DECODE and name == backends[0]):
+            continue
+        sizes = backend_plan(matrix, parsed.arch, name).fixed_page_sizes
+        if sizes is None or page_size in sizes:
+            continue
+        allowed = tuple(str(size) for size in sorted(sizes))
+        findings.append(
+            Finding(
+                "page-size-conflict",
+                Severity.ERROR,
+                f"{name} runs only with page size {' or '.join(allowed)}, but SGLang runs "
+                f"page size {page_size} (set for the other phase or by --page-size)",
+                (phase_flag(parsed, phase), "--page-size"),
+                value=str(page_size),
+                allowed=allowed,
+                backend=name,
+                phases=(phase,),
+            )
+        )
+
+
+def _where(parsed: Parsed) -> str:
+    if parsed.platform is Platform.CUDA and parsed.capability is not None:
+        return f"{parsed.platform.label} {parsed.capability}"
+    return parsed.platform.label

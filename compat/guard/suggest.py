@@ -1,0 +1,291 @@
+"""Fixes for a failing configuration, each one checked by the guard before it is offered.
+
+A fix is a combination of up to `MAX_CHANGES` flag changes ("moves"): the backend of both
+phases, of one phase, the KV dtype, the page size, or the speculative settings. Combinations
+are searched by size; a larger one is searched only while fewer than `ENOUGH` fixes were
+found, and never contains a smaller fix. Within one size, fixes rank by SGLang's own
+preference among backends (its default for this hardware, then the default table's order,
+then the architecture's table order), then by which kind of flag they change.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, replace
+from typing import Any
+
+from compat.inputs.config import AttentionConfig
+from compat.guard.report import Report, Resolved, Suggestion
+from compat.claim.matrix import Backend, Matrix
+from compat.vocab.terms import KV_DTYPE_SPELLINGS, KvDtype, Phase
+
+PER_KIND = 3
+"""Single-flag fixes kept per kind of move (backend, one phase, dtype, ...)."""
+MAX_CHANGES = 3
+ENOUGH = 3
+"""Search combinations of more flags only while fewer fixes than this were found."""
+PER_SIZE = 5
+"""Fixes of two or more changes kept per size."""
+
+Flags = tuple[tuple[str, str], ...]
+
+# Which kinds of move exclude each other: a whole-backend swap replaces both phase swaps.
+_EXCLUSIVE = {frozenset({"backend", "prefill"}), frozenset({"backend", "decode"})}
+# The order kinds rank in when the backend order ties: backend changes alter nothing the
+# model computes; the KV dtype changes memory and accuracy, so it comes last.
+_KIND_ORDER = {"backend": 0, "prefill": 1, "decode": 1, "page": 2, "spec": 3, "kv": 4}
+
+
+@dataclass(frozen=True)
+class Move:
+    """One flag change: the config fields it sets, and how to write it on a command line."""
+
+    kind: str
+    rank: int
+    """Position in its kind's preference order (0 is best)."""
+    fields: tuple[tuple[str, Any], ...]
+    sets: Flags
+    removes: tuple[str, ...]
+    reason: str
+    priority: int = 0
+    """Ranks the kind: `_KIND_ORDER`, or -1 for the phase that alone has errors."""
+
+    @property
+    def key(self) -> tuple[int, int]:
+        return (self.priority, self.rank)
+
+
+def suggest_fixes(
+    report: Report, run_check: Callable[[AttentionConfig], Report], matrix: Matrix
+) -> tuple[Suggestion, ...]:
+    """Passing fixes of `report`'s configuration, fewest changes first."""
+    config = report.config
+    moves = candidate_moves(report, run_check, matrix)
+    passing: list[tuple[Move, ...]] = []
+    kept: list[Suggestion] = []
+    for size in range(1, MAX_CHANGES + 1):
+        if size > 1 and len(kept) >= ENOUGH:
+            break
+        found: list[tuple[tuple[object, ...], tuple[Move, ...]]] = []
+        for combo in _combinations(moves, size):
+            if any(set(fix) <= set(combo) for fix in passing):
+                continue  # not minimal: a smaller fix is inside it
+            outcome = run_check(apply_moves(config, combo))
+            if outcome.ok:
+                warned = len(outcome.warnings) > 0
+                found.append(((warned, sorted(move.key for move in combo)), combo))
+        passing += [combo for _, combo in found]
+        found.sort(key=lambda entry: entry[0])
+        if size == 1:
+            kept += _per_kind(found)
+        else:
+            kept += [_suggestion(combo) for _, combo in _prefer_clean(found)[:PER_SIZE]]
+    return tuple(kept)
+
+
+def _prefer_clean(
+    found: list[tuple[tuple[object, ...], tuple[Move, ...]]],
+) -> list[tuple[tuple[object, ...], tuple[Move, ...]]]:
+    """Drop fixes that leave warnings when some fix of the same kind leaves none."""
+    clean = [entry for entry in found if entry[0][0] is False]
+    return clean or found
+
+
+def _per_kind(found: list[tuple[tuple[object, ...], tuple[Move, ...]]]) -> list[Suggestion]:
+    by_kind: dict[str, list[tuple[tuple[object, ...], tuple[Move, ...]]]] = {}
+    for entry in found:
+        by_kind.setdefault(entry[1][0].kind, []).append(entry)
+    ordered = sorted(by_kind.values(), key=lambda entries: entries[0][1][0].priority)
+    return [
+        _suggestion(combo) for entries in ordered for _, combo in _prefer_clean(entries)[:PER_KIND]
+    ]
+
+
+def _combinations(moves: list[Move], size: int) -> Iterable[tuple[Move, ...]]:
+    for combo in itertools.combinations(moves, size):
+        kinds = [move.kind for move in combo]
+        if len(set(kinds)) != size:
+            continue
+        if any(frozenset(pair) in _EXCLUSIVE for pair in itertools.combinations(kinds, 2)):
+            continue
+        yield combo
+
+
+def apply_moves(config: AttentionConfig, moves: Iterable[Move]) -> AttentionConfig:
+    fields: dict[str, Any] = {}
+    for move in moves:
+        fields.update(move.fields)
+    return replace(config, **fields)
+
+
+def _suggestion(combo: tuple[Move, ...]) -> Suggestion:
+    sets = tuple(flag for move in combo for flag in move.sets)
+    written = {flag for flag, _ in sets}
+    removes = tuple(
+        dict.fromkeys(flag for move in combo for flag in move.removes if flag not in written)
+    )
+    reason = "; ".join(move.reason for move in combo)
+    return Suggestion(sets, removes, reason, changes=len(combo))
+
+
+# -- the moves ---------------------------------------------------------------------------
+
+
+def backend_preference(
+    report: Report, run_check: Callable[[AttentionConfig], Report], matrix: Matrix
+) -> list[str]:
+    """SGLang's preference among backends for this model and machine.
+
+    Its own default first (as the guard resolves it with no backend flag), then the
+    default table's backends in its order, then the architecture's table, then the rest.
+    """
+    unset = replace(
+        report.config,
+        attention_backend=None,
+        prefill_attention_backend=None,
+        decode_attention_backend=None,
+    )
+    resolved = run_check(unset).resolved
+    arch = report.resolved.arch
+    release = report.config.parsed.release
+    ordered: list[str | None] = [resolved.prefill_backend, resolved.decode_backend]
+    ordered += [o.backend for o in release.model_overrides]
+    ordered += [branch.backend for branch in release.defaults]
+    ordered += [row.backend for row in matrix.table(arch).rows]
+    ordered += list(matrix.backend_names)
+    offered = release.backend_set
+    return [name for name in dict.fromkeys(ordered) if name is not None and name in offered]
+
+
+def candidate_moves(
+    report: Report, run_check: Callable[[AttentionConfig], Report], matrix: Matrix
+) -> list[Move]:
+    config, resolved = report.config, report.resolved
+    order = backend_preference(report, run_check, matrix)
+    moves: list[Move] = []
+    phase_flags = tuple(
+        phase.flag
+        for phase, value in (
+            (Phase.PREFILL, config.prefill_attention_backend),
+            (Phase.DECODE, config.decode_attention_backend),
+        )
+        if value is not None
+    )
+    for rank, name in enumerate(order):
+        if not _runs_here(matrix.backend(name), resolved):
+            continue  # the machine is not a flag: no fix can make this backend run on it
+        if not (name == resolved.prefill_backend and name == resolved.decode_backend):
+            moves.append(
+                Move(
+                    "backend",
+                    rank,
+                    (
+                        ("attention_backend", name),
+                        ("prefill_attention_backend", None),
+                        ("decode_attention_backend", None),
+                    ),
+                    (("--attention-backend", name),),
+                    phase_flags,
+                    f"run both phases on {name}",
+                )
+            )
+        for phase in Phase:
+            if name != resolved.backend(phase):
+                moves.append(
+                    Move(
+                        phase.value,
+                        rank,
+                        ((f"{phase.value}_attention_backend", name),),
+                        ((phase.flag, name),),
+                        (),
+                        f"run the {phase.value} phase on {name}",
+                    )
+                )
+    moves += _dtype_moves(config)
+    moves += _spec_moves(config)
+    moves += _page_size_moves(config, matrix)
+    # When one phase alone fails, changing that phase is the smallest fix of all.
+    failing = {phase for finding in report.errors for phase in finding.phases}
+    alone = next(iter(failing)).value if len(failing) == 1 else None
+    return [
+        replace(move, priority=-1 if move.kind == alone else _KIND_ORDER[move.kind])
+        for move in moves
+    ]
+
+
+def _runs_here(backend: Backend, resolved: Resolved) -> bool:
+    if resolved.platform not in backend.platforms:
+        return False
+    needed = backend.capability.get(resolved.arch)
+    capability = resolved.compute_capability
+    return needed is None or capability is None or capability in needed
+
+
+def _dtype_moves(config: AttentionConfig) -> Iterable[Move]:
+    current = KV_DTYPE_SPELLINGS[config.kv_cache_dtype]
+    offered = config.parsed.release.kv_set
+    canonical = [
+        name
+        for name, dtype in KV_DTYPE_SPELLINGS.items()
+        if name == dtype.value and name in offered
+    ]
+    for rank, spelling in enumerate(canonical):
+        dtype = KV_DTYPE_SPELLINGS[spelling]
+        if dtype is not current:
+            yield Move(
+                "kv",
+                rank,
+                (("kv_cache_dtype", spelling),),
+                (("--kv-cache-dtype", spelling),),
+                (),
+                "keep the KV cache in the model's dtype"
+                if dtype is KvDtype.AUTO
+                else f"store the KV cache as {spelling}",
+            )
+
+
+def _spec_moves(config: AttentionConfig) -> Iterable[Move]:
+    if config.speculative_algorithm is None:
+        return
+    topk = config.speculative_eagle_topk
+    if topk is not None and topk > 1:
+        yield Move(
+            "spec",
+            0,
+            (("speculative_eagle_topk", 1),),
+            (("--speculative-eagle-topk", "1"),),
+            (),
+            "draft one token per step",
+        )
+    yield Move(
+        "spec",
+        1,
+        (("speculative_algorithm", None), ("speculative_eagle_topk", None)),
+        (),
+        ("--speculative-algorithm", "--speculative-eagle-topk"),
+        "run without speculative decoding",
+    )
+
+
+def page_sizes(matrix: Matrix) -> tuple[int, ...]:
+    """1 (no paging) and every page size a cell of the matrix names."""
+    sizes = {1}
+    for table in matrix.tables:
+        for row in table.rows:
+            for cell in row.cells.values():
+                sizes.update(cell.page_sizes)
+    return tuple(sorted(sizes))
+
+
+def _page_size_moves(config: AttentionConfig, matrix: Matrix) -> Iterable[Move]:
+    if config.page_size is not None:
+        yield Move(
+            "page", 0, (("page_size", None),), (), ("--page-size",), "let SGLang pick the page size"
+        )
+    for rank, size in enumerate(page_sizes(matrix), start=1):
+        if size != config.page_size:
+            reason = "use token-level pages" if size == 1 else f"use pages of {size} tokens"
+            yield Move(
+                "page", rank, (("page_size", size),), (("--page-size", str(size)),), (), reason
+            )

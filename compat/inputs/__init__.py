@@ -1,0 +1,1 @@
+"""Reading a launch: flags, launch commands, model configs, GPUs, into one configuration."""

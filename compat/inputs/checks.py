@@ -1,0 +1,195 @@
+"""The checks of single configuration values, and the problems they report.
+
+Each check returns at once for a well-formed value (a type test and a lookup: every
+AttentionConfig construction runs them) and words the problem only for a bad one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Iterable, Sequence
+from dataclasses import dataclass
+from functools import cache
+
+from compat.engine.rules import ReleaseRules
+from compat.releases import RELEASES, releases_accepting
+from compat.vocab.spelling import closest, did_you_mean
+from compat.vocab.terms import ComputeCapability
+
+
+@dataclass(frozen=True)
+class InputProblem:
+    """One invalid field: which flag, the value given, and what would have been valid."""
+
+    flag: str
+    value: object
+    reason: str
+    choices: tuple[str, ...] = ()
+    did_you_mean: str | None = None
+
+    def __str__(self) -> str:
+        text = f"{self.flag}: {self.reason}{did_you_mean(self.did_you_mean)}"
+        if self.choices:
+            text += f" (valid choices: {', '.join(self.choices)})"
+        return text
+
+
+class InvalidConfigError(ValueError):
+    """The configuration cannot be checked: a value is of the wrong type or not a known choice."""
+
+    def __init__(self, problems: Iterable[InputProblem]) -> None:
+        self.problems = tuple(problems)
+        lines = "\n".join(f"  - {problem}" for problem in self.problems)
+        super().__init__(f"invalid attention configuration:\n{lines}")
+
+
+# The values reach the checks as plain str and int: `AttentionConfig` stores subclasses as the
+# plain values they hold first, so `type(value) is str` is the whole type test.
+
+
+def choice(
+    problems: list[InputProblem], flag: str, value: object, choices: Collection[str]
+) -> None:
+    """`value` must be one of `choices`; record why not, with the closest choice."""
+    if type(value) is str and value in choices:
+        return
+    options = tuple(choices)
+    if not isinstance(value, str):
+        # wrong types are named with their type
+        reason = f"expected a string, got {type(value).__name__} {value!r}"
+        problems.append(InputProblem(flag, value, reason, options))
+        return
+    lowered = {option.lower(): option for option in options}
+    typed = value.strip().lower()
+    # A prefix of several choices (`fp8` for fp8_e5m2 and fp8_e4m3) names them all.
+    starting = [lowered[option] for option in lowered if option.startswith(typed)] if typed else []
+    close = closest(typed, lowered)
+    suggestion = None if close is None else lowered[close]
+    if len(starting) > 1:
+        suggestion = " or ".join(starting)
+    problems.append(InputProblem(flag, value, f"unknown value {value!r}", options, suggestion))
+
+
+def release_choice(
+    problems: list[InputProblem],
+    flag: str,
+    value: object,
+    rules: ReleaseRules,
+    attribute: str,
+    accepted: frozenset[str],
+) -> None:
+    """`value` must be in `accepted`, the release's `attribute`; say which releases take it."""
+    if type(value) is str and value in accepted:
+        return
+    choices: tuple[str, ...] = getattr(rules, attribute)
+    accepting = releases_accepting(attribute, value) if isinstance(value, str) else ()
+    if not accepting:
+        choice(problems, flag, value, choices)
+        return
+    order = list(RELEASES)
+    here = order.index(rules.release)
+    later = [r for r in accepting if order.index(r) > here]
+    if later:
+        reason = f"{value!r} is not in SGLang {rules.release}: added in {later[0]}"
+    else:
+        removed = order[order.index(accepting[-1]) + 1]
+        reason = f"{value!r} was removed in SGLang {removed} (this is {rules.release})"
+        instead = rules.replacements.get(str(value))
+        if instead:
+            reason += f"; use {' or '.join(instead)}"
+    problems.append(InputProblem(flag, value, reason, choices))
+
+
+def positive_ints(
+    problems: list[InputProblem], flags: Sequence[str], values: Sequence[object]
+) -> None:
+    """Each value must be None or an integer of at least 1 (a bool is not one)."""
+    for flag, value in zip(flags, values, strict=True):
+        if value is None or (type(value) is int and value >= 1):
+            continue
+        if isinstance(value, bool) or not isinstance(value, int):
+            reason = f"expected a positive integer, got {value!r}"
+        else:
+            reason = f"must be a positive integer, got {value}"
+        problems.append(InputProblem(flag, value, reason))
+
+
+def class_name(problems: list[InputProblem], flag: str, value: object) -> None:
+    """`value` must be None or a Python class name (a model's `architectures[0]`)."""
+    if value is None or (type(value) is str and value.isidentifier()):
+        return
+    reason = f"expected a class name such as LlamaForCausalLM, got {value!r}"
+    problems.append(InputProblem(flag, value, reason))
+
+
+def booleans(problems: list[InputProblem], flags: Sequence[str], values: Sequence[object]) -> None:
+    """Each value must be True or False."""
+    if _BOOL.issuperset(map(type, values)):
+        return  # the common case, tested at C speed
+    for flag, value in zip(flags, values, strict=True):
+        if type(value) is not bool:
+            problems.append(InputProblem(flag, value, f"expected True or False, got {value!r}"))
+
+
+_BOOL = frozenset({bool})
+_CAPABILITY_FLAG = "--compute-capability"
+
+
+def capability(problems: list[InputProblem], value: object) -> ComputeCapability | None:
+    """A compute capability from (major, minor), `10.0`, `sm100` or a ComputeCapability."""
+    if value is None:
+        return None
+    if type(value) is tuple and len(value) == 2 and _is_plausible(value[0], value[1]):
+        return _capability_of(value[0], value[1])
+    if isinstance(value, ComputeCapability):
+        return _plausible(problems, value, value)
+    if isinstance(value, str):
+        try:
+            return _plausible(problems, ComputeCapability.parse(value), value)
+        except ValueError as error:
+            problems.append(InputProblem(_CAPABILITY_FLAG, value, str(error)))
+            return None
+    if (
+        isinstance(value, tuple)
+        and len(value) == 2
+        and all(isinstance(part, int) and not isinstance(part, bool) for part in value)
+    ):
+        return _plausible(problems, ComputeCapability(value[0], value[1]), value)
+    reason = f"expected (major, minor), '10.0' or 'sm100', got {value!r}"
+    problems.append(InputProblem(_CAPABILITY_FLAG, value, reason))
+    return None
+
+
+@cache
+def _capability_of(major: int, minor: int) -> ComputeCapability:
+    """One shared object per plausible pair (at most 99 x 10): building one costs a dataclass."""
+    return ComputeCapability(major, minor)
+
+
+def _is_plausible(major: object, minor: object) -> bool:
+    return type(major) is int and type(minor) is int and 1 <= major <= 99 and 0 <= minor <= 9
+
+
+def _plausible(
+    problems: list[InputProblem], capability: ComputeCapability, given: object
+) -> ComputeCapability | None:
+    if _is_plausible(capability.major, capability.minor):
+        return capability
+    reason = f"{given!r} is not a CUDA compute capability"
+    problems.append(InputProblem(_CAPABILITY_FLAG, given, reason))
+    return None
+
+
+def cuda_version(problems: list[InputProblem], value: object) -> tuple[int, int] | None:
+    """A CUDA version as (major, minor) of non-negative integers."""
+    if value is None:
+        return None
+    if (
+        isinstance(value, tuple)
+        and len(value) == 2
+        and all(
+            isinstance(part, int) and not isinstance(part, bool) and part >= 0 for part in value
+        )
+    ):
+        return (value[0], value[1])
+    problems.append(InputProblem("cuda_version", value, f"expected (major, minor), got {value!r}"))
+    return None

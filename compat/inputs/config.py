@@ -1,0 +1,326 @@
+"""A launch configuration as SGLang's flags spell it, validated once on construction.
+
+Validation takes one path for every configuration: each value is checked by
+`compat.inputs.checks` (a type test and a lookup when it is well-formed), and every problem
+is reported at once, in a fixed order.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from operator import attrgetter
+from typing import Any
+
+from compat.inputs.checks import (
+    InputProblem,
+    InvalidConfigError,
+    booleans,
+    capability,
+    choice,
+    class_name,
+    cuda_version,
+    positive_ints,
+    release_choice,
+)
+from compat.inputs.flags import (
+    BACKEND_FLAGS,
+    FLAG_FIELDS,
+    FLAGS,
+    KV_CACHE_DTYPE,
+    SPECULATIVE_ALGORITHM,
+    SPECULATIVE_ATTENTION_MODE,
+    flag_of,
+)
+from compat.engine.rules import ReleaseRules
+from compat.releases import (
+    NEWEST,
+    RELEASES,
+    UnknownReleaseError,
+    installed_sglang_version,
+    release_rules,
+)
+from compat.vocab.terms import (
+    KV_DTYPE_SPELLINGS,
+    Arch,
+    ComputeCapability,
+    KvDtype,
+    ModelFeature,
+    Platform,
+    SpeculativeAttentionMode,
+)
+
+# What other modules import from here; the errors and the flag helpers are defined in
+# compat.inputs.checks and compat.flags.
+__all__ = [
+    "DEFAULT_SPECULATIVE_ALGORITHM",
+    "FLAG_FIELDS",
+    "SPECULATIVE_ALGORITHMS",
+    "VERSION_VARIABLE",
+    "AttentionConfig",
+    "InputProblem",
+    "InvalidConfigError",
+    "Parsed",
+    "chosen_release",
+    "flag_of",
+    "speculation_with_topk",
+]
+
+# SGLang's --speculative-algorithm choices at the baseline (case-insensitive there too).
+SPECULATIVE_ALGORITHMS = ("EAGLE", "EAGLE3", "NEXTN", "STANDALONE", "NGRAM")
+# The algorithm assumed where only a topk is chosen (the finder, `compat matrix`).
+DEFAULT_SPECULATIVE_ALGORITHM = SPECULATIVE_ALGORITHMS[0]
+
+
+def speculation_with_topk(topk: int) -> dict[str, Any]:
+    """The flags of a launch that only chooses a topk (the finder, `compat matrix`).
+
+    SGLang takes `--speculative-eagle-topk` only with `--speculative-num-steps` (and the
+    number of draft tokens), so a topk comes with the values of its own auto-choice.
+    """
+    steps = 3
+    return {
+        "speculative_algorithm": DEFAULT_SPECULATIVE_ALGORITHM,
+        "speculative_eagle_topk": topk,
+        "speculative_num_steps": steps,
+        "speculative_num_draft_tokens": steps + 1 if topk == 1 else 2 * topk,
+    }
+
+
+_ARCHS = {arch.value: arch for arch in Arch}
+_PLATFORMS = {platform.value: platform for platform in Platform}
+_MODES = {mode.value: mode for mode in SpeculativeAttentionMode}
+
+
+@dataclass(frozen=True, slots=True)
+class Parsed:
+    """The validated, canonical form of an AttentionConfig that the guard reads."""
+
+    arch: Arch
+    platform: Platform
+    capability: ComputeCapability | None
+    backend: str | None
+    prefill: str | None
+    decode: str | None
+    kv_dtype: KvDtype
+    page_size: int | None
+    speculative: bool
+    topk: int | None
+    spec_mode: SpeculativeAttentionMode
+    features: frozenset[ModelFeature]
+    cuda_version: tuple[int, int] | None
+    kv_spelling: str
+    """`--kv-cache-dtype` as written: SGLang's string checks tell `bf16` from `bfloat16`."""
+    algorithm: str | None
+    steps: int | None
+    draft_tokens: int | None
+    model_architecture: str | None
+    kv_heads: int | None
+    release: ReleaseRules
+    version_source: str
+
+
+@dataclass(frozen=True)
+class AttentionConfig:
+    """The flags that decide attention compatibility, named as SGLang names them."""
+
+    attention_backend: str | None = None
+    prefill_attention_backend: str | None = None
+    decode_attention_backend: str | None = None
+    kv_cache_dtype: str = "auto"
+    page_size: int | None = None
+    speculative_algorithm: str | None = None
+    speculative_eagle_topk: int | None = None
+    speculative_attention_mode: str = "prefill"
+    attention_arch: str = "mha"
+    platform: str = "cuda"
+    compute_capability: tuple[int, int] | str | ComputeCapability | None = None
+    sliding_window: bool = False
+    multimodal: bool = False
+    encoder_decoder: bool = False
+    dual_chunk_attention: bool = False
+    sparse_attention: bool = False
+    cuda_version: tuple[int, int] | None = None
+    speculative_num_steps: int | None = None
+    speculative_num_draft_tokens: int | None = None
+    model_architecture: str | None = None
+    """The model's `architectures[0]` (e.g. `DeepseekV3ForCausalLM`): SGLang's defaults read it."""
+    kv_heads: int | None = None
+    """KV heads per tensor-parallel rank (SGLang's ROCm MLA default reads it)."""
+    sglang_version: str | None = None
+    """The SGLang release to predict; default: the installed one, else the newest modelled."""
+    parsed: Parsed = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "parsed", _parse(self))
+
+    @classmethod
+    def from_model_config(cls, path: str | os.PathLike[str], **flags: Any) -> AttentionConfig:
+        """Derive the model's facts from a Hugging Face `config.json` (or its directory).
+
+        Explicit keyword arguments override what the config implies.
+        """
+        from compat.inputs.model_config import load_model_facts
+
+        facts = load_model_facts(path)
+        return cls(**{**facts.config_fields(), **flags})
+
+
+# Names the release to predict when `sglang_version` is not given (before the installed one).
+VERSION_VARIABLE = "COMPAT_SGLANG_VERSION"
+
+
+def chosen_release(version: str | None) -> tuple[ReleaseRules, str]:
+    """The rules to predict with and where the release came from; raises UnknownReleaseError."""
+    if version is not None:
+        return _rules(version), "given"
+    chosen = os.environ.get(VERSION_VARIABLE)
+    if chosen:
+        return _rules(chosen), VERSION_VARIABLE
+    installed = installed_sglang_version()
+    if installed is not None:
+        return _rules(installed), "installed"
+    return RELEASES[NEWEST], "newest modelled"
+
+
+def _rules(version: str) -> ReleaseRules:
+    # A release's own name is the common case (a lookup); release_rules reads the others.
+    return RELEASES.get(version) or release_rules(version)
+
+
+# -- validation: the one path every AttentionConfig takes ---------------------------------
+
+# The model's switches and the integers, read with one attrgetter call each: the checks run
+# on every construction. Their flags are spelled once, here.
+_FEATURES = {
+    "sliding_window": ModelFeature.SLIDING_WINDOW,
+    "multimodal": ModelFeature.MULTIMODAL,
+    "encoder_decoder": ModelFeature.ENCODER_DECODER,
+    "dual_chunk_attention": ModelFeature.DUAL_CHUNK,
+    "sparse_attention": ModelFeature.SPARSE_DSA,
+}
+_FEATURE_FLAGS = tuple(flag_of(name) for name in _FEATURES)
+_switches = attrgetter(*_FEATURES)
+_INTEGERS = (*(flag.field for flag in FLAGS if flag.integer), "kv_heads")
+_INTEGER_FLAGS = tuple(flag_of(name) for name in _INTEGERS)
+_integers = attrgetter(*_INTEGERS)
+_NO_FEATURES: frozenset[ModelFeature] = frozenset()
+# Values of these types are stored as given; anything else may be a str or int subclass.
+_PLAIN_TYPES = frozenset({str, int, bool, tuple, type(None)})
+
+
+def _parse(config: AttentionConfig) -> Parsed:
+    """The canonical form of a valid config; every problem at once for an invalid one.
+
+    The problems come in a fixed order, which the error messages show: the release, the
+    names, the integers, the model's class, the machine, the model's switches.
+    """
+    _plain_values(config)
+    problems: list[InputProblem] = []
+    release = _checked_release(problems, config.sglang_version)
+    _check_names(problems, config, RELEASES[NEWEST] if release is None else release[0])
+    positive_ints(problems, _INTEGER_FLAGS, _integers(config))
+    class_name(problems, "--model-architecture", config.model_architecture)
+    compute = capability(problems, config.compute_capability)
+    cuda = cuda_version(problems, config.cuda_version)
+    switches: tuple[object, ...] = _switches(config)
+    booleans(problems, _FEATURE_FLAGS, switches)
+    if problems:
+        raise InvalidConfigError(problems)
+    assert release is not None
+    return _assemble(config, compute, cuda, _features(switches), *release)
+
+
+def _plain_values(config: AttentionConfig) -> None:
+    """Store str and int subclasses (their own hash, eq, upper) as the plain values they hold."""
+    values = vars(config)
+    if _PLAIN_TYPES.issuperset(map(type, values.values())):
+        return  # the common case, tested at C speed
+    for name, value in values.items():
+        if type(value) in _PLAIN_TYPES:
+            continue
+        if isinstance(value, str):
+            object.__setattr__(config, name, str.__str__(value))
+        elif isinstance(value, int) and not isinstance(value, bool):
+            object.__setattr__(config, name, int.__int__(value))
+
+
+def _checked_release(
+    problems: list[InputProblem], version: object
+) -> tuple[ReleaseRules, str] | None:
+    """The release `version` names (with where it came from), or None and the problem."""
+    flag = "--sglang-version"
+    if version is not None and not isinstance(version, str):
+        problems.append(InputProblem(flag, version, f"expected a string, got {version!r}"))
+        return None
+    try:
+        return chosen_release(version)
+    except UnknownReleaseError as error:
+        reason = str(error).split(";")[0]
+        problems.append(InputProblem(flag, version, reason, tuple(RELEASES)))
+        return None
+
+
+def _check_names(
+    problems: list[InputProblem], config: AttentionConfig, rules: ReleaseRules
+) -> None:
+    """The backends, KV dtype and algorithm the release accepts; the model and platform."""
+    for flag in BACKEND_FLAGS:
+        value = getattr(config, flag.field)
+        if value is not None:
+            release_choice(
+                problems, flag.option, value, rules, "backend_choices", rules.backend_set
+            )
+    option = KV_CACHE_DTYPE.option
+    release_choice(problems, option, config.kv_cache_dtype, rules, "kv_choices", rules.kv_set)
+    choice(problems, "--attention-arch", config.attention_arch, _ARCHS)
+    choice(problems, "--platform", config.platform, _PLATFORMS)
+    mode = SPECULATIVE_ATTENTION_MODE
+    choice(problems, mode.option, config.speculative_attention_mode, _MODES)
+    algorithm = config.speculative_algorithm
+    if algorithm is not None:
+        upper = algorithm.upper() if isinstance(algorithm, str) else algorithm
+        option = SPECULATIVE_ALGORITHM.option
+        release_choice(problems, option, upper, rules, "algorithm_choices", rules.algorithm_set)
+
+
+def _features(switches: tuple[object, ...]) -> frozenset[ModelFeature]:
+    """The model features of switches that are all bools (validated)."""
+    if not any(switches):
+        return _NO_FEATURES
+    return frozenset(f for f, on in zip(_FEATURES.values(), switches, strict=True) if on)
+
+
+def _assemble(
+    config: AttentionConfig,
+    capability: ComputeCapability | None,
+    cuda_version: tuple[int, int] | None,
+    features: frozenset[ModelFeature],
+    release: ReleaseRules,
+    version_source: str,
+) -> Parsed:
+    """The canonical form of a config whose values have all been validated."""
+    algorithm = config.speculative_algorithm
+    return Parsed(
+        arch=_ARCHS[config.attention_arch],
+        platform=_PLATFORMS[config.platform],
+        capability=capability,
+        backend=config.attention_backend,
+        prefill=config.prefill_attention_backend,
+        decode=config.decode_attention_backend,
+        kv_dtype=KV_DTYPE_SPELLINGS[config.kv_cache_dtype],
+        page_size=config.page_size,
+        speculative=config.speculative_algorithm is not None,
+        topk=config.speculative_eagle_topk,
+        spec_mode=_MODES[config.speculative_attention_mode],
+        features=features,
+        cuda_version=cuda_version,
+        kv_spelling=config.kv_cache_dtype,
+        algorithm=None if algorithm is None else algorithm.upper(),
+        steps=config.speculative_num_steps,
+        draft_tokens=config.speculative_num_draft_tokens,
+        model_architecture=config.model_architecture,
+        kv_heads=config.kv_heads,
+        release=release,
+        version_source=version_source,
+    )

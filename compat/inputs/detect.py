@@ -1,0 +1,150 @@
+"""Find the platform, compute capability and software versions with torch, imported lazily.
+
+This is the only module that imports torch, and only inside its functions, so
+`import compat` stays free of it.
+"""
+
+from __future__ import annotations
+
+import re
+import warnings
+from dataclasses import dataclass, replace
+from types import ModuleType
+from typing import Any
+
+from compat.claim.baseline import MATRIX
+from compat.guard.report import Finding, Report
+from compat.claim.matrix import Matrix
+from compat.vocab.terms import ComputeCapability, KvDtype, Platform, Severity
+from compat.claim.words import torch_dtype_message, torch_message
+
+
+class PlatformDetectionError(RuntimeError, ValueError):
+    """The platform cannot be found out here; the message says which flags to pass.
+
+    A ValueError too, like every other error `enforce()` raises, so that one
+    `except ValueError` catches them all; a RuntimeError for callers that caught it as one.
+    """
+
+
+@dataclass(frozen=True)
+class DetectedPlatform:
+    platform: Platform
+    compute_capability: ComputeCapability | None
+    cuda_version: tuple[int, int] | None
+    torch_version: tuple[int, int]
+    device_name: str | None
+
+
+def _import_torch() -> ModuleType:
+    try:
+        with warnings.catch_warnings():
+            # torch warns when numpy is absent; detection needs no numpy.
+            warnings.simplefilter("ignore")
+            import torch
+    except ImportError as error:
+        raise PlatformDetectionError(
+            "cannot detect the platform: torch is not installed here. Pass --platform "
+            "(cuda, rocm, npu, xpu, cpu) and, on CUDA, --compute-capability (e.g. 10.0), "
+            "or install attention-compat[torch]"
+        ) from error
+    return torch
+
+
+def version_tuple(text: str | None) -> tuple[int, int] | None:
+    """`"2.13.0+cpu"` -> (2, 13); None when there is no leading major.minor."""
+    if not text:
+        return None
+    match = re.match(r"(\d+)\.(\d+)", text)
+    return (int(match.group(1)), int(match.group(2))) if match else None
+
+
+def _available(torch: Any, attribute: str) -> bool:
+    module = getattr(torch, attribute, None)
+    is_available = getattr(module, "is_available", None)
+    try:
+        return bool(is_available()) if callable(is_available) else False
+    except Exception:  # a half-installed device plugin must not stop detection
+        return False
+
+
+def detect_platform() -> DetectedPlatform:
+    """Ask torch what this process would run on."""
+    torch = _import_torch()
+    torch_version = version_tuple(str(torch.__version__)) or (0, 0)
+    hip = getattr(torch.version, "hip", None)
+    cuda_text = getattr(torch.version, "cuda", None)
+    if _available(torch, "cuda"):
+        name = str(torch.cuda.get_device_name(0))
+        if hip:
+            return DetectedPlatform(Platform.ROCM, None, None, torch_version, name)
+        major, minor = torch.cuda.get_device_capability(0)
+        return DetectedPlatform(
+            Platform.CUDA,
+            ComputeCapability(int(major), int(minor)),
+            version_tuple(cuda_text),
+            torch_version,
+            name,
+        )
+    if _available(torch, "xpu"):
+        return DetectedPlatform(Platform.XPU, None, None, torch_version, None)
+    if _available(torch, "npu"):
+        return DetectedPlatform(Platform.NPU, None, None, torch_version, None)
+    return DetectedPlatform(Platform.CPU, None, None, torch_version, None)
+
+
+def dtype_support(
+    dtype: KvDtype, detected: DetectedPlatform, matrix: Matrix = MATRIX
+) -> tuple[Finding, ...]:
+    """What the installed torch and CUDA lack for `dtype`, as findings (empty when fine)."""
+    requirement = matrix.dtype_requirement(dtype)
+    if requirement is None:
+        return ()
+    findings: list[Finding] = []
+    rule = requirement.rule_id
+    installed = detected.torch_version
+    if requirement.torch_dtype is not None:
+        torch = _import_torch()
+        if not hasattr(torch, requirement.torch_dtype):
+            findings.append(
+                Finding(
+                    rule,
+                    Severity.ERROR,
+                    torch_dtype_message(requirement, requirement.torch_dtype, installed),
+                    ("--kv-cache-dtype",),
+                    value=dtype.value,
+                )
+            )
+    if requirement.min_torch is not None and installed < requirement.min_torch:
+        need = ".".join(map(str, requirement.min_torch))
+        findings.append(
+            Finding(
+                rule,
+                Severity.ERROR,
+                torch_message(requirement, requirement.min_torch, installed),
+                ("--kv-cache-dtype",),
+                value=".".join(map(str, installed)),
+                allowed=(f">={need}",),
+            )
+        )
+    return tuple(findings)
+
+
+def with_software_findings(report: Report, detected: DetectedPlatform) -> Report:
+    """The report plus what the installed torch and CUDA lack for its KV dtype."""
+    extra = dtype_support(report.resolved.kv_dtype, detected)
+    return replace(report, findings=report.findings + extra) if extra else report
+
+
+def torch_dtype(dtype: KvDtype, matrix: Matrix = MATRIX) -> Any:
+    """The torch dtype a KV dtype is stored as (None for `auto`: the model's own dtype)."""
+    requirement = matrix.dtype_requirement(dtype)
+    if requirement is None or requirement.torch_dtype is None:
+        return None
+    torch = _import_torch()
+    found = getattr(torch, requirement.torch_dtype, None)
+    if found is None:
+        raise PlatformDetectionError(
+            f"the installed torch has no torch.{requirement.torch_dtype} for {dtype.value}"
+        )
+    return found

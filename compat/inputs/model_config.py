@@ -1,0 +1,351 @@
+"""Read a Hugging Face `config.json` and derive the model facts the guard needs.
+
+Every config key this module knows about is named once, in the tables below; the
+derivation reads those tables and records, for each conclusion, which key led to it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, NoReturn
+
+from compat.inputs.bounded_json import BoundedJsonError, load_object
+from compat.inputs.bounded_json import json_type as _json_type
+from compat.vocab.terms import Arch
+
+CONFIG_FILE = "config.json"
+
+# -- what the config keys mean ---------------------------------------------------------
+
+# Sub-configs that describe the language model of a composite (e.g. multimodal) model.
+TEXT_SUBCONFIGS = ("text_config", "language_config", "llm_config")
+
+# Keys whose (non-null) presence means multi-head latent attention (DeepSeek V2/V3 style).
+MLA_KEYS = ("kv_lora_rank", "q_lora_rank")
+# Architectures and model types that are MLA models even when the fields are trimmed.
+MLA_ARCHITECTURES = frozenset(
+    {"DeepseekV2ForCausalLM", "DeepseekV3ForCausalLM", "DeepseekV32ForCausalLM"}
+)
+MLA_MODEL_TYPES = frozenset({"deepseek_v2", "deepseek_v3", "deepseek_v32"})
+
+# Keys of the lightning indexer of DeepSeek sparse attention (DSA).
+SPARSE_INDEXER_KEYS = ("index_topk", "index_n_heads", "index_head_dim")
+
+# Sliding window: a window size, the switch that can turn it off, per-layer kinds, a pattern.
+SLIDING_WINDOW_KEY = "sliding_window"
+USE_SLIDING_WINDOW_KEY = "use_sliding_window"
+LAYER_TYPES_KEY = "layer_types"
+SLIDING_LAYER_TYPE = "sliding_attention"
+SLIDING_PATTERN_KEY = "sliding_window_pattern"
+
+# Sub-configs of a vision or audio encoder (multimodal models).
+MULTIMODAL_KEYS = (
+    "vision_config",
+    "audio_config",
+    "vision_tower",
+    "mm_vision_tower",
+    "vision_encoder",
+    "visual",
+)
+CONDITIONAL_GENERATION_SUFFIX = "ForConditionalGeneration"
+
+ENCODER_DECODER_KEY = "is_encoder_decoder"
+DUAL_CHUNK_KEY = "dual_chunk_attention_config"
+
+
+class ModelConfigError(ValueError):
+    """The model config cannot be read: missing, not JSON, or a field of the wrong type."""
+
+
+@dataclass(frozen=True)
+class ModelFacts:
+    """What a model's `config.json` says about its attention, and why."""
+
+    path: Path
+    architectures: tuple[str, ...]
+    model_type: str | None
+    attention_arch: Arch
+    sparse_attention: bool
+    sliding_window: bool
+    multimodal: bool
+    encoder_decoder: bool
+    dual_chunk_attention: bool
+    evidence: tuple[tuple[str, str], ...]
+    """(AttentionConfig field name, why), e.g. ("attention_arch", "kv_lora_rank=512 in ...")."""
+    kv_heads: int | None = None
+    """`num_key_value_heads` (per rank at tensor parallelism 1)."""
+
+    def config_fields(self) -> dict[str, object]:
+        """The AttentionConfig keyword arguments these facts imply."""
+        fields: dict[str, object] = {}
+        if self.architectures:
+            fields["model_architecture"] = self.architectures[0]
+        if self.kv_heads is not None:
+            fields["kv_heads"] = self.kv_heads
+        return fields | {
+            "attention_arch": self.attention_arch.value,
+            "sliding_window": self.sliding_window,
+            "multimodal": self.multimodal,
+            "encoder_decoder": self.encoder_decoder,
+            "dual_chunk_attention": self.dual_chunk_attention,
+            "sparse_attention": self.sparse_attention,
+        }
+
+    def why(self, field_name: str) -> tuple[str, ...]:
+        """The reasons recorded for one AttentionConfig field."""
+        return tuple(reason for name, reason in self.evidence if name == field_name)
+
+    def reasons(self) -> dict[str, str]:
+        """Every reason of each field joined into one line, for fields that have any."""
+        joined: dict[str, list[str]] = {}
+        for name, reason in self.evidence:
+            joined.setdefault(name, []).append(reason)
+        return {name: "; ".join(reasons) for name, reasons in joined.items()}
+
+
+def load_model_facts(path: str | os.PathLike[str]) -> ModelFacts:
+    """Read `path` (a `config.json` or a directory holding one) and derive the model facts."""
+    file = _config_file(Path(path))
+    data = _read_object(file)
+    return _derive(file, data)
+
+
+# -- reading -----------------------------------------------------------------------------
+
+
+def _config_file(path: Path) -> Path:
+    try:
+        return _existing_config_file(path)
+    except OSError as error:  # e.g. a name too long for the file system
+        raise ModelConfigError(f"{path}: {error.strerror or error}") from None
+
+
+def _existing_config_file(path: Path) -> Path:
+    if path.is_dir():
+        candidate = path / CONFIG_FILE
+        if not candidate.is_file():
+            raise ModelConfigError(f"{path}: directory has no {CONFIG_FILE}")
+        return candidate
+    if not path.exists():
+        if path.is_symlink():
+            raise ModelConfigError(f"{path}: a symbolic link that loops or points nowhere")
+        raise ModelConfigError(f"{path}: no such file or directory")
+    if not path.is_file():
+        raise ModelConfigError(f"{path}: not a regular file")
+    return path
+
+
+def _read_object(file: Path) -> dict[str, Any]:
+    try:
+        return load_object(file)
+    except BoundedJsonError as error:
+        raise ModelConfigError(f"{file}: {error}") from None
+
+
+# -- deriving ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Scope:
+    """One object of the config (the top level or a text sub-config) and how to name its keys."""
+
+    prefix: str
+    data: Mapping[str, Any]
+
+    def name(self, key: str) -> str:
+        return f"{self.prefix}{key}"
+
+
+class _Reader:
+    def __init__(self, file: Path, data: Mapping[str, Any]) -> None:
+        self.file = file
+        self.scopes = [_Scope("", data)]
+        for key in TEXT_SUBCONFIGS:
+            sub = data.get(key)
+            if sub is None:
+                continue
+            if not isinstance(sub, dict):
+                self.bad(key, sub, "an object")
+            self.scopes.append(_Scope(f"{key}.", sub))
+
+    def bad(self, key: str, value: object, expected: str) -> NoReturn:
+        raise ModelConfigError(
+            f"{self.file}: field {key!r} must be {expected}, got {_json_type(value)} "
+            f"({json.dumps(value)[:60]})"
+        )
+
+    def where(self, scope: _Scope, key: str, value: object) -> str:
+        return f"{scope.name(key)}={json.dumps(value)} in {self.file.name}"
+
+    def present(self, key: str) -> list[tuple[_Scope, Any]]:
+        """Every scope where `key` is set to something other than null."""
+        return [(s, s.data[key]) for s in self.scopes if s.data.get(key) is not None]
+
+    def optional_int(self, scope: _Scope, key: str) -> int | None:
+        value = scope.data.get(key)
+        if value is None:
+            return None
+        if isinstance(value, bool) or not isinstance(value, int):
+            self.bad(scope.name(key), value, "an integer or null")
+        return value
+
+    def optional_bool(self, scope: _Scope, key: str) -> bool | None:
+        value = scope.data.get(key)
+        if value is None:
+            return None
+        if not isinstance(value, bool):
+            self.bad(scope.name(key), value, "true or false")
+        return value
+
+    def strings(self, scope: _Scope, key: str) -> tuple[str, ...]:
+        value = scope.data.get(key)
+        if value is None:
+            return ()
+        if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+            self.bad(scope.name(key), value, "an array of strings")
+        return tuple(value)
+
+
+def _derive(file: Path, data: Mapping[str, Any]) -> ModelFacts:
+    reader = _Reader(file, data)
+    top = reader.scopes[0]
+    architectures = reader.strings(top, "architectures")
+    model_type = data.get("model_type")
+    if model_type is not None and not isinstance(model_type, str):
+        reader.bad("model_type", model_type, "a string")
+    evidence: list[tuple[str, str]] = []
+
+    arch = _attention_arch(reader, architectures, model_type, evidence)
+    sparse = _flag_from_keys(reader, SPARSE_INDEXER_KEYS, "sparse_attention", evidence)
+    sliding = _sliding_window(reader, evidence)
+    multimodal = _multimodal(reader, architectures, evidence)
+    encoder_decoder = False
+    for scope in reader.scopes:
+        if reader.optional_bool(scope, ENCODER_DECODER_KEY):
+            encoder_decoder = True
+            evidence.append(("encoder_decoder", reader.where(scope, ENCODER_DECODER_KEY, True)))
+    dual_chunk = False
+    for scope, value in reader.present(DUAL_CHUNK_KEY):
+        if not isinstance(value, dict):
+            reader.bad(scope.name(DUAL_CHUNK_KEY), value, "an object or null")
+        dual_chunk = True
+        evidence.append(
+            ("dual_chunk_attention", f"{scope.name(DUAL_CHUNK_KEY)} is set in {file.name}")
+        )
+    heads = top.data.get("num_key_value_heads")
+    kv_heads = heads if type(heads) is int and 0 < heads < 1 << 20 else None
+    if kv_heads is not None:
+        evidence.append(("kv_heads", f"num_key_value_heads={kv_heads} in {file.name}"))
+    if architectures:
+        evidence.append(("model_architecture", f"architectures[0] in {file.name}"))
+    return ModelFacts(
+        kv_heads=kv_heads,
+        path=file,
+        architectures=architectures,
+        model_type=model_type,
+        attention_arch=arch,
+        sparse_attention=sparse,
+        sliding_window=sliding,
+        multimodal=multimodal,
+        encoder_decoder=encoder_decoder,
+        dual_chunk_attention=dual_chunk,
+        evidence=tuple(evidence),
+    )
+
+
+def _attention_arch(
+    reader: _Reader,
+    architectures: tuple[str, ...],
+    model_type: str | None,
+    evidence: list[tuple[str, str]],
+) -> Arch:
+    reasons: list[str] = []
+    for key in MLA_KEYS:
+        for scope, value in reader.present(key):
+            if isinstance(value, bool) or not isinstance(value, int):
+                reader.bad(scope.name(key), value, "an integer or null")
+            reasons.append(reader.where(scope, key, value))
+    reasons += [
+        f"architecture {name} is an MLA model"
+        for name in architectures
+        if name in MLA_ARCHITECTURES
+    ]
+    if model_type in MLA_MODEL_TYPES:
+        reasons.append(f"model_type={model_type} is an MLA model")
+    if reasons:
+        evidence += [("attention_arch", reason) for reason in reasons]
+        return Arch.MLA
+    named = ", ".join(architectures) or model_type or "the model"
+    evidence.append(
+        (
+            "attention_arch",
+            f"no MLA fields ({', '.join(MLA_KEYS)}) in {reader.file.name} and {named} is not "
+            "an MLA architecture",
+        )
+    )
+    return Arch.MHA
+
+
+def _flag_from_keys(
+    reader: _Reader, keys: tuple[str, ...], field_name: str, evidence: list[tuple[str, str]]
+) -> bool:
+    found = False
+    for key in keys:
+        for scope, value in reader.present(key):
+            found = True
+            evidence.append((field_name, reader.where(scope, key, value)))
+    return found
+
+
+def _sliding_window(reader: _Reader, evidence: list[tuple[str, str]]) -> bool:
+    found = False
+    for scope in reader.scopes:
+        window = reader.optional_int(scope, SLIDING_WINDOW_KEY)
+        switch = reader.optional_bool(scope, USE_SLIDING_WINDOW_KEY)
+        if window is not None and window > 0:
+            if switch is False:
+                evidence.append(
+                    (
+                        "sliding_window",
+                        f"{reader.where(scope, SLIDING_WINDOW_KEY, window)} is ignored: "
+                        f"{scope.name(USE_SLIDING_WINDOW_KEY)}=false",
+                    )
+                )
+            else:
+                found = True
+                evidence.append(("sliding_window", reader.where(scope, SLIDING_WINDOW_KEY, window)))
+        kinds = reader.strings(scope, LAYER_TYPES_KEY)
+        if SLIDING_LAYER_TYPE in kinds:
+            found = True
+            count = kinds.count(SLIDING_LAYER_TYPE)
+            evidence.append(
+                (
+                    "sliding_window",
+                    f"{scope.name(LAYER_TYPES_KEY)} has {count} {SLIDING_LAYER_TYPE!r} layers in "
+                    f"{reader.file.name}",
+                )
+            )
+        pattern = scope.data.get(SLIDING_PATTERN_KEY)
+        if pattern is not None and switch is not False:
+            found = True
+            evidence.append(("sliding_window", reader.where(scope, SLIDING_PATTERN_KEY, pattern)))
+    return found
+
+
+def _multimodal(
+    reader: _Reader, architectures: tuple[str, ...], evidence: list[tuple[str, str]]
+) -> bool:
+    top = reader.scopes[0]
+    subconfigs = [key for key in MULTIMODAL_KEYS if top.data.get(key) is not None]
+    if not subconfigs:
+        return False
+    generation = [name for name in architectures if name.endswith(CONDITIONAL_GENERATION_SUFFIX)]
+    suffix = f" (architecture {', '.join(generation)})" if generation else ""
+    evidence += [
+        ("multimodal", f"{key} is set in {reader.file.name}{suffix}") for key in subconfigs
+    ]
+    return True

@@ -1,0 +1,1 @@
+"""Publishing: the pages, the export and its schema, the finder, the MkDocs hooks."""

@@ -1,0 +1,67 @@
+"""What changed between SGLang releases, in words: one function per sentence.
+
+Used by the site (a page per release, the "What changed" page) and by `compat diff`, so
+both say the same thing. Everything is computed from `compat.releases`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from compat.releases import CHANGES_BY_RELEASE, RELEASE_NAMES, RELEASES, Change
+from compat.claim.words import codes
+
+
+@dataclass(frozen=True)
+class ReleaseNews:
+    """One release's changes: its own words, and the accepted values that moved."""
+
+    release: str
+    changes: tuple[Change, ...]
+    values: tuple[str, ...]
+    """Computed: accepted values added or removed since the release before."""
+
+
+def value_changes(before: str, after: str) -> Iterator[str]:
+    """Accepted values that differ between two releases, as sentences."""
+    old, new = RELEASES[before], RELEASES[after]
+    for label, attribute in (
+        ("--attention-backend (and the phase flags)", "backend_choices"),
+        ("--kv-cache-dtype", "kv_choices"),
+        ("--speculative-algorithm", "algorithm_choices"),
+    ):
+        was, now = getattr(old, attribute), getattr(new, attribute)
+        added = [v for v in now if v not in was]
+        removed = [v for v in was if v not in now]
+        if added:
+            yield f"`{label}` accepts {codes(added)} too"
+        if removed:
+            yield f"`{label}` no longer accepts {codes(removed)}"
+
+
+def news(release: str) -> ReleaseNews:
+    index = RELEASE_NAMES.index(release)
+    delta = CHANGES_BY_RELEASE.get(release)
+    changes = delta.changes if delta is not None else ()
+    values = tuple(value_changes(RELEASE_NAMES[index - 1], release)) if index else ()
+    return ReleaseNews(release, changes, values)
+
+
+def between(first: str, last: str) -> tuple[ReleaseNews, ...]:
+    """The news of every release after `first` up to `last` (in either order)."""
+    a, b = sorted((RELEASE_NAMES.index(first), RELEASE_NAMES.index(last)))
+    return tuple(n for n in (news(r) for r in RELEASE_NAMES[a + 1 : b + 1]) if n.changes)
+
+
+def releases_with_changes() -> tuple[str, ...]:
+    """The baseline and every release whose start-up rules changed."""
+    return (RELEASE_NAMES[0], *(r for r in RELEASE_NAMES[1:] if r in CHANGES_BY_RELEASE))
+
+
+def same_as(release: str) -> str:
+    """The release whose rules `release` shares (itself when it changed something)."""
+    index = RELEASE_NAMES.index(release)
+    while index and RELEASE_NAMES[index] not in CHANGES_BY_RELEASE:
+        index -= 1
+    return RELEASE_NAMES[index]

@@ -1,0 +1,400 @@
+"""The data behind the docs site's compatibility finder: the guard's verdicts, precomputed.
+
+The page lets a reader pick an SGLang release, an architecture, a GPU, a KV-cache dtype, a
+page size and a speculative top-k, and shows what `check()` says about each backend (both
+phases, or fa4 prefill with each decode backend). Its JavaScript does no reasoning of its
+own: it decodes and looks up the data built here by running the guard over each offered
+release's whole option space (that release's KV dtypes and backends), one file a release,
+which the MkDocs hook adds to the built site: never committed, so never stale.
+
+Releases offered: the newest, then 0.5.7 (PR #14467's, the page's baseline). The other 13
+whose rules differ are left out for build time, mostly the guard's fix search where nothing
+passes. Measured on 2 cores, in CPU seconds: 22-37 for each of 0.5.7-0.5.15, 78-115 for each
+of 0.5.16-0.5.23 (more dtypes and backends); all 15 take 906, 7-8 minutes more per `mkdocs
+build`, the two offered 105, under a minute (parts run side by side); each further release
+would add 11-58 s. A release of `SAME_AS_BEFORE` would still need its own file: the messages
+name the release.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import shlex
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from compat.vocab import terms as vocab
+from compat.inputs.config import DEFAULT_SPECULATIVE_ALGORITHM, AttentionConfig, flag_of
+from compat.inputs.config import speculation_with_topk as with_topk
+from compat.inputs.gpus import GPUS
+from compat.guard.check import check
+from compat.releases import NEWEST, RELEASES, release_matrix
+from compat.guard.report import Report
+from compat.guard.suggest import page_sizes, suggest_fixes
+
+FINDER_RELEASES = (NEWEST, "0.5.7")
+"""The releases the finder offers, newest first (the initial selection)."""
+INDEX_PATH = "javascripts/finder-releases.js"
+"""Where the hook puts the list of releases and their data files, next to the page's script."""
+INDEX_GLOBAL = "COMPAT_FINDER_RELEASES"
+"""The global the index script assigns: `[{release, file}, ...]`, the initial one first."""
+DATA_GLOBAL = "COMPAT_FINDER_DATA"
+"""The global each data script adds its release to (a script, not JSON: works from file://)."""
+SCHEMA_VERSION = 4
+TOPK_CHOICES = (1, 2, 4)
+"""Speculative top-k values offered besides "off": 1 and more than 1 are different columns."""
+VERDICTS = ("compatible", "warnings", "incompatible")
+"""Verdict names, indexed by the verdict digit of the data's parts."""
+AXIS_ORDER = ("arch", "gpu", "kv_cache_dtype", "page_size", "topk")
+"""The axes in the order that the data's combination index counts them (last varies fastest)."""
+DIGITS = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz-_"
+"""The alphabet of the data's numbers (base 64, safe in JSON and URLs)."""
+MAX_FIXES = 5
+_SEVERITIES = (vocab.Severity.ERROR, vocab.Severity.WARNING, vocab.Severity.INFO)
+_SEVERITY_RANK = {severity: rank for rank, severity in enumerate(_SEVERITIES)}
+
+
+def data_path(release: str) -> str:
+    """Where the hook puts one release's data in the built site, next to the page's script."""
+    return f"javascripts/finder-data-{release}.js"
+
+
+@dataclass(frozen=True)
+class Option:
+    """One choice of one axis: the form value, its label, and the config fields it sets."""
+
+    value: str
+    label: str
+    fields: tuple[tuple[str, Any], ...]
+    flags: str | None = None
+    """How `compat check` spells it, where that is not its fields as flags (`--gpu B200`)."""
+
+    @property
+    def args(self) -> str:
+        """The option as `compat check` flags (empty when it sets nothing)."""
+        if self.flags is not None:
+            return self.flags
+        dotted = [v.dotted if isinstance(v, vocab.ComputeCapability) else v for _, v in self.fields]
+        return " ".join(f"{flag_of(n)} {v}" for (n, _), v in zip(self.fields, dotted, strict=True))
+
+
+@dataclass(frozen=True)
+class Axis:
+    id: str
+    options: tuple[Option, ...]
+    initial: str
+
+    def __post_init__(self) -> None:
+        values = [option.value for option in self.options]
+        if len(set(values)) != len(values) or self.initial not in values:
+            raise ValueError(f"finder axis {self.id}: duplicate values or unknown initial")
+
+
+def _axis(axis_id: str, initial: str, options: Iterable[tuple[str, str, dict[str, Any]]]) -> Axis:
+    return Axis(axis_id, tuple(Option(v, t, tuple(f.items())) for v, t, f in options), initial)
+
+
+def finder_backends(release: str) -> tuple[str, ...]:
+    """The backends the finder shows for `release`: the release's matrix rows that its
+    `--attention-backend` accepts, in the matrix's order."""
+    accepted = RELEASES[release].backend_set
+    return tuple(name for name in release_matrix(release).backend_names if name in accepted)
+
+
+def finder_options(release: str = FINDER_RELEASES[0]) -> tuple[Axis, ...]:
+    """The finder's option space for `release`, axis by axis in `AXIS_ORDER`."""
+    # Every GPU of `compat.inputs.gpus` by name, then each platform that has no named GPU.
+    gpus = []
+    for gpu in GPUS:
+        fields: tuple[tuple[str, Any], ...] = (("platform", gpu.platform.value),)
+        if gpu.capability is not None:
+            fields += (("compute_capability", gpu.capability),)
+        label = " / ".join((gpu.name, *gpu.aliases))
+        where = gpu.platform.label if gpu.capability is None else str(gpu.capability)
+        flags = f"--gpu {shlex.quote(gpu.name)}"
+        value = "-".join(gpu.name.lower().split())  # lower case, words joined by hyphens
+        gpus.append(Option(value, f"{label} ({where})", fields, flags))
+    bare = [p for p in vocab.Platform if p not in {gpu.platform for gpu in GPUS}]
+    gpus += [Option(p.value, p.label, (("platform", p.value),)) for p in bare]
+    archs = [(a.value, a.label, {"attention_arch": a.value}) for a in vocab.Arch]
+    # One spelling per dtype: the canonical one (drops aliases such as `bfloat16`).
+    spellings, offered = vocab.KV_DTYPE_SPELLINGS, RELEASES[release].kv_set
+    dtypes = [name for name, dtype in spellings.items() if name == dtype.value and name in offered]
+    # PR #14467's question: the release's first FP4 cache dtype, else SGLang's default.
+    fp4 = [name for name in dtypes if spellings[name].is_fp4] + [vocab.KvDtype.AUTO.value]
+    kv = _axis("kv_cache_dtype", fp4[0], ((n, n, {"kv_cache_dtype": n}) for n in dtypes))
+    sizes = [(str(s), str(s), {"page_size": s}) for s in page_sizes(release_matrix(release))]
+    page = _axis("page_size", "", [("", "unset (backend default)", {}), *sizes])
+    # A topk comes with the step and draft-token counts SGLang requires alongside it.
+    spec = [(str(k), f"{k} ({DEFAULT_SPECULATIVE_ALGORITHM})", with_topk(k)) for k in TOPK_CHOICES]
+    topk = _axis("topk", "", [("", "off", {}), *spec])
+    axes = (_axis("arch", "mla", archs), Axis("gpu", tuple(gpus), "b200"), kv, page, topk)
+    assert tuple(axis.id for axis in axes) == AXIS_ORDER
+    return axes
+
+
+def pair_prefills(release: str = FINDER_RELEASES[0]) -> tuple[str, ...]:
+    """Prefill backends the finder pairs with every decode backend: those that cannot serve
+    decode themselves, and those a pairing rule names (a pair is where they are needed)."""
+    matrix = release_matrix(release)
+    names = {b.name for b in matrix.backends if b.phases == frozenset({vocab.Phase.PREFILL})}
+    names |= {rule.prefill_backend for rule in matrix.pairing_rules}
+    return tuple(name for name in finder_backends(release) if name in names)
+
+
+def hardware_classes(axes: tuple[Axis, ...]) -> list[tuple[tuple[str, Any], ...]]:
+    """The distinct platform/compute-capability settings the GPU menu's options make."""
+    return list(dict.fromkeys(option.fields for option in axes[1].options))
+
+
+# -- computing: the guard on every combination and column; then the layout ----------------
+Key = tuple[int, str, str, str]  # a finding: severity rank, rule, message, phases joined by +
+Cell = tuple[int, tuple[Key, ...]]  # a column of a combination: verdict, findings errors first
+
+
+@dataclass(frozen=True)
+class Row:
+    """Everything the finder shows for one combination."""
+
+    cells: tuple[Cell, ...]
+    refused: str
+    """Per pair prefill, "1" where the prefill backend is refused whatever the partner."""
+    defaults: tuple[str | None, str | None]
+    fixes: tuple[tuple[str, str], ...] | None
+    """(summary, reason) of the guard's first fixes, where no backend passes."""
+
+
+def _cell(report: Report) -> Cell:
+    verdict = 2 if not report.ok else 1 if report.warnings else 0
+    ordered = sorted(report.findings, key=lambda finding: _SEVERITY_RANK[finding.severity])
+    keys = [(_SEVERITY_RANK[f.severity], f.rule, f.message, f.phases) for f in ordered]
+    return verdict, tuple((s, r, m, "+".join(p.value for p in ps)) for s, r, m, ps in keys)
+
+
+def _row(base: AttentionConfig, release: str, run: Callable[[AttentionConfig], Report]) -> Row:
+    backends = finder_backends(release)
+    reports = [run(replace(base, attention_backend=name)) for name in backends]
+    passing = any(report.ok for report in reports)
+    refused = ""
+    for prefill in pair_prefills(release):
+        pairs = [
+            run(replace(base, prefill_attention_backend=prefill, decode_attention_backend=d))
+            for d in backends
+            if d != prefill  # a pair of one backend with itself is its both-phases column
+        ]
+        # The prefill backend's own errors that every pair shares: no decode partner can
+        # help, and the finder shows just these.
+        alone = [f for f in pairs[0].errors if set(f.phases) == {vocab.Phase.PREFILL}]
+        common = tuple(f for f in alone if all(f in report.findings for report in pairs[1:]))
+        refused += "1" if common else "0"
+        reports += [replace(report, findings=common) if common else report for report in pairs]
+    unset, fixes = run(base), None
+    if not passing:
+        found = suggest_fixes(unset, run, release_matrix(release))[:MAX_FIXES]
+        fixes = tuple((fix.summary, fix.reason) for fix in found)
+    defaults = (unset.resolved.prefill_backend, unset.resolved.decode_backend)
+    return Row(tuple(map(_cell, reports)), refused, defaults, fixes)
+
+
+def release_rows(release: str, arch: int, hardware: int) -> list[Row]:
+    """The rows of one architecture and hardware class, in index order. One memo serves them
+    all: the suggestion search asks about neighbouring combinations and columns."""
+    axes, matrix = finder_options(release), release_matrix(release)
+    seen: dict[AttentionConfig, Report] = {}
+
+    def run(config: AttentionConfig) -> Report:
+        report = seen.get(config)
+        if report is None:
+            report = seen[config] = check(config, matrix)
+        return report
+
+    fixed = (axes[0].options[arch].fields, hardware_classes(axes)[hardware])
+    combinations = itertools.product(*(axis.options for axis in axes[2:]))
+    fields = (dict(itertools.chain(*fixed, *(o.fields for o in rest))) for rest in combinations)
+    return [_row(AttentionConfig(sglang_version=release, **f), release, run) for f in fields]
+
+
+def compute_rows(releases: Sequence[str]) -> dict[str, list[Row]]:
+    """Every row of each release; the parts (an architecture and hardware class each) are
+    computed side by side on every CPU (the result does not depend on where)."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    parts = []
+    for release in releases:
+        axes = finder_options(release)
+        classes = range(len(hardware_classes(axes)))
+        parts += [(release, a, h) for a in range(len(axes[0].options)) for h in classes]
+    workers = min(len(parts), os.cpu_count() or 1)
+    # Forked workers need no `__main__` guard in the caller (fork is POSIX's default).
+    fork = "fork" if "fork" in multiprocessing.get_all_start_methods() else None
+    with ProcessPoolExecutor(workers, multiprocessing.get_context(fork)) as pool:
+        done = list(pool.map(release_rows, *zip(*parts, strict=True)))
+    rows: dict[str, list[Row]] = {release: [] for release in releases}
+    for (release, _, _), part in zip(parts, done, strict=True):
+        rows[release] += part
+    return rows
+
+
+def _intern(table: dict[Any, int], value: Any) -> int:
+    """`value`'s index in `table`, a new one (in order of first appearance) if need be."""
+    return table.setdefault(value, len(table))
+
+
+def width(count: int) -> int:
+    """Digits per number for a table of `count` entries: 1 up to 64 entries, 2 up to 4096."""
+    return next(digits for digits in itertools.count(1) if len(DIGITS) ** digits >= count)
+
+
+def _encode(numbers: Iterable[int], digits: int) -> str:
+    base, places = len(DIGITS), range(digits - 1, -1, -1)
+    return "".join(DIGITS[n // base**place % base] for n in numbers for place in places)
+
+
+def finding_order(rows: Iterable[Row]) -> list[Key]:
+    """Every finding, numbered so that each cell lists its findings in increasing id: a
+    finding comes after every finding the guard ever reports just before it."""
+    import graphlib
+
+    sorter: graphlib.TopologicalSorter[Key] = graphlib.TopologicalSorter()
+    seen: set[tuple[Key, ...]] = set()
+    for keys in (keys for row in rows for _, keys in row.cells if keys not in seen):
+        seen.add(keys)
+        for position, key in enumerate(keys):
+            sorter.add(key, *keys[max(position - 1, 0) : position])
+    try:
+        return list(sorter.static_order())
+    except graphlib.CycleError as error:
+        raise ValueError("finder data: the guard reports some findings in both orders") from error
+
+
+def _cell_tables(rows: list[Row], block: int, ids: dict[Key, int]) -> dict[str, Any]:
+    """`widths`, `sets`, `parts`, `blocks` and `results` of the layout (see `finder_data`)."""
+    tables: list[dict[Any, int]] = [{}, {}, {}]
+    sets, parts, blocks = tables
+    refs = []
+    for start in range(0, len(rows), block):
+        group = rows[start : start + block]
+        for column in range(len(group[0].cells)):
+            cells = [
+                (v, {ids[key] for key in keys}) for v, keys in (r.cells[column] for r in group)
+            ]
+            shared = set.intersection(*(numbers for _, numbers in cells))
+            own = [_intern(parts, (v, tuple(sorted(numbers - shared)))) for v, numbers in cells]
+            refs.append((_intern(sets, tuple(sorted(shared))), _intern(blocks, tuple(own))))
+    widths = {"finding": width(len(ids)), "set": width(len(sets))}
+    widths |= {"part": width(len(parts)), "block": width(len(blocks))}
+    return {
+        "widths": widths,
+        "sets": [_encode(numbers, widths["finding"]) for numbers in sets],
+        "parts": [str(v) + _encode(numbers, widths["finding"]) for v, numbers in parts],
+        "blocks": [_encode(numbers, widths["part"]) for numbers in blocks],
+        "results": "".join(
+            _encode((s,), widths["set"]) + _encode((b,), widths["block"]) for s, b in refs
+        ),
+    }
+
+
+def _axes_data(axes: tuple[Axis, ...]) -> list[dict[str, Any]]:
+    hardware = hardware_classes(axes)
+    return [
+        {
+            "id": axis.id,
+            "initial": axis.initial,
+            "options": [
+                {"value": option.value, "label": option.label, "args": option.args}
+                | ({"hw": hardware.index(option.fields)} if axis.id == "gpu" else {})
+                for option in axis.options
+            ],
+        }
+        for axis in axes
+    ]
+
+
+def finder_data(release: str = FINDER_RELEASES[0], rows: list[Row] | None = None) -> dict[str, Any]:
+    """The guard's verdicts predicting `release` (from `rows`, else computed): every
+    combination of the release's option space, every column.
+
+    A column is one backend on both phases, or a (prefill, decode) pair (`columns`: backend
+    numbers, -1 for no prefill of its own); a combination's index is mixed radix over arch,
+    hardware class, dtype, page size and topk (last fastest). Numbers are written in
+    `DIGITS`, `widths[table]` digits each: as few as the table's size allows. Strings live
+    once in `strings`; a finding is `[severity, rule, message, phases]`, numbered so that
+    every cell's findings are in id order. Cells come in blocks of `block` (every page size
+    and topk of one arch, hardware class and dtype): per block and column `results` holds
+    a `sets` number (the finding ids all the block's cells share) and a `blocks` number,
+    whose entry holds one `parts` number per cell: the verdict's digit and the cell's own
+    finding ids. A cell's findings are its set's and its part's, in id order. `defaults`:
+    per combination SGLang's prefill and decode backends with no backend flag (one digit
+    each, `len(backends)` for none); `refused`: per combination and pair prefill, "1"
+    where the prefill backend itself is refused (its cells then hold only the errors all
+    pairs share); `fixes`: per combination 0, or 1 + an index into `fixlists` ([summary,
+    reason] string pairs, the guard's fixes for the default launch) where nothing passes.
+    Measured on 0.5.23: 998 KB as a two-digit outcome number per cell and column (one digit
+    never fits: every column has over 64 outcomes), 252 KB this way; blocks of 4 (topk) or
+    168 cells instead of 24 would make the cell tables 325 or 382 KB instead of 134.
+    """
+    rows = compute_rows([release])[release] if rows is None else rows
+    axes, backends = finder_options(release), finder_backends(release)
+    if len(backends) >= len(DIGITS):
+        raise ValueError("finder data: too many backends for one-digit defaults")
+    ids = {key: number for number, key in enumerate(finding_order(rows))}
+    strings: dict[str, int] = {}
+    fixlists: dict[Any, int] = {}
+    findings = [[s, *(_intern(strings, text) for text in rmp)] for s, *rmp in ids]
+    fixes = [0 if row.fixes is None else 1 + _intern(fixlists, row.fixes) for row in rows]
+    tables = _cell_tables(rows, len(axes[3].options) * len(axes[4].options), ids)
+    tables["widths"]["fixes"] = width(len(fixlists) + 1)
+    index = {name: number for number, name in enumerate(backends)}
+    pairs = [[index[p], index[d]] for p in pair_prefills(release) for d in backends if d != p]
+    chosen = [len(backends) if n is None else index[n] for row in rows for n in row.defaults]
+    return {
+        "schema": SCHEMA_VERSION,
+        "release": release,
+        "axes": _axes_data(axes),
+        "hardware": len(hardware_classes(axes)),
+        "backends": list(backends),
+        "columns": [[-1, b] for b in range(len(backends))] + pairs,
+        "digits": DIGITS,
+        "verdicts": list(VERDICTS),
+        "severities": [severity.value for severity in _SEVERITIES],
+        "findings": findings,
+        "block": len(axes[3].options) * len(axes[4].options),
+        **tables,
+        "defaults": "".join(DIGITS[number] for number in chosen),
+        "refused": "".join(row.refused for row in rows),
+        "fixlists": [[[_intern(strings, t) for t in fix] for fix in entry] for entry in fixlists],
+        "fixes": _encode(fixes, tables["widths"]["fixes"]),
+        "strings": list(strings),
+    }
+
+
+def render_finder_data(release: str = NEWEST, data: dict[str, Any] | None = None) -> str:
+    """`finder_data(release)` (or `data`, already computed) as deterministic, compact JSON."""
+    data = finder_data(release) if data is None else data
+    return json.dumps(data, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+
+
+def render_finder_script(release: str = NEWEST, data: dict[str, Any] | None = None) -> str:
+    """One release's data as a script that adds it to a global, so the page also works
+    opened from disk."""
+    return (
+        "// Generated at site build time by compat.publish.finder from the capability matrix and the\n"
+        "// guard; do not edit.\n"
+        f"window.{DATA_GLOBAL} = window.{DATA_GLOBAL} || {{}};\n"
+        f"window.{DATA_GLOBAL}[{json.dumps(release)}] = {render_finder_data(release, data)};\n"
+    )
+
+
+def generated_files() -> list[tuple[str, str]]:
+    """Every file the finder adds to the built site, as (path, content): the index of the
+    releases and their data files (the initial one first), then one data file per release."""
+    rows = compute_rows(FINDER_RELEASES)
+    data = {data_path(r): render_finder_script(r, finder_data(r, rows[r])) for r in rows}
+    index = [{"release": r, "file": data_path(r).rsplit("/", 1)[1]} for r in FINDER_RELEASES]
+    script = f"window.{INDEX_GLOBAL} = {json.dumps(index, separators=(',', ':'))};\n"
+    comment = "// Generated at site build time by compat.publish.finder; do not edit.\n"
+    return [(INDEX_PATH, comment + script), *data.items()]

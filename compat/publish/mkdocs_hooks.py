@@ -1,0 +1,101 @@
+"""MkDocs hooks: refuse a stale page or export; add the finder's data.
+
+Listed under `hooks:` in `mkdocs.yml`. The page and `matrix.json` are generated from
+`compat/matrix.py`; a hand edit, or a matrix edit without `compat docs` / `compat export`,
+makes `mkdocs build` fail here. The
+compatibility finder's data (the guard's verdicts over the finder's option space) is
+computed at build time (once per version of the package: `compat.publish.finder_cache`) and added
+to the site as generated files, never committed.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from mkdocs.config.defaults import MkDocsConfig
+from mkdocs.exceptions import PluginError
+from mkdocs.structure.files import File, Files
+
+from compat.publish.outputs import OutputError, Staleness, staleness
+from compat.publish.pages import TemplateError, render_pages
+
+FIX_COMMAND = "compat docs"
+
+
+def on_config(config: MkDocsConfig) -> MkDocsConfig:
+    """List the release pages in the navigation, newest first, after "What changed"."""
+    from compat.publish.changes_text import releases_with_changes
+    from compat.publish.pages import CHANGES_PATH, RELEASE_DIR
+
+    releases = [
+        {f"SGLang {name}": f"{RELEASE_DIR}/{name}.md"} for name in reversed(releases_with_changes())
+    ]
+    nav = config.nav or []
+    at = next(
+        (
+            i + 1
+            for i, item in enumerate(nav)
+            if isinstance(item, dict) and CHANGES_PATH.name in item.values()
+        ),
+        len(nav),
+    )
+    nav.insert(at, {"Releases": releases})
+    config.nav = nav
+    return config
+
+
+def on_pre_build(config: MkDocsConfig) -> None:
+    """Compare every generated page in `docs_dir` with a fresh render of the matrix."""
+    docs_dir = Path(config.docs_dir)
+    try:
+        # The package's own templates, as `compat docs` uses by default.
+        pages = render_pages()
+    except TemplateError as error:
+        raise PluginError(f"cannot render the pages: {error}") from error
+    for path, content in pages:
+        label = path.as_posix()
+        stale = _staleness(docs_dir / path.relative_to("docs"), content, label)
+        if not stale.fresh:
+            raise PluginError(
+                f"{label} is stale: it differs from a fresh render of compat/matrix.py and "
+                f"compat/releases.py. Run `{FIX_COMMAND}` and commit the result.\n{stale.diff}"
+            )
+    _refuse_stale_export(docs_dir)
+
+
+def _refuse_stale_export(docs_dir: Path) -> None:
+    """The published JSON export and its schema must match the matrix too."""
+    from compat.publish.export import EXPORT_PATH, SCHEMA_PATH, render_export, render_schema
+
+    for path, content in ((EXPORT_PATH, render_export()), (SCHEMA_PATH, render_schema())):
+        name = Path(path).name
+        stale = _staleness(docs_dir / name, content, path)
+        if not stale.fresh:
+            raise PluginError(
+                f"{path} is stale: it differs from a fresh export of compat/matrix.py. "
+                f"Run `compat export` and commit the result.\n{stale.diff}"
+            )
+
+
+def _staleness(page: Path, content: str, label: str) -> Staleness:
+    try:
+        return staleness(page, content, label=label)
+    except OutputError as error:
+        raise PluginError(str(error)) from None
+
+
+def on_files(files: Files, config: MkDocsConfig) -> Files:
+    """Add the finder's release index and one data script per release, freshly computed
+    from the matrix and the guard; refuse a committed copy of any of them."""
+    from compat.publish.finder import FINDER_RELEASES, INDEX_PATH, data_path, generated_files
+    from compat.publish.finder_cache import cached
+
+    for path in (INDEX_PATH, *map(data_path, FINDER_RELEASES)):
+        if files.get_file_from_path(path) is not None:
+            raise PluginError(
+                f"{Path(config.docs_dir).name}/{path} must not exist: the finder's data is "
+                "generated at build time. Delete the file."
+            )
+    for path, content in cached(generated_files):
+        files.append(File.generated(config, path, content=content))
+    return files

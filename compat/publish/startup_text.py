@@ -1,0 +1,138 @@
+"""The words for a release's start-up rules: its default decision and who enforces what.
+
+Every sentence is computed from `compat.releases` data, so the page, `compat explain` and
+the export say the same thing, and a changed rule changes them all.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from compat.engine.rules import DefaultBranch, ModelOverride, ReleaseRules, fp4_backends
+from compat.claim.matrix import ColumnId, Matrix
+from compat.vocab.terms import Arch
+from compat.claim.words import code, code_list, codes
+
+
+def branch_conditions(branch: DefaultBranch, rules: ReleaseRules) -> str:
+    """The conditions of one default branch, in words ("any" when it has none)."""
+    parts: list[str] = []
+    if branch.gate is not None:
+        parts.append(branch.gate.label)
+    elif branch.platform is not None:
+        parts.append(branch.platform.label)
+    if branch.needs_no_spec_or_topk_one:
+        parts.append("no speculative decoding, or topk 1 with page size 1")
+    if branch.needs_topk_when_speculative:
+        parts.append("with speculative decoding only when `--speculative-eagle-topk` is given")
+    if branch.architectures is not None:
+        parts.append(f"the model is one of {len(branch.architectures)} architectures (below)")
+    if branch.kv_heads is not None:
+        heads = " or ".join(str(n) for n in sorted(branch.kv_heads))
+        parts.append(f"{heads} KV heads per tensor-parallel rank")
+    return "; ".join(parts) or "otherwise"
+
+
+def override_text(override: ModelOverride) -> str:
+    models = ", ".join(sorted(override.architectures))
+    kind = "DeepSeek sparse attention (DSA) models of " if override.sparse else ""
+    where = f" on {override.gate.label}" if override.gate is not None else ""
+    text = f"{kind}{models}{where}: {code(override.backend)} when no backend flag is set"
+    if override.page_size is not None:
+        text += f"; page size {override.page_size}"
+    if override.kv_dtypes:
+        text += f"; `--kv-cache-dtype` only {codes(sorted(override.kv_dtypes))}"
+    return text
+
+
+def default_rows(rules: ReleaseRules) -> Iterator[tuple[str, str, str, str]]:
+    """(#, architecture, conditions, backend) for each branch of the default decision."""
+    for number, branch in enumerate(rules.defaults, start=1):
+        arch = branch.arch.label if branch.arch is not None else "any"
+        yield str(number), arch, branch_conditions(branch, rules), code(branch.backend)
+
+
+def fa3_architectures(rules: ReleaseRules) -> str:
+    """The architectures a default branch is limited to ("" when no branch is)."""
+    names = next((b.architectures for b in rules.defaults if b.architectures is not None), None)
+    return code_list(sorted(names or ()))
+
+
+def enforcement_rows(matrix: Matrix, rules: ReleaseRules) -> Iterator[tuple[str, str]]:
+    """(subject, what the release's start-up code does about it) for each column and rule."""
+    yield from _cache_rows(rules)
+    yield "Chunked prefix cache", "not checked"
+    yield (
+        "Spec topk=1",
+        f"not checked, except that {codes(rules.spec_refusing)} refuses any speculative decoding",
+    )
+    yield (
+        "Spec topk>1",
+        f"refused on {codes(rules.topk_one_only)} (any backend flag); with page size "
+        f"above 1 `--attention-backend` must be {codes(rules.topk_paged_eagle)}",
+    )
+    yield "Sliding window, multimodal", "not checked"
+    yield (
+        "Compute capability",
+        "checked only for "
+        + ", ".join(f"{code(g.backend)} ({g.gate.label})" for g in rules.gpu_gates)
+        + "; other GPU limits fail when the backend is built or in its kernels",
+    )
+    yield (
+        "MHA or MLA",
+        "not checked at start-up; when the backend is built, after the weights load: "
+        + "; ".join(
+            what for (rule, _), what in rules.backend_build.items() if rule == "arch-refused"
+        ),
+    )
+    yield (
+        "Prefill-only backends",
+        f"{codes(rules.prefill_only)} as `--attention-backend` or "
+        "`--decode-attention-backend` is refused",
+    )
+    fallback = rules.dtype_fallback
+    yield (
+        code(fallback.id),
+        f"applied to `--attention-backend {fallback.backend}` only; a per-phase "
+        f"{code(fallback.backend)} keeps running with {code(fallback.kv_dtype.value)}",
+    )
+
+
+def _cache_rows(rules: ReleaseRules) -> Iterator[tuple[str, str]]:
+    """The rows of the page-size and KV-cache columns."""
+    kv4 = rules.kv4
+    spelled = codes(sorted(kv4.spellings))
+    snaps = ", ".join(
+        f"{code(s.backend)} → {s.snap_to}" + (f" ({s.arch.label} models)" if s.arch else "")
+        for s in rules.page_snaps
+    )
+    yield "Native page sizes", f"snapped with a warning, never refused: {snaps}"
+    yield (
+        "FP8 KV cache",
+        "not checked"
+        + "".join(
+            f"; {code(name)} takes only {codes(dtypes)}" for name, dtypes in rules.kv_spellings
+        ),
+    )
+    for arch in Arch:
+        yield (
+            f"FP4 KV cache ({arch.label})",
+            f"with {spelled}: one backend for both phases must be one of "
+            f"{codes(kv4.single[arch])}; prefill on {code(kv4.pair_prefill)} needs "
+            f"decode on {codes(kv4.pair_partners[arch])}; any other pair starts with "
+            "a warning; off CUDA it refuses",
+        )
+
+
+def divergences(matrix: Matrix, rules: ReleaseRules) -> Iterator[str]:
+    """Where the release's code accepts what its own documentation marks ❌."""
+    for arch in Arch:
+        documented = set(fp4_backends(matrix, arch))
+        for name in rules.kv4.single[arch]:
+            if name not in documented:
+                cell = matrix.row(arch, name)
+                mark = "❌" if cell is not None and cell.cells[ColumnId.FP4_KV] else "no row"
+                yield (
+                    f"{code(name)} with an FP4 KV cache ({arch.label}): the page says {mark}, "
+                    f"SGLang {rules.release}'s start-up check accepts it"
+                )

@@ -1,0 +1,1 @@
+"""The vocabulary: the names every layer speaks (architectures, phases, dtypes, ...)."""

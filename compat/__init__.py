@@ -10,15 +10,16 @@ import importlib
 
 TYPE_CHECKING = False  # like typing.TYPE_CHECKING, without importing typing at start-up
 if TYPE_CHECKING:
-    from compat.inputs.config import AttentionConfig
-    from compat.inputs.checks import InputProblem, InvalidConfigError
-    from compat.inputs.detect import PlatformDetectionError
-    from compat.guard.check import check
     from compat.claim.baseline import MATRIX
-    from compat.inputs.model_config import ModelConfigError
-    from compat.guard.report import Finding, IncompatibleConfigError, Report, Resolved, Suggestion
+    from compat.guard.check import check
     from compat.guard.enforce import enforce
-    from compat.vocab.terms import Arch, ComputeCapability, KvDtype, Phase, Platform, Severity
+    from compat.guard.report import Finding, IncompatibleConfigError, Report, Resolved, Suggestion
+    from compat.inputs.checks import InputProblem, InvalidConfigError
+    from compat.inputs.config import AttentionConfig
+    from compat.inputs.detect import PlatformDetectionError
+    from compat.inputs.model_config import ModelConfigError
+    from compat.vocab.hardware import ComputeCapability
+    from compat.vocab.terms import Arch, KvDtype, Phase, Platform, Severity
 
 __version__ = "0.1.0"
 
@@ -38,7 +39,7 @@ _HOMES = {
     "Resolved": "compat.guard.report",
     "Suggestion": "compat.guard.report",
     "Arch": "compat.vocab.terms",
-    "ComputeCapability": "compat.vocab.terms",
+    "ComputeCapability": "compat.vocab.hardware",
     "KvDtype": "compat.vocab.terms",
     "Phase": "compat.vocab.terms",
     "Platform": "compat.vocab.terms",

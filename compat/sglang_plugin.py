@@ -115,7 +115,7 @@ def register() -> None:
 
 
 def _register() -> None:
-    from compat.releases import installed_sglang_version
+    from compat.inputs.installed import installed_sglang_version
 
     version = installed_sglang_version()
     if version is None:
@@ -155,7 +155,7 @@ def check_launch(server_args: Any, version: str) -> Report | None:
         logger.warning("attention-compat: %s; using %s", error, DEFAULT_POLICY.value)
         policy = DEFAULT_POLICY
     try:
-        from compat.guard.check import enforce
+        from compat.guard.enforce import enforce
 
         return enforce(
             server_args,

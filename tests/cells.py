@@ -14,8 +14,9 @@ from collections.abc import Iterator
 from typing import Any
 
 from compat import MATRIX, AttentionConfig, check
+from compat.claim.cells import Cell, CellKind
 from compat.claim.matrix import ColumnId, Matrix, Row
-from compat.vocab.terms import Arch, Cell, CellKind, KvDtype, Phase
+from compat.vocab.terms import Arch, KvDtype, Phase
 
 YES = Cell(CellKind.SUPPORTED)
 NO = Cell(CellKind.UNSUPPORTED)

@@ -21,9 +21,9 @@ from urllib.parse import urlsplit
 import pytest
 
 from compat import AttentionConfig, Report, check
+from compat.claim.baseline import MATRIX
 from compat.inputs.config import speculation_with_topk
 from compat.publish.finder import FINDER_RELEASES, data_path, finder_backends, finder_options
-from compat.claim.baseline import MATRIX
 from compat.releases import NEWEST
 from compat.vocab.terms import Arch
 

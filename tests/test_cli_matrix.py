@@ -10,12 +10,12 @@ from typing import Any
 
 import pytest
 
-from compat.cli import COMMANDS, main
-from compat.inputs.config import AttentionConfig, speculation_with_topk
-from compat.guard.check import check
 from compat.claim.baseline import MATRIX
-from compat.releases import NEWEST, RELEASES
 from compat.claim.matrix import ColumnId
+from compat.cli import COMMANDS, main
+from compat.guard.check import check
+from compat.inputs.config import AttentionConfig, speculation_with_topk
+from compat.releases import NEWEST, RELEASES
 from compat.vocab.terms import Arch
 
 MODELS = Path(__file__).parent / "fixtures" / "models"

@@ -16,12 +16,13 @@ import pytest
 from cells import B200, NO, with_cell
 
 from compat import MATRIX, AttentionConfig, InvalidConfigError, check
+from compat.claim.cells import Action
 from compat.claim.columns import ALWAYS, KvDtypeIn, ModelHas, TopkRange
-from compat.guard.plan import CompiledGuard, backend_plan
-from compat.releases import RELEASES, release_matrix
-from compat.guard.report import Report
 from compat.claim.matrix import Column, ColumnId, Matrix
-from compat.vocab.terms import Action, Arch, KvDtype, KvFamily, ModelFeature
+from compat.guard.plan import CompiledGuard, backend_plan
+from compat.guard.report import Report
+from compat.releases import RELEASES, release_matrix
+from compat.vocab.terms import Arch, KvDtype, KvFamily, ModelFeature
 
 
 def with_column(matrix: Matrix, column_id: ColumnId, **changes: Any) -> Matrix:

@@ -15,6 +15,7 @@ torch = pytest.importorskip("torch", reason="the torch extra installs it; .ci/ru
 from cells import fp4_accepted_on_b200  # noqa: E402
 
 from compat import IncompatibleConfigError, KvDtype, Platform, enforce  # noqa: E402
+from compat.claim.baseline import MATRIX  # noqa: E402
 from compat.inputs.detect import (  # noqa: E402
     DetectedPlatform,
     PlatformDetectionError,
@@ -23,8 +24,8 @@ from compat.inputs.detect import (  # noqa: E402
     torch_dtype,
     version_tuple,
 )
-from compat.claim.baseline import MATRIX  # noqa: E402
-from compat.vocab.terms import Arch, ComputeCapability  # noqa: E402
+from compat.vocab.hardware import ComputeCapability
+from compat.vocab.terms import Arch
 
 
 def test_real_cpu_torch_is_detected_as_cpu() -> None:

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from compat.claim.baseline import MATRIX
 from compat.publish import examples
 from compat.publish.examples import (
     LAUNCH_EXAMPLES,
@@ -17,9 +18,8 @@ from compat.publish.examples import (
     checked_examples,
     with_flag,
 )
-from compat.claim.baseline import MATRIX
-from compat.releases import NEWEST, RELEASES
 from compat.publish.pages import ExampleCheckError, render_page
+from compat.releases import NEWEST, RELEASES
 
 ROOT = Path(__file__).resolve().parent.parent
 PAGE = ROOT / "docs" / "attention_backend.md"

@@ -14,6 +14,9 @@ from cells import fp4_partner_candidate, opposite, with_cell
 from jsonschema import Draft202012Validator
 from typing_extensions import NotRequired, Required
 
+from compat.claim.baseline import MATRIX
+from compat.claim.cells import CellKind
+from compat.claim.matrix import ColumnId
 from compat.cli import main
 from compat.publish.export import (
     EXPORT_PATH,
@@ -24,11 +27,9 @@ from compat.publish.export import (
     render_schema,
 )
 from compat.publish.export_shapes import MatrixJson
-from compat.claim.baseline import MATRIX
 from compat.publish.outputs import project_root
 from compat.releases import NEWEST, RELEASES
-from compat.claim.matrix import ColumnId
-from compat.vocab.terms import Arch, CellKind, KvDtype, ModelFeature, Platform
+from compat.vocab.terms import Arch, KvDtype, ModelFeature, Platform
 
 ROOT = project_root()
 

@@ -16,6 +16,7 @@ import pytest
 
 from compat import AttentionConfig, Report, check
 from compat.inputs.config import speculation_with_topk
+from compat.inputs.gpus import GPUS, find_gpu
 from compat.publish.finder import (
     AXIS_ORDER,
     DATA_GLOBAL,
@@ -30,7 +31,6 @@ from compat.publish.finder import (
     render_finder_data,
     render_finder_script,
 )
-from compat.inputs.gpus import GPUS, find_gpu
 from compat.releases import NEWEST, RELEASE_NAMES, RELEASES, release_matrix
 from compat.vocab.terms import KV_DTYPE_SPELLINGS, Platform
 

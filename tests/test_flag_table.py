@@ -12,9 +12,9 @@ import pytest
 
 from compat import InvalidConfigError, enforce
 from compat.cli import build_parser
+from compat.inputs.command import parse_launch_command
 from compat.inputs.config import AttentionConfig
 from compat.inputs.flags import FLAG_FIELDS, FLAGS, FlagValue, flag_of
-from compat.inputs.command import parse_launch_command
 from compat.vocab.spelling import closest, did_you_mean
 
 BAD_VALUES = {FlagValue.NAME: "no-such-value", FlagValue.INTEGER: 0}

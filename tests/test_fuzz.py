@@ -25,9 +25,10 @@ from hypothesis import strategies as st
 
 from compat import MATRIX, AttentionConfig, InvalidConfigError, Report, Suggestion, check
 from compat.cli import main
-from compat.inputs.config import SPECULATIVE_ALGORITHMS
 from compat.guard.report import Finding
-from compat.vocab.terms import KV_DTYPE_SPELLINGS, Arch, ComputeCapability, Severity
+from compat.inputs.config import SPECULATIVE_ALGORITHMS
+from compat.vocab.hardware import ComputeCapability
+from compat.vocab.terms import KV_DTYPE_SPELLINGS, Arch, Severity
 
 # Every init field of AttentionConfig, read from the class so a new field is fuzzed too.
 FIELDS = tuple(f.name for f in dataclass_fields(AttentionConfig) if f.init)

@@ -18,9 +18,10 @@ import pytest
 from cells import NO, YES, fp4_refused_on_b200, with_cell, with_cells
 
 from compat import MATRIX, AttentionConfig, InvalidConfigError, Report, Severity, check
-from compat.guard.report import Enforcement, Suggestion
+from compat.claim.cells import Cell, CellKind
 from compat.claim.matrix import ColumnId, Matrix
-from compat.vocab.terms import Arch, Cell, CellKind
+from compat.guard.report import Enforcement, Suggestion
+from compat.vocab.terms import Arch
 
 ALL_BACKENDS = MATRIX.backend_names
 B200: dict[str, Any] = {"platform": "cuda", "compute_capability": (10, 0)}

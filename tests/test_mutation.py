@@ -18,9 +18,10 @@ import pytest
 from markdown_tables import table_under
 
 from compat import MATRIX, AttentionConfig, check
-from compat.publish.pages import ExampleCheckError, render_page
+from compat.claim.cells import Action, Cell, CellKind
 from compat.claim.matrix import Column, ColumnId, Matrix, Row, Table
-from compat.vocab.terms import Action, Arch, Cell, CellKind
+from compat.publish.pages import ExampleCheckError, render_page
+from compat.vocab.terms import Arch
 
 YES = Cell(CellKind.SUPPORTED)
 NO = Cell(CellKind.UNSUPPORTED)

@@ -19,10 +19,11 @@ from cells import fp4_partner_candidate, opposite, with_cell
 from markdown_tables import MarkdownTable, read_tables, table_under
 
 from compat.claim.baseline import MATRIX
-from compat.releases import NEWEST, RELEASES
-from compat.publish.pages import PAGE_PATH, TEMPLATE_NAME, render_page
+from compat.claim.cells import Cell, CellKind
 from compat.claim.matrix import ColumnId
-from compat.vocab.terms import Arch, Cell, CellKind
+from compat.publish.pages import PAGE_PATH, TEMPLATE_NAME, render_page
+from compat.releases import NEWEST, RELEASES
+from compat.vocab.terms import Arch
 
 ROOT = Path(__file__).resolve().parent.parent
 PAGE = ROOT / PAGE_PATH

@@ -13,9 +13,14 @@ from conformance.flags import release_flags_in_subprocess
 
 from compat.engine.parser import encoding as flag_source
 from compat.engine.parser.encoding import ARITIES, REMOVED, apply, changes, render_data
-from compat.inputs.command import MODEL_PATH_FLAGS, MODELED_FLAGS, launch_release, parse_launch_command
-from compat.releases import RELEASE_NAMES
 from compat.engine.parser.lookup import RELEASES, UnknownFlagError, canonical_flag, release_flags
+from compat.inputs.command import (
+    MODEL_PATH_FLAGS,
+    MODELED_FLAGS,
+    launch_release,
+    parse_launch_command,
+)
+from compat.releases import RELEASE_NAMES
 
 SELECTED = conformance_releases.selected()
 B200 = ("--attention-arch", "mha", "--platform", "cuda", "--compute-capability", "10.0")

@@ -23,9 +23,9 @@ from conformance import plugin_dist
 from conformance.availability import require_source
 from conformance.harness import StartupOutcome, open_runtime
 
-import compat.guard.check
-from compat.releases import installed_sglang_version
+import compat.guard.enforce
 from compat.guard.report import Enforcement
+from compat.inputs.installed import installed_sglang_version
 from compat.sglang_plugin import (
     ENTRY_POINT,
     POLICY_VARIABLE,
@@ -142,7 +142,7 @@ def test_a_crash_of_the_plugin_does_not_stop_a_launch(
         raise RuntimeError("a bug in the guard")
 
     monkeypatch.delenv(POLICY_VARIABLE, raising=False)
-    monkeypatch.setattr(compat.guard.check, "enforce", broken)
+    monkeypatch.setattr(compat.guard.enforce, "enforce", broken)
     with (
         caplog.at_level(logging.WARNING, logger="compat"),
         sglang_with_plugin(version, tmp_path, monkeypatch) as runtime,
@@ -177,7 +177,7 @@ def test_a_crash_while_registering_does_not_stop_sglang(
     def broken() -> str:
         raise RuntimeError("metadata is broken")
 
-    monkeypatch.setattr("compat.releases.installed_sglang_version", broken)
+    monkeypatch.setattr("compat.inputs.installed.installed_sglang_version", broken)
     with (
         caplog.at_level(logging.WARNING, logger="compat"),
         sglang_with_plugin(version, tmp_path, monkeypatch) as runtime,
@@ -202,7 +202,7 @@ def test_a_valid_launch_starts_with_the_plugin_active(
     version: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     seen: list[Any] = []
-    original = compat.guard.enforce
+    original = compat.guard.enforce.enforce
 
     def spy(server_args: Any, **kwargs: Any) -> Any:
         report = original(server_args, **kwargs)
@@ -210,7 +210,7 @@ def test_a_valid_launch_starts_with_the_plugin_active(
         return report
 
     monkeypatch.delenv(POLICY_VARIABLE, raising=False)
-    monkeypatch.setattr(compat.guard.check, "enforce", spy)
+    monkeypatch.setattr(compat.guard.enforce, "enforce", spy)
     with sglang_with_plugin(version, tmp_path, monkeypatch) as runtime:
         outcome = _launch(runtime, VALID)
     assert not outcome.refused, outcome.error
@@ -235,7 +235,7 @@ def test_without_a_plugin_framework_nothing_is_registered(
 ) -> None:
     from compat import sglang_plugin
 
-    monkeypatch.setattr("compat.releases.installed_sglang_version", lambda: "0.5.7")
+    monkeypatch.setattr("compat.inputs.installed.installed_sglang_version", lambda: "0.5.7")
     monkeypatch.setitem(sys.modules, "sglang.srt.plugins.hook_registry", None)
     with caplog.at_level(logging.INFO, logger="compat"):
         sglang_plugin.register()

@@ -18,9 +18,9 @@ import pytest
 
 import compat.inputs.config
 from compat import AttentionConfig, InvalidConfigError, check
+from compat.guard.report import Enforcement
 from compat.inputs.config import VERSION_VARIABLE
 from compat.releases import NEWEST, RELEASES, release_rules
-from compat.guard.report import Enforcement
 
 B200 = ["--platform", "cuda", "--compute-capability", "10.0"]
 H200 = ["--platform", "cuda", "--compute-capability", "9.0"]

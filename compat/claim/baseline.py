@@ -6,6 +6,7 @@ says and what the guard enforces, edit a cell here and run `compat docs`.
 
 from __future__ import annotations
 
+from compat.claim.cells import Action, Cell, CellKind, PlatformSupport
 from compat.claim.columns import ALWAYS, KvDtypeIn, ModelHas, PageSizeAbove, TopkRange
 from compat.claim.matrix import (
     Backend,
@@ -20,20 +21,9 @@ from compat.claim.matrix import (
     SpecPagedRule,
     Table,
 )
-from compat.vocab.terms import (
-    Action,
-    Arch,
-    CapabilityRange,
-    Cell,
-    CellKind,
-    Evidence,
-    KvDtype,
-    KvFamily,
-    ModelFeature,
-    Phase,
-    Platform,
-    PlatformSupport,
-)
+from compat.vocab.evidence import Evidence
+from compat.vocab.hardware import CapabilityRange
+from compat.vocab.terms import Arch, KvDtype, KvFamily, ModelFeature, Phase, Platform
 
 # -- sources ------------------------------------------------------------------------
 
@@ -296,38 +286,6 @@ BACKENDS = (
     Backend("ascend", BOTH, {Platform.NPU: PlatformSupport.SUPPORTED}, evidence=SGLANG_SOURCE),
     Backend("intel_xpu", BOTH, {Platform.XPU: PlatformSupport.SUPPORTED},
             note="MLA models only in the decode phase (no MLA row).", evidence=SGLANG_SOURCE),
-)
-
-# Backends added after the baseline; each release's matrix holds those it accepts
-# (compat/releases.py).
-LATER_BACKENDS = (
-    Backend("dsv4", BOTH, CUDA_ONLY, archs=MLA_ONLY,
-            note="DeepSeek V4 models only; `compressed` is its deprecated name.",
-            evidence=LATER_RELEASES),
-    Backend("tokenspeed_mla", BOTH, CUDA_ONLY, capability={Arch.MLA: BLACKWELL},
-            archs=MLA_ONLY, kv_dtypes=frozenset({KvDtype.FP8_E4M3}),
-            note="Blackwell; an FP8 (e4m3) KV cache only.", evidence=LATER_RELEASES),
-    Backend("dsa", BOTH, {Platform.CUDA: PlatformSupport.SUPPORTED, Platform.ROCM: PlatformSupport.UNTESTED},
-            capability={Arch.MLA: CapabilityRange(9, 10)}, archs=MLA_ONLY,
-            requires_features=frozenset({ModelFeature.SPARSE_DSA}),
-            note="DeepSeek sparse attention (DSA); `nsa` is its older name.",
-            evidence=LATER_RELEASES),
-    Backend("cutedsl_mla", frozenset({Phase.DECODE}), CUDA_ONLY,
-            capability={Arch.MLA: BLACKWELL}, archs=MLA_ONLY,
-            kv_dtypes=frozenset({KvDtype.FP8_E4M3, KvDtype.BF16, KvDtype.AUTO}),
-            note="Decode only; SGLang runs prefill on trtllm_mla when it is unset.",
-            evidence=LATER_RELEASES),
-    Backend("hpc_ops", BOTH, CUDA_ONLY, archs=MHA_ONLY,
-            refuses_features=frozenset({ModelFeature.ENCODER_DECODER}),
-            note="Page size 64; no speculative decoding.", evidence=LATER_RELEASES),
-    Backend("minicpm_flashattn", BOTH, CUDA_ONLY, note="For MiniCPM models.",
-            evidence=LATER_RELEASES),
-    Backend("minicpm_flashinfer", BOTH, CUDA_ONLY, note="For MiniCPM models.",
-            evidence=LATER_RELEASES),
-    Backend("qsa", BOTH, CUDA_ONLY, evidence=LATER_RELEASES),
-    Backend("llada2_cfg_flashinfer", BOTH, CUDA_ONLY, archs=MHA_ONLY,
-            note="LLaDA2 diffusion models with classifier-free guidance.",
-            evidence=LATER_RELEASES),
 )
 
 # -- cross-field rules ------------------------------------------------------------------

@@ -8,8 +8,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from compat.claim.cells import Action
 from compat.claim.columns import KvDtypeIn, PageSizeAbove
-from compat.vocab.terms import Action, KvFamily
+from compat.vocab.terms import KvFamily
 
 if TYPE_CHECKING:
     from compat.claim.matrix import Column, Matrix

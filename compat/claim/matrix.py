@@ -12,23 +12,12 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING
 
+from compat.claim.cells import Action, Cell, CellKind, PlatformSupport
 from compat.claim.columns import KvDtypeIn, Trigger
 from compat.claim.invariants import check_consistency
-from compat.vocab.terms import (
-    Action,
-    Arch,
-    CapabilityRange,
-    Cell,
-    CellKind,
-    Evidence,
-    KvDtype,
-    KvFamily,
-    ModelFeature,
-    Phase,
-    Platform,
-    PlatformSupport,
-    Term,
-)
+from compat.vocab.evidence import Evidence
+from compat.vocab.hardware import CapabilityRange
+from compat.vocab.terms import Arch, KvDtype, KvFamily, ModelFeature, Phase, Platform, Term
 
 if TYPE_CHECKING:
     from compat.guard.plan import CompiledGuard
@@ -242,7 +231,9 @@ class Matrix:
     @cached_property
     def compiled(self) -> CompiledGuard:
         """The guard's tables for this matrix, compiled on first use (the matrix never changes)."""
-        from compat.guard.plan import CompiledGuard  # plan builds on this module; only the guard needs it
+        from compat.guard.plan import (
+            CompiledGuard,  # plan builds on this module; only the guard needs it
+        )
 
         return CompiledGuard(self)
 

@@ -27,7 +27,8 @@ from compat.claim.matrix import (
     SpecPagedRule,
     phase_rule_id,
 )
-from compat.vocab.terms import Arch, KvDtype, Phase, Platform, join_or
+from compat.vocab.spelling import join_or
+from compat.vocab.terms import Arch, KvDtype, Phase, Platform
 
 # The rules that combine several flags, in the order the page and `compat explain` list them.
 CrossFieldRule = PairingRule | HybridCautionRule | SpecPagedRule | DtypeFallbackRule

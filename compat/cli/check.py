@@ -13,9 +13,9 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from compat.inputs.config import AttentionConfig, InvalidConfigError
-from compat.inputs.flags import FLAGS, flag_of
+from compat.engine.parser.lookup import RELEASE
 from compat.guard.check import check
+from compat.guard.report import Enforcement, Report, Suggestion, runs_as
 from compat.inputs.command import (
     LaunchFlags,
     corrected_command,
@@ -24,9 +24,10 @@ from compat.inputs.command import (
     parse_launch_command,
     with_conflicts,
 )
-from compat.guard.report import Enforcement, Report, Suggestion, runs_as
-from compat.engine.parser.lookup import RELEASE
-from compat.vocab.terms import ComputeCapability, Severity
+from compat.inputs.config import AttentionConfig, InvalidConfigError
+from compat.inputs.flags import FLAGS, flag_of
+from compat.vocab.hardware import ComputeCapability
+from compat.vocab.terms import Severity
 
 if TYPE_CHECKING:
     from compat.inputs.detect import DetectedPlatform

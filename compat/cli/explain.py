@@ -8,21 +8,13 @@ import sys
 from typing import Any
 
 from compat.claim import words as wording
-from compat.cli.matrix import aligned
 from compat.claim.baseline import MATRIX
+from compat.claim.cells import Cell, CellKind, PlatformSupport
 from compat.claim.matrix import ArchStatus, Backend, ColumnId, Matrix, phase_rule_id
-from compat.vocab.spelling import closest, did_you_mean
-from compat.vocab.terms import (
-    Arch,
-    Cell,
-    CellKind,
-    Evidence,
-    KvDtype,
-    ModelFeature,
-    Platform,
-    PlatformSupport,
-    join_or,
-)
+from compat.cli.matrix import aligned
+from compat.vocab.evidence import Evidence
+from compat.vocab.spelling import closest, did_you_mean, join_or
+from compat.vocab.terms import Arch, KvDtype, ModelFeature, Platform
 
 
 def register(subparsers: Any) -> None:
@@ -200,8 +192,8 @@ def _rules(matrix: Matrix, backend: Backend, sources: _Sources) -> list[str]:
 
 def _defaults(name: str) -> list[str]:
     """Where the newest release's default decision picks `name`."""
-    from compat.releases import NEWEST, RELEASES
     from compat.publish.startup_text import branch_conditions, override_text
+    from compat.releases import NEWEST, RELEASES
 
     rules = RELEASES[NEWEST]
     lines = [

@@ -23,8 +23,8 @@ from compat.cli.check import (
     format_report,
     judge,
 )
-from compat.inputs.config import InvalidConfigError
 from compat.guard.report import Report
+from compat.inputs.config import InvalidConfigError
 from compat.sglang_plugin import POLICY_VARIABLE, Policy, PolicyError, policy_from_environment
 
 

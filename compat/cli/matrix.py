@@ -14,6 +14,9 @@ import unicodedata
 from collections.abc import Sequence
 from typing import Any
 
+from compat.claim.matrix import ArchStatus, Matrix
+from compat.guard.check import check
+from compat.guard.report import Report
 from compat.inputs.config import (
     DEFAULT_SPECULATIVE_ALGORITHM,
     AttentionConfig,
@@ -21,10 +24,7 @@ from compat.inputs.config import (
     speculation_with_topk,
 )
 from compat.inputs.flags import KV_CACHE_DTYPE, PAGE_SIZE, SPECULATIVE_EAGLE_TOPK, Flag
-from compat.guard.check import check
 from compat.releases import release_matrix
-from compat.guard.report import Report
-from compat.claim.matrix import ArchStatus, Matrix
 from compat.vocab.terms import Arch
 
 SPECULATIVE_ALGORITHM = DEFAULT_SPECULATIVE_ALGORITHM

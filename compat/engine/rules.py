@@ -1,8 +1,10 @@
-"""The shape of a release's start-up rules: what `compat.engine.startup.replay` replays, as data.
+"""The shape of a release's start-up rules: what `compat.engine.startup` replays, as data.
 
 `compat.releases` fills these for SGLang 0.5.7 and records, for each later release, only
-what changed. Lists that SGLang's code shares with the page (the KV4 backends, the fixed
-page sizes, a backend's KV dtypes) are derived from the matrix, not written again.
+what changed. They are read from each release's code and never from the page's cells:
+where the code and the page state the same list (the KV4 backends, the fixed page sizes),
+each says it on its own, and the two may differ (0.5.7's code accepts FlashMLA with an FP4
+cache that its page marks ❌).
 """
 
 from __future__ import annotations
@@ -12,11 +14,11 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING
 
-from compat.claim.matrix import ColumnId, DtypeFallbackRule, Matrix
-from compat.vocab.terms import Arch, CellKind, Evidence, KvDtype, Phase, Platform, Term
+from compat.vocab.evidence import Evidence
+from compat.vocab.terms import Arch, Platform, Term
 
 if TYPE_CHECKING:
-    from compat.inputs.config import Parsed
+    from compat.engine.launch import Launch
 
 
 class BackendField(Term):
@@ -87,7 +89,7 @@ class ModelOverride:
     page_size: int | None = None
     kv_dtypes: frozenset[str] = frozenset()
     kv_aliases: Mapping[str, str] = field(default_factory=dict)
-    auto_kv_dtype: Callable[[Parsed], str] | None = None
+    auto_kv_dtype: Callable[[Launch], str] | None = None
 
 
 @dataclass(frozen=True)
@@ -130,15 +132,34 @@ class BackendGate:
 
 
 @dataclass(frozen=True)
+class DtypeFallback:
+    """`--attention-backend` (the field only) is replaced when it meets a KV dtype it cannot read."""
+
+    rule: str
+    """The id of the rule; the page states the same fact under this id."""
+    backend: str
+    kv_dtype: str
+    replacement: str
+
+
+@dataclass(frozen=True)
 class Kv4Rules:
     """The FP4 cache's start-up check, with its backend lists per architecture."""
 
     spellings: frozenset[str]
+    """The `--kv-cache-dtype` values the check runs for."""
     pair_prefill: str
+    """The prefill backend that pairs with a decode backend of `pair_partners`."""
     pair_partners: Mapping[Arch, tuple[str, ...]]
     single: Mapping[Arch, tuple[str, ...]]
-    rule_ids: tuple[str, str, str]
-    """The page's ids of the same rules: (CUDA only, FA4 pairing, hybrid pair)."""
+    """The backends allowed for both phases, per architecture."""
+    rule_ids: tuple[str, str, str, str]
+    """The ids of its rules, the page's where it states the same: (CUDA only, the pairing,
+    a hybrid pair, one backend)."""
+
+    @property
+    def single_rule(self) -> str:
+        return self.rule_ids[3]
 
 
 @dataclass(frozen=True)
@@ -176,10 +197,7 @@ class ReleaseRules:
     """Backends that take only these `--kv-cache-dtype` strings (as spelled)."""
     kv_gates: Mapping[str, GpuGate]
     """KV dtypes that need a GPU."""
-    kv_refused_at_build: Mapping[str, str]
-    """KV dtypes that start-up lets through and the KV pool then refuses: why."""
-    dtype_fallback: DtypeFallbackRule
-    """The page's fallback rule; the code applies it to `--attention-backend` only."""
+    dtype_fallback: DtypeFallback
     prefill_only: tuple[str, ...]
     decode_only: Mapping[str, str]
     """Decode-only backends, with the prefill backend SGLang picks when prefill is unset."""
@@ -195,6 +213,7 @@ class ReleaseRules:
     spec_auto_params: tuple[SpecAutoCase, ...]
     topk_one_only: tuple[str, ...]
     topk_one_only_fields: frozenset[BackendField]
+    topk_one_only_rule: str
     topk_paged_eagle: tuple[str, ...]
     topk_paged_ngram: tuple[str, ...]
     topk_paged_rule_id: str
@@ -207,8 +226,9 @@ class ReleaseRules:
     """Values this release no longer accepts -> what to use instead."""
     alias_kv_dtypes: Mapping[str, str] = field(default_factory=dict)
     """Deprecated backend names whose rewrite also sets `--kv-cache-dtype`."""
-    backend_phases: Mapping[str, frozenset[Phase]] = field(default_factory=dict)
-    """Backends whose phases differ from the page's baseline (the documented guard follows)."""
+    resolve_once: bool = False
+    """A ServerArgs holds the raw flags and `resolve_once()` resolves them (up to then,
+    construction resolves them in `__post_init__`)."""
 
     def assumed_architecture(self, arch: Arch) -> str:
         return self.assumed_architectures[arch]
@@ -234,56 +254,3 @@ class ReleaseRules:
     def gated_backends(self) -> frozenset[str]:
         """The backends of `gpu_gates`: a launch naming none of them skips the gates."""
         return frozenset(gate.backend for gate in self.gpu_gates)
-
-
-# -- facts shared with the page ----------------------------------------------------------
-
-
-def fp4_backends(matrix: Matrix, arch: Arch) -> tuple[str, ...]:
-    """The backends whose FP4 KV cell is ✅ for `arch`, in table order."""
-    return tuple(
-        row.backend
-        for row in matrix.table(arch).rows
-        if row.cells[ColumnId.FP4_KV].kind is CellKind.SUPPORTED
-    )
-
-
-def kv4_rules(
-    matrix: Matrix,
-    spellings: frozenset[str],
-    backends: tuple[str, ...],
-    also_accepts: Mapping[Arch, tuple[str, ...]] | None = None,
-) -> Kv4Rules:
-    """The code's KV4 lists: the FP4 column's backends that the release has, less the pairing
-    rule's exclusions and the prefill-only ones, plus what the code accepts beyond the page."""
-    rule = matrix.pairing_rules[0]
-    prefill_only = {b.name for b in matrix.backends if len(b.phases) == 1}
-    single: dict[Arch, tuple[str, ...]] = {}
-    partners: dict[Arch, tuple[str, ...]] = {}
-    for arch in Arch:
-        capable = tuple(
-            b for b in fp4_backends(matrix, arch) if b not in prefill_only and b in backends
-        )
-        extra = (also_accepts or {}).get(arch, ())
-        single[arch] = tuple(dict.fromkeys(capable + extra))
-        partners[arch] = tuple(b for b in capable if b not in rule.excluded_decode)
-    cuda = next(r.rule_id for r in matrix.dtype_requirements if r.dtype.is_fp4)
-    ids = (cuda, rule.id, matrix.hybrid_caution_rules[0].id)
-    return Kv4Rules(spellings, rule.prefill_backend, partners, single, ids)
-
-
-def native_snap(
-    matrix: Matrix, backend: str, fields: frozenset[BackendField], arch: Arch, **limits: object
-) -> PageSnap:
-    """A snap to the native page sizes the page's `arch` table gives `backend`."""
-    row = matrix.row(arch, backend)
-    assert row is not None, f"{backend} has no {arch.label} row"
-    sizes = frozenset(row.cells[ColumnId.NATIVE_PAGE_SIZES].page_sizes)
-    return PageSnap(backend, fields, sizes, **limits)  # type: ignore[arg-type]
-
-
-def spellings_of(matrix: Matrix, backend: str) -> tuple[str, tuple[str, ...]]:
-    """The page's KV dtypes of `backend`, as the code's string check spells them."""
-    dtypes = matrix.backend(backend).kv_dtypes
-    assert dtypes is not None
-    return backend, tuple(d.value for d in KvDtype if d in dtypes)

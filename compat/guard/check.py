@@ -9,7 +9,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 
 from compat.claim import words as wording
-from compat.inputs.config import AttentionConfig, Parsed
+from compat.claim.cells import PlatformSupport
+from compat.claim.matrix import ArchStatus, Backend, Matrix
 from compat.guard.findings import (
     arch_finding,
     capability_finding,
@@ -22,7 +23,6 @@ from compat.guard.findings import (
     platform_finding,
 )
 from compat.guard.plan import ActiveColumns, BackendPlan, CompiledGuard, FindingMemo
-from compat.releases import release_matrix
 from compat.guard.report import (
     Enforcement,
     Finding,
@@ -31,14 +31,9 @@ from compat.guard.report import (
     Suggestion,
 )
 from compat.guard.resolve import phase_flag, resolve_applying
-from compat.claim.matrix import ArchStatus, Backend, Matrix
-from compat.vocab.terms import (
-    Phase,
-    Platform,
-    PlatformSupport,
-    Severity,
-    SpeculativeAttentionMode,
-)
+from compat.inputs.config import AttentionConfig, Parsed
+from compat.releases import release_matrix
+from compat.vocab.terms import Phase, Platform, Severity, SpeculativeAttentionMode
 
 
 def check(config: AttentionConfig, matrix: Matrix | None = None) -> Report:
@@ -337,8 +332,3 @@ def _check_spec_paged(
                     phases=(phase,),
                 )
             )
-
-
-# enforce() lives in compat.guard.enforce (it imports check() from here when it runs); the SGLang
-# plugin, and callers written before it moved, name it here.
-from compat.guard.enforce import enforce as enforce  # noqa: E402

@@ -1,18 +1,14 @@
-"""`enforce()`: the guard inside an engine, reading SGLang's own ServerArgs at start-up.
-
-Named for what it reads, not `compat/enforce.py`: a submodule of that name would replace the
-`compat.enforce` function on the package once imported. `compat.guard.enforce` names the same
-function (the SGLang plugin looks it up there).
-"""
+"""`enforce()`: the guard inside an engine, reading SGLang's own ServerArgs at start-up."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from compat.guard.report import IncompatibleConfigError, Report
+from compat.guard.check import check
 from compat.inputs.config import AttentionConfig
 from compat.inputs.flags import FLAG_FIELDS
-from compat.guard.report import IncompatibleConfigError, Report
 
 if TYPE_CHECKING:
     from compat.inputs.detect import DetectedPlatform
@@ -43,9 +39,6 @@ def enforce(
     Every refusal is a ValueError (see the README's error contract); a `server_args` that
     cannot hold flags is a TypeError.
     """
-    # compat.guard.check re-exports this function, so it is imported here, not at the top.
-    from compat.guard.check import check
-
     server_args = _flag_holder(server_args)
     detected, machine = _machine(platform, compute_capability)
     model = _model_facts(server_args)

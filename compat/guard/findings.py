@@ -5,23 +5,15 @@ Only called when a check fails, so the cost of formatting stays off the passing 
 
 from __future__ import annotations
 
-from compat.inputs.config import Parsed
+from compat.claim.cells import Action, Cell, CellKind, PlatformSupport
+from compat.claim.matrix import ArchStatus, Backend, Column, Matrix, phase_rule_id
+from compat.claim.words import phase_message
 from compat.guard.plan import BackendPlan, CellCheck
 from compat.guard.report import Finding, Resolved
 from compat.guard.resolve import phase_flag
-from compat.claim.matrix import ArchStatus, Backend, Column, Matrix, phase_rule_id
-from compat.vocab.terms import (
-    Action,
-    Arch,
-    CapabilityRange,
-    Cell,
-    CellKind,
-    ModelFeature,
-    Phase,
-    PlatformSupport,
-    Severity,
-)
-from compat.claim.words import phase_message
+from compat.inputs.config import Parsed
+from compat.vocab.hardware import CapabilityRange
+from compat.vocab.terms import Arch, ModelFeature, Phase, Severity
 
 _FLAGS: dict[tuple[bool, bool, tuple[Phase, ...]], tuple[str, ...]] = {}
 

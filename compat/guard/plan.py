@@ -12,20 +12,12 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, ParamSpec, TypeVar
 
+from compat.claim.cells import Action, Cell, CellKind, PlatformSupport
 from compat.claim.columns import Situation
-from compat.guard.report import Enforcement, Finding, Report, Resolved, Suggestion
 from compat.claim.matrix import ArchStatus, Backend, Column, ColumnId, Matrix
-from compat.vocab.terms import (
-    Action,
-    Arch,
-    CapabilityRange,
-    Cell,
-    CellKind,
-    ModelFeature,
-    Phase,
-    Platform,
-    PlatformSupport,
-)
+from compat.guard.report import Enforcement, Finding, Report, Resolved, Suggestion
+from compat.vocab.hardware import CapabilityRange
+from compat.vocab.terms import Arch, ModelFeature, Phase, Platform
 
 P = ParamSpec("P")
 F = TypeVar("F")

@@ -7,7 +7,8 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
-from compat.vocab.terms import Arch, ComputeCapability, KvDtype, Phase, Platform, Severity, Term
+from compat.vocab.hardware import ComputeCapability
+from compat.vocab.terms import Arch, KvDtype, Phase, Platform, Severity, Term
 
 if TYPE_CHECKING:
     from compat.inputs.config import AttentionConfig

@@ -1,4 +1,4 @@
-"""Turn flags into what SGLang would run, as its own start-up code does (`compat.engine.startup.replay`).
+"""Turn flags into what SGLang would run, as its own start-up code does (`compat.engine.startup`).
 
 Each adjustment is recorded as a finding, so nothing the engine would change goes unsaid.
 """
@@ -7,12 +7,14 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from compat.inputs.config import Parsed
 from compat.claim.baseline import MATRIX
+from compat.claim.matrix import Matrix
+from compat.engine.events import DtypeFallenBack
+from compat.engine.startup.replay import Startup, replay
+from compat.guard import startup_words
 from compat.guard.plan import backend_plan
 from compat.guard.report import Enforcement, Finding, Resolved
-from compat.claim.matrix import Matrix
-from compat.engine.startup.replay import Startup, replay
+from compat.inputs.config import Parsed
 from compat.vocab.terms import KV_DTYPE_SPELLINGS, Phase, Platform, Severity
 
 
@@ -77,7 +79,14 @@ _MEMO_LIMIT = 50_000
 
 def _resolve(parsed: Parsed, findings: list[Finding], matrix: Matrix) -> Resolved:
     startup = replay(parsed, parsed.release)
-    findings.extend(startup.findings)
+    release = parsed.release.release
+    reasons = {rule.id: rule.why for rule in matrix.dtype_fallback_rules}
+    findings.extend(
+        startup_words.finding(event, release, reasons.get(event.rule))
+        if isinstance(event, DtypeFallenBack)
+        else startup_words.finding(event, release)
+        for event in startup.events
+    )
     findings.extend(_resolution_notes(parsed, startup))
     values = startup.fields
     prefill, decode = values.phases

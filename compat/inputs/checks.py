@@ -12,8 +12,8 @@ from functools import cache
 
 from compat.engine.rules import ReleaseRules
 from compat.releases import RELEASES, releases_accepting
+from compat.vocab.hardware import ComputeCapability
 from compat.vocab.spelling import closest, did_you_mean
-from compat.vocab.terms import ComputeCapability
 
 
 @dataclass(frozen=True)

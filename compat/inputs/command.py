@@ -12,10 +12,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from compat.engine.parser.lookup import RELEASE, UnknownFlagError, canonical_flag, release_flags
+from compat.guard.report import Finding, Report, Suggestion
 from compat.inputs.config import chosen_release
 from compat.inputs.flags import FLAGS, flag_of
-from compat.guard.report import Finding, Report, Suggestion
-from compat.engine.parser.lookup import RELEASE, UnknownFlagError, canonical_flag, release_flags
 from compat.vocab.terms import Severity
 
 MODELED_FLAGS = {flag.option: flag.field for flag in FLAGS}

@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 from operator import attrgetter
 from typing import Any
 
+from compat.engine.launch import Launch
+from compat.engine.rules import ReleaseRules
 from compat.inputs.checks import (
     InputProblem,
     InvalidConfigError,
@@ -32,18 +34,12 @@ from compat.inputs.flags import (
     SPECULATIVE_ATTENTION_MODE,
     flag_of,
 )
-from compat.engine.rules import ReleaseRules
-from compat.releases import (
-    NEWEST,
-    RELEASES,
-    UnknownReleaseError,
-    installed_sglang_version,
-    release_rules,
-)
+from compat.inputs.installed import installed_sglang_version
+from compat.releases import NEWEST, RELEASES, UnknownReleaseError, release_rules
+from compat.vocab.hardware import ComputeCapability
 from compat.vocab.terms import (
     KV_DTYPE_SPELLINGS,
     Arch,
-    ComputeCapability,
     KvDtype,
     ModelFeature,
     Platform,
@@ -93,29 +89,16 @@ _MODES = {mode.value: mode for mode in SpeculativeAttentionMode}
 
 
 @dataclass(frozen=True, slots=True)
-class Parsed:
-    """The validated, canonical form of an AttentionConfig that the guard reads."""
+class Parsed(Launch):
+    """The validated, canonical form of an AttentionConfig: what the guard reads.
 
-    arch: Arch
-    platform: Platform
-    capability: ComputeCapability | None
-    backend: str | None
-    prefill: str | None
-    decode: str | None
+    It is a `Launch` (what SGLang's start-up code reads, replayed by the engine) plus what
+    the guard reads besides: the KV dtype as one value, the release, the speculative mode.
+    """
+
     kv_dtype: KvDtype
-    page_size: int | None
     speculative: bool
-    topk: int | None
     spec_mode: SpeculativeAttentionMode
-    features: frozenset[ModelFeature]
-    cuda_version: tuple[int, int] | None
-    kv_spelling: str
-    """`--kv-cache-dtype` as written: SGLang's string checks tell `bf16` from `bfloat16`."""
-    algorithm: str | None
-    steps: int | None
-    draft_tokens: int | None
-    model_architecture: str | None
-    kv_heads: int | None
     release: ReleaseRules
     version_source: str
 

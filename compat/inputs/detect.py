@@ -13,10 +13,11 @@ from types import ModuleType
 from typing import Any
 
 from compat.claim.baseline import MATRIX
-from compat.guard.report import Finding, Report
 from compat.claim.matrix import Matrix
-from compat.vocab.terms import ComputeCapability, KvDtype, Platform, Severity
 from compat.claim.words import torch_dtype_message, torch_message
+from compat.guard.report import Finding, Report
+from compat.vocab.hardware import ComputeCapability
+from compat.vocab.terms import KvDtype, Platform, Severity
 
 
 class PlatformDetectionError(RuntimeError, ValueError):

@@ -9,8 +9,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from compat.vocab.hardware import ComputeCapability
 from compat.vocab.spelling import closest, did_you_mean
-from compat.vocab.terms import ComputeCapability, Platform
+from compat.vocab.terms import Platform
 
 
 @dataclass(frozen=True)

@@ -9,8 +9,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from compat.releases import CHANGES_BY_RELEASE, RELEASE_NAMES, RELEASES, Change
 from compat.claim.words import codes
+from compat.releases import RELEASE_NAMES, RELEASES, Change, changes_of
 
 
 @dataclass(frozen=True)
@@ -42,8 +42,7 @@ def value_changes(before: str, after: str) -> Iterator[str]:
 
 def news(release: str) -> ReleaseNews:
     index = RELEASE_NAMES.index(release)
-    delta = CHANGES_BY_RELEASE.get(release)
-    changes = delta.changes if delta is not None else ()
+    changes = changes_of(release)
     values = tuple(value_changes(RELEASE_NAMES[index - 1], release)) if index else ()
     return ReleaseNews(release, changes, values)
 
@@ -56,12 +55,12 @@ def between(first: str, last: str) -> tuple[ReleaseNews, ...]:
 
 def releases_with_changes() -> tuple[str, ...]:
     """The baseline and every release whose start-up rules changed."""
-    return (RELEASE_NAMES[0], *(r for r in RELEASE_NAMES[1:] if r in CHANGES_BY_RELEASE))
+    return (RELEASE_NAMES[0], *(r for r in RELEASE_NAMES[1:] if changes_of(r)))
 
 
 def same_as(release: str) -> str:
     """The release whose rules `release` shares (itself when it changed something)."""
     index = RELEASE_NAMES.index(release)
-    while index and RELEASE_NAMES[index] not in CHANGES_BY_RELEASE:
+    while index and not changes_of(RELEASE_NAMES[index]):
         index -= 1
     return RELEASE_NAMES[index]

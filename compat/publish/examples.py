@@ -11,12 +11,12 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from typing import Any
 
+from compat.claim.baseline import MATRIX
+from compat.claim.matrix import Matrix
+from compat.guard.check import check
 from compat.inputs.config import AttentionConfig, InvalidConfigError, flag_of
 from compat.inputs.gpus import gpu_named
-from compat.guard.check import check
-from compat.claim.baseline import MATRIX
 from compat.releases import RELEASE_NAMES, RELEASES
-from compat.claim.matrix import Matrix
 
 LAUNCHER = ("python3", "-m", "sglang.launch_server")
 # Models the examples name; their facts (architecture, features) are given with each example.

@@ -13,8 +13,17 @@ import json
 from collections.abc import Iterable
 from typing import Final, TypeVar, overload
 
+from compat.claim.baseline import MATRIX
+from compat.claim.cells import Action, Cell
+from compat.claim.matrix import (
+    ArchStatus,
+    Backend,
+    ColumnId,
+    Matrix,
+    phase_rule_id,
+)
+from compat.claim.words import statement
 from compat.publish.export_releases import default_branches, release
-from compat.publish.json_schema import JSON, json_schema
 from compat.publish.export_shapes import (
     DEFINITIONS,
     BackendJson,
@@ -37,28 +46,11 @@ from compat.publish.export_shapes import (
     TableJson,
     VocabularyJson,
 )
-from compat.claim.baseline import MATRIX
+from compat.publish.json_schema import JSON, json_schema
 from compat.releases import NEWEST, RELEASES
-from compat.claim.matrix import (
-    ArchStatus,
-    Backend,
-    ColumnId,
-    Matrix,
-    phase_rule_id,
-)
-from compat.vocab.terms import (
-    KV_DTYPE_SPELLINGS,
-    Action,
-    Arch,
-    CapabilityRange,
-    Cell,
-    Evidence,
-    KvDtype,
-    ModelFeature,
-    Phase,
-    Platform,
-)
-from compat.claim.words import statement
+from compat.vocab.evidence import Evidence
+from compat.vocab.hardware import CapabilityRange
+from compat.vocab.terms import KV_DTYPE_SPELLINGS, Arch, KvDtype, ModelFeature, Phase, Platform
 
 SCHEMA_VERSION: Final = 1
 EXPORT_PATH = "docs/matrix.json"

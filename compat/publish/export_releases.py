@@ -6,9 +6,9 @@ Unlike the rest of the export these come from the releases' start-up code
 
 from __future__ import annotations
 
+from compat.engine.rules import ReleaseRules
 from compat.publish import changes_text as release_text
 from compat.publish.export_shapes import DefaultBranchJson, ReleaseJson
-from compat.engine.rules import ReleaseRules
 from compat.releases import RELEASES
 
 

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Annotated, Literal, TypedDict, TypeVar
 
+from compat.claim.cells import Action, CellKind, PlatformSupport
+from compat.claim.matrix import ArchStatus, ColumnId
 from compat.publish.json_schema import (
     EVERY_KEY,
     UNIQUE_ITEMS,
@@ -22,18 +24,7 @@ from compat.publish.json_schema import (
     minimum,
     pattern,
 )
-from compat.claim.matrix import ArchStatus, ColumnId
-from compat.vocab.terms import (
-    Action,
-    Arch,
-    CellKind,
-    KvDtype,
-    ModelFeature,
-    Phase,
-    Platform,
-    PlatformSupport,
-    Severity,
-)
+from compat.vocab.terms import Arch, KvDtype, ModelFeature, Phase, Platform, Severity
 
 K = TypeVar("K")
 V = TypeVar("V")

@@ -11,11 +11,12 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from compat.publish import startup_text
-
 from compat.claim import words as wording
 from compat.claim.matrix import ColumnId, Matrix, Row
-from compat.vocab.terms import Evidence, ModelFeature, join_or
+from compat.publish import startup_text
+from compat.vocab.evidence import Evidence
+from compat.vocab.spelling import join_or
+from compat.vocab.terms import ModelFeature
 
 
 def or_list(items: Iterable[object]) -> str:

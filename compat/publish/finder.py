@@ -26,14 +26,15 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from compat.vocab import terms as vocab
+from compat.guard.check import check
+from compat.guard.report import Report
+from compat.guard.suggest import page_sizes, suggest_fixes
 from compat.inputs.config import DEFAULT_SPECULATIVE_ALGORITHM, AttentionConfig, flag_of
 from compat.inputs.config import speculation_with_topk as with_topk
 from compat.inputs.gpus import GPUS
-from compat.guard.check import check
 from compat.releases import NEWEST, RELEASES, release_matrix
-from compat.guard.report import Report
-from compat.guard.suggest import page_sizes, suggest_fixes
+from compat.vocab import terms as vocab
+from compat.vocab.hardware import ComputeCapability
 
 FINDER_RELEASES = (NEWEST, "0.5.7")
 """The releases the finder offers, newest first (the initial selection)."""
@@ -77,7 +78,7 @@ class Option:
         """The option as `compat check` flags (empty when it sets nothing)."""
         if self.flags is not None:
             return self.flags
-        dotted = [v.dotted if isinstance(v, vocab.ComputeCapability) else v for _, v in self.fields]
+        dotted = [v.dotted if isinstance(v, ComputeCapability) else v for _, v in self.fields]
         return " ".join(f"{flag_of(n)} {v}" for (n, _), v in zip(self.fields, dotted, strict=True))
 
 

@@ -18,18 +18,20 @@ import jinja2
 from jinja2 import TemplateError
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
-from compat.publish import changes_text as release_text
-from compat.inputs.config import AttentionConfig
-from compat.publish.filters import FILTERS
-from compat.inputs.gpus import GPUS
 from compat.claim.baseline import MATRIX
-from compat.publish.outputs import package_templates
-from compat.engine.rules import ReleaseRules
-from compat.publish.changes_text import ReleaseNews
-from compat.releases import NEWEST, RELEASE_NAMES, RELEASES, release_matrix
-from compat.publish.tables import TABLE_FILTERS
+from compat.claim.cells import CellKind
 from compat.claim.matrix import Backend, ColumnId, Matrix, Row
-from compat.vocab.terms import Arch, CellKind, Evidence, Phase, SpeculativeAttentionMode
+from compat.engine.rules import ReleaseRules
+from compat.inputs.config import AttentionConfig
+from compat.inputs.gpus import GPUS
+from compat.publish import changes_text as release_text
+from compat.publish.changes_text import ReleaseNews
+from compat.publish.filters import FILTERS
+from compat.publish.outputs import package_templates
+from compat.publish.tables import TABLE_FILTERS
+from compat.releases import NEWEST, RELEASE_NAMES, RELEASES, release_matrix
+from compat.vocab.evidence import Evidence
+from compat.vocab.terms import Arch, Phase, SpeculativeAttentionMode
 
 if TYPE_CHECKING:
     from compat.publish.examples import CheckedExample

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from compat.engine.rules import DefaultBranch, ModelOverride, ReleaseRules, fp4_backends
 from compat.claim.matrix import ColumnId, Matrix
-from compat.vocab.terms import Arch
 from compat.claim.words import code, code_list, codes
+from compat.engine.rules import DefaultBranch, ModelOverride, ReleaseRules
+from compat.vocab.terms import Arch
 
 
 def branch_conditions(branch: DefaultBranch, rules: ReleaseRules) -> str:
@@ -92,9 +92,9 @@ def enforcement_rows(matrix: Matrix, rules: ReleaseRules) -> Iterator[tuple[str,
     )
     fallback = rules.dtype_fallback
     yield (
-        code(fallback.id),
+        code(fallback.rule),
         f"applied to `--attention-backend {fallback.backend}` only; a per-phase "
-        f"{code(fallback.backend)} keeps running with {code(fallback.kv_dtype.value)}",
+        f"{code(fallback.backend)} keeps running with {code(fallback.kv_dtype)}",
     )
 
 
@@ -127,7 +127,7 @@ def _cache_rows(rules: ReleaseRules) -> Iterator[tuple[str, str]]:
 def divergences(matrix: Matrix, rules: ReleaseRules) -> Iterator[str]:
     """Where the release's code accepts what its own documentation marks ❌."""
     for arch in Arch:
-        documented = set(fp4_backends(matrix, arch))
+        documented = set(matrix.supporting(arch, ColumnId.FP4_KV))
         for name in rules.kv4.single[arch]:
             if name not in documented:
                 cell = matrix.row(arch, name)

@@ -11,12 +11,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from compat.publish import startup_text
-
 from compat.claim import words as wording
-from compat.publish.filters import cell_text, headers_of, labels, linked, row_label
-from compat.inputs.gpus import Gpu
-from compat.engine.rules import ReleaseRules
+from compat.claim.cells import PlatformSupport
 from compat.claim.matrix import (
     ArchStatus,
     Backend,
@@ -26,15 +22,14 @@ from compat.claim.matrix import (
     Table,
     phase_rule_id,
 )
-from compat.vocab.terms import (
-    Arch,
-    CapabilityRange,
-    Evidence,
-    KvDtype,
-    Platform,
-    PlatformSupport,
-)
 from compat.claim.words import code, code_list, join_and, phases
+from compat.engine.rules import ReleaseRules
+from compat.inputs.gpus import Gpu
+from compat.publish import startup_text
+from compat.publish.filters import cell_text, headers_of, labels, linked, row_label
+from compat.vocab.evidence import Evidence
+from compat.vocab.hardware import CapabilityRange
+from compat.vocab.terms import Arch, KvDtype, Platform
 
 
 @dataclass(frozen=True)

@@ -27,3 +27,12 @@ def did_you_mean(suggestion: str | None, *, quoted: bool = False) -> str:
     if suggestion is None:
         return ""
     return f"; did you mean {suggestion!r}?" if quoted else f"; did you mean {suggestion}?"
+
+
+def join_or(items: list[str]) -> str:
+    """`a`, `a or b`, `a, b or c`: the way the tables list alternatives."""
+    if len(items) <= 1:
+        return "".join(items)
+    if len(items) == 2:
+        return f"{items[0]} or {items[1]}"
+    return ", ".join(items[:-1]) + f" or {items[-1]}"

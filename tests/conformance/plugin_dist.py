@@ -11,7 +11,7 @@ from __future__ import annotations
 import importlib
 from pathlib import Path
 
-from compat.releases import installed_sglang_version
+from compat.inputs.installed import installed_sglang_version
 from compat.sglang_plugin import ENTRY_POINT
 
 GROUP = "sglang.srt.plugins"

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from functools import cache
 
-from compat.engine.parser.encoding import apply
 from compat.engine.parser.data import BASE, BASE_RELEASE, CHANGES
+from compat.engine.parser.encoding import apply
 from compat.vocab.spelling import closest, did_you_mean
 
 RELEASES = (BASE_RELEASE, *CHANGES)

@@ -10,13 +10,23 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from compat.inputs.config import Parsed
+from compat.engine.events import (
+    NOTE,
+    WARN,
+    DecodeOnly,
+    DtypeFallenBack,
+    DualChunkNeeded,
+    GpuGateFailed,
+    KvSpellings,
+    MlaPrefillRefused,
+    NoSpeculation,
+    PageSnapped,
+    PrefillOnly,
+)
+from compat.engine.launch import Launch
 from compat.engine.rules import ReleaseRules
 from compat.engine.startup.state import (
     AB_OR_DB,
-    NOTE,
-    REFUSE,
-    WARN,
     ServerArgsFields,
     StartupLog,
     gate_open,
@@ -24,11 +34,11 @@ from compat.engine.startup.state import (
 )
 from compat.vocab.terms import Arch, ModelFeature
 
-_Check = Callable[[Parsed, ReleaseRules, ServerArgsFields, StartupLog], None]
+_Check = Callable[[Launch, ReleaseRules, ServerArgsFields, StartupLog], None]
 
 
 def handle_attention_backend_compatibility(
-    parsed: Parsed, rules: ReleaseRules, model: str, f: ServerArgsFields, log: StartupLog
+    parsed: Launch, rules: ReleaseRules, model: str, f: ServerArgsFields, log: StartupLog
 ) -> str | None:
     """The split override, the default decision, then every check; returns the default."""
     if f.prefill is not None and f.prefill == f.decode:
@@ -41,7 +51,7 @@ def handle_attention_backend_compatibility(
     return default
 
 
-def default_backend(parsed: Parsed, rules: ReleaseRules, model: str, f: ServerArgsFields) -> str:
+def default_backend(parsed: Launch, rules: ReleaseRules, model: str, f: ServerArgsFields) -> str:
     """SGLang's default decision: the first branch whose every condition holds."""
     no_spec_or_topk_one = f.topk is None or (f.topk == 1 and f.page_size in (None, 1))
     for branch in rules.defaults:
@@ -64,70 +74,68 @@ def default_backend(parsed: Parsed, rules: ReleaseRules, model: str, f: ServerAr
 
 
 def _spec_refusing(
-    parsed: Parsed, rules: ReleaseRules, f: ServerArgsFields, log: StartupLog
+    parsed: Launch, rules: ReleaseRules, f: ServerArgsFields, log: StartupLog
 ) -> None:
     """Backends that assert no speculative decoding (flex_attention)."""
     for name in rules.spec_refusing:
         if f.attention == name and f.algorithm is not None:
             log.add(
-                REFUSE,
-                "spec-unsupported",
-                f"{name} does not run speculative decoding",
-                ("--attention-backend", "--speculative-algorithm"),
-                value=name,
-                backend=name,
+                NoSpeculation(
+                    flags=("--attention-backend", "--speculative-algorithm"),
+                    value=name,
+                    backend=name,
+                    name=name,
+                )
             )
 
 
-def _gpu_gates(parsed: Parsed, rules: ReleaseRules, f: ServerArgsFields, log: StartupLog) -> None:
+def _gpu_gates(parsed: Launch, rules: ReleaseRules, f: ServerArgsFields, log: StartupLog) -> None:
     """Backends that raise off their GPU (`is_sm100_supported`, `is_blackwell_supported`)."""
     if not f.names_any(rules.gated_backends):
         return  # exact: a gate's backend is one a flag names (or no phase runs it)
     for gate in rules.gpu_gates:
         if f.any_is(gate.fields, gate.backend) and not gpu_gate_holds(gate.gate, parsed):
             log.add(
-                REFUSE,
-                "compute-capability",
-                f"{gate.backend} needs {gate.gate.label}",
-                (*gate.flags, "--compute-capability"),
-                value=parsed.capability or parsed.platform.value,
-                backend=gate.backend,
+                GpuGateFailed(
+                    flags=(*gate.flags, "--compute-capability"),
+                    value=parsed.capability or parsed.platform.value,
+                    backend=gate.backend,
+                    gate=gate.gate,
+                )
             )
 
 
-def _decode_only(parsed: Parsed, rules: ReleaseRules, f: ServerArgsFields, log: StartupLog) -> None:
+def _decode_only(parsed: Launch, rules: ReleaseRules, f: ServerArgsFields, log: StartupLog) -> None:
     """Decode-only backends: refused for prefill, else they bring their prefill backend."""
     for name, prefill in rules.decode_only.items():
         if f.prefill == name:
             log.add(
-                REFUSE,
-                f"{name.replace('_', '-')}-decode-only",
-                f"{name} serves only the decode phase",
-                ("--prefill-attention-backend",),
-                value=name,
-                backend=name,
+                DecodeOnly(
+                    rule=f"{name.replace('_', '-')}-decode-only",
+                    flags=("--prefill-attention-backend",),
+                    value=name,
+                    backend=name,
+                    name=name,
+                )
             )
         elif f.prefill is None and f.any_is(AB_OR_DB, name):
             f.prefill = prefill
 
 
-def _mla_prefill(parsed: Parsed, rules: ReleaseRules, f: ServerArgsFields, log: StartupLog) -> None:
+def _mla_prefill(parsed: Launch, rules: ReleaseRules, f: ServerArgsFields, log: StartupLog) -> None:
     """Backends that cannot run an MLA model's prefill phase."""
     if parsed.arch is not Arch.MLA:
         return
     for name in rules.mla_prefill_refused:
         if f.phases[0] == name:
             log.add(
-                REFUSE,
-                "mla-prefill",
-                f"{name} cannot run the prefill phase of an MLA model",
-                ("--prefill-attention-backend",),
-                value=name,
-                backend=name,
+                MlaPrefillRefused(
+                    flags=("--prefill-attention-backend",), value=name, backend=name, name=name
+                )
             )
 
 
-def _page_snaps(parsed: Parsed, rules: ReleaseRules, f: ServerArgsFields, log: StartupLog) -> None:
+def _page_snaps(parsed: Launch, rules: ReleaseRules, f: ServerArgsFields, log: StartupLog) -> None:
     """Page sizes a backend rewrites; a later snap overrides an earlier one's size."""
     if not f.names_any(rules.snapping_backends):
         return  # exact: a snap's backend is one a flag names (or no phase runs it)
@@ -144,79 +152,84 @@ def _page_snaps(parsed: Parsed, rules: ReleaseRules, f: ServerArgsFields, log: S
         if f.page_size not in snap.sizes:
             given = "unset" if set_by is None else f"{f.page_size} from {set_by}"
             log.add(
-                WARN if set_by == "--page-size" else NOTE,
-                "page-size-default" if set_by is None else "page-size-snapped",
-                f"{snap.backend} sets the page size to {snap.snap_to} (was {given})",
-                ("--page-size",),
-                value=snap.snap_to,
-                allowed=sorted(snap.sizes),
-                backend=snap.backend,
+                PageSnapped(
+                    rule="page-size-default" if set_by is None else "page-size-snapped",
+                    severity=WARN if set_by == "--page-size" else NOTE,
+                    flags=("--page-size",),
+                    value=snap.snap_to,
+                    allowed=tuple(sorted(snap.sizes)),
+                    backend=snap.backend,
+                    size=snap.snap_to,
+                    was=given,
+                )
             )
             f.page_size, set_by = snap.snap_to, snap.backend
 
 
 def _kv_spellings(
-    parsed: Parsed, rules: ReleaseRules, f: ServerArgsFields, log: StartupLog
+    parsed: Launch, rules: ReleaseRules, f: ServerArgsFields, log: StartupLog
 ) -> None:
     """Backends whose string check takes only some `--kv-cache-dtype` spellings."""
     for name, spelled in rules.kv_spellings:
         if f.any_is(AB_OR_DB, name) and f.kv_dtype not in spelled:
             log.add(
-                REFUSE,
-                "backend-kv-dtype",
-                f"{name} takes --kv-cache-dtype {', '.join(spelled)} only (spelled so)",
-                ("--kv-cache-dtype",),
-                value=f.kv_dtype,
-                allowed=spelled,
-                backend=name,
+                KvSpellings(
+                    flags=("--kv-cache-dtype",),
+                    value=f.kv_dtype,
+                    allowed=spelled,
+                    backend=name,
+                    spelled=spelled,
+                )
             )
 
 
 def _dtype_fallback(
-    parsed: Parsed, rules: ReleaseRules, f: ServerArgsFields, log: StartupLog
+    parsed: Launch, rules: ReleaseRules, f: ServerArgsFields, log: StartupLog
 ) -> None:
-    """The page's dtype fallback, which the code applies to `--attention-backend` only."""
+    """A backend that cannot read the KV dtype, replaced; in `--attention-backend` only."""
     fallback = rules.dtype_fallback
-    if f.attention == fallback.backend and f.kv_dtype == fallback.kv_dtype.value:
+    if f.attention == fallback.backend and f.kv_dtype == fallback.kv_dtype:
         log.add(
-            WARN,
-            fallback.id,
-            f"{fallback.why} --attention-backend {fallback.backend} becomes {fallback.replacement}",
-            ("--attention-backend", "--kv-cache-dtype"),
-            value=fallback.backend,
-            allowed=(fallback.replacement,),
-            backend=fallback.backend,
+            DtypeFallenBack(
+                rule=fallback.rule,
+                flags=("--attention-backend", "--kv-cache-dtype"),
+                value=fallback.backend,
+                allowed=(fallback.replacement,),
+                backend=fallback.backend,
+                replacement=fallback.replacement,
+            )
         )
         f.attention = fallback.replacement
 
 
 def _prefill_only(
-    parsed: Parsed, rules: ReleaseRules, f: ServerArgsFields, log: StartupLog
+    parsed: Launch, rules: ReleaseRules, f: ServerArgsFields, log: StartupLog
 ) -> None:
     """Prefill-only backends (fa4) named for the decode phase."""
     for name in rules.prefill_only:
         if f.attention == name or f.decode == name:
             log.add(
-                REFUSE,
-                f"{name.replace('_', '-')}-prefill-only",
-                f"{name} serves only the prefill phase; use --prefill-attention-backend {name}",
-                ("--attention-backend", "--decode-attention-backend"),
-                value=name,
-                backend=name,
+                PrefillOnly(
+                    rule=f"{name.replace('_', '-')}-prefill-only",
+                    flags=("--attention-backend", "--decode-attention-backend"),
+                    value=name,
+                    backend=name,
+                    name=name,
+                )
             )
 
 
-def _dual_chunk(parsed: Parsed, rules: ReleaseRules, f: ServerArgsFields, log: StartupLog) -> None:
+def _dual_chunk(parsed: Launch, rules: ReleaseRules, f: ServerArgsFields, log: StartupLog) -> None:
     """A model with a dual-chunk attention config needs the dual-chunk backend."""
     dual_chunk = rules.dual_chunk_backend
     if dual_chunk and ModelFeature.DUAL_CHUNK in parsed.features and f.attention != dual_chunk:
         log.add(
-            REFUSE,
-            "dual-chunk",
-            f"a model with a dual-chunk attention config needs --attention-backend {dual_chunk}",
-            ("--attention-backend",),
-            value=f.attention,
-            allowed=(dual_chunk,),
+            DualChunkNeeded(
+                flags=("--attention-backend",),
+                value=f.attention,
+                allowed=(dual_chunk,),
+                needed=dual_chunk,
+            )
         )
 
 

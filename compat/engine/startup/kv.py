@@ -6,88 +6,102 @@ so they judge the backends SGLang is about to run, defaults and rewrites include
 
 from __future__ import annotations
 
-from compat.inputs.config import Parsed
+from compat.engine.events import (
+    Kv4HybridPair,
+    Kv4OffCuda,
+    Kv4Partner,
+    Kv4Single,
+    KvDtypeGpu,
+)
+from compat.engine.launch import Launch
 from compat.engine.rules import Kv4Rules, ReleaseRules
-from compat.claim.matrix import ColumnId
-from compat.engine.startup.state import REFUSE, WARN, ServerArgsFields, StartupLog, gpu_gate_holds
+from compat.engine.startup.state import ServerArgsFields, StartupLog, gpu_gate_holds
 from compat.vocab.terms import Platform
 
 _FLAGS = ("--kv-cache-dtype",)
 
 
 def handle_kv_dtype_gpu(
-    parsed: Parsed, rules: ReleaseRules, f: ServerArgsFields, log: StartupLog
+    parsed: Launch, rules: ReleaseRules, f: ServerArgsFields, log: StartupLog
 ) -> None:
     """KV dtypes whose check names a GPU (e.g. MXFP8's `_handle_mxfp8_kv_cache_compatibility`)."""
     gate = rules.kv_gates.get(f.kv_dtype)
     if gate is not None and not gpu_gate_holds(gate, parsed):
         log.add(
-            REFUSE,
-            "kv-dtype-gpu",
-            f"--kv-cache-dtype {f.kv_dtype} needs {gate.label}",
-            (*_FLAGS, "--compute-capability"),
-            value=parsed.capability or parsed.platform.value,
+            KvDtypeGpu(
+                flags=(*_FLAGS, "--compute-capability"),
+                value=parsed.capability or parsed.platform.value,
+                kv_dtype=f.kv_dtype,
+                gate=gate,
+            )
         )
 
 
 def handle_kv4_compatibility(
-    parsed: Parsed, rules: ReleaseRules, f: ServerArgsFields, log: StartupLog
+    parsed: Launch, rules: ReleaseRules, f: ServerArgsFields, log: StartupLog
 ) -> None:
     """`_handle_kv4_compatibility`: CUDA only, then the pair or the one backend it allows."""
     kv4 = rules.kv4
     if f.kv_dtype not in kv4.spellings:
         return
-    cuda_rule, pair_rule, hybrid_rule = kv4.rule_ids
+    cuda_rule, pair_rule, hybrid_rule, _ = kv4.rule_ids
     if parsed.platform is not Platform.CUDA:
         log.add(
-            REFUSE,
-            cuda_rule,
-            f"--kv-cache-dtype {f.kv_dtype} runs only on CUDA",
-            (*_FLAGS, "--platform"),
-            value=parsed.platform.value,
-            allowed=("cuda",),
+            Kv4OffCuda(
+                rule=cuda_rule,
+                flags=(*_FLAGS, "--platform"),
+                value=parsed.platform.value,
+                allowed=("cuda",),
+                kv_dtype=f.kv_dtype,
+            )
         )
         return
     prefill, decode = f.phases
     if prefill != decode and prefill != kv4.pair_prefill:
         log.add(
-            WARN,
-            hybrid_rule,
-            f"--kv-cache-dtype {f.kv_dtype} with prefill on {prefill} "
-            f"and decode on {decode} may hit rare edge cases",
-            ("--prefill-attention-backend", "--decode-attention-backend"),
-            value=f"{prefill}+{decode}",
+            Kv4HybridPair(
+                rule=hybrid_rule,
+                flags=("--prefill-attention-backend", "--decode-attention-backend"),
+                value=f"{prefill}+{decode}",
+                kv_dtype=f.kv_dtype,
+                prefill=prefill,
+                decode=decode,
+            )
         )
     elif prefill == kv4.pair_prefill:
         partners = kv4.pair_partners[parsed.arch]
         if decode not in partners:
             log.add(
-                REFUSE,
-                pair_rule,
-                f"with --kv-cache-dtype {f.kv_dtype} and "
-                f"prefill on {prefill}, decode must run on {', '.join(partners)}",
-                (*_FLAGS, "--decode-attention-backend"),
-                value=decode,
-                allowed=partners,
-                backend=decode,
+                Kv4Partner(
+                    rule=pair_rule,
+                    flags=(*_FLAGS, "--decode-attention-backend"),
+                    value=decode,
+                    allowed=partners,
+                    backend=decode,
+                    kv_dtype=f.kv_dtype,
+                    prefill=prefill,
+                    partners=partners,
+                )
             )
     else:
         _kv4_single_backend(parsed, kv4, f, log)
 
 
 def _kv4_single_backend(
-    parsed: Parsed, kv4: Kv4Rules, f: ServerArgsFields, log: StartupLog
+    parsed: Launch, kv4: Kv4Rules, f: ServerArgsFields, log: StartupLog
 ) -> None:
     """One backend for both phases: it must be on the architecture's FP4 list."""
     single = kv4.single[parsed.arch]
     if f.attention not in single:
         log.add(
-            REFUSE,
-            ColumnId.FP4_KV.rule_id,
-            f"--kv-cache-dtype {f.kv_dtype} runs only on "
-            f"{', '.join(single)} for {parsed.arch.label} models",
-            (*_FLAGS, "--attention-backend"),
-            value=f.attention,
-            allowed=single,
-            backend=f.attention,
+            Kv4Single(
+                rule=kv4.single_rule,
+                flags=(*_FLAGS, "--attention-backend"),
+                value=f.attention,
+                allowed=single,
+                backend=f.attention,
+                kv_dtype=f.kv_dtype,
+                backends=single,
+                arch=parsed.arch,
+            )
         )

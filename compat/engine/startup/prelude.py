@@ -7,9 +7,19 @@ dtype) is what the default decision and every later check read.
 
 from __future__ import annotations
 
-from compat.inputs.config import Parsed
+from compat.engine.events import (
+    NOTE,
+    AliasKvDtype,
+    DeprecatedBackend,
+    ModelKvDtypes,
+    Nvfp4Backends,
+    Nvfp4Decode,
+    Nvfp4NativeGpu,
+    Nvfp4Prefill,
+)
+from compat.engine.launch import Launch
 from compat.engine.rules import BackendField, ModelOverride, ReleaseRules
-from compat.engine.startup.state import NOTE, REFUSE, WARN, ServerArgsFields, StartupLog, gate_open
+from compat.engine.startup.state import ServerArgsFields, StartupLog, gate_open
 from compat.vocab.terms import ModelFeature, Platform
 
 _BACKEND_FLAGS = (BackendField.ATTENTION, BackendField.PREFILL, BackendField.DECODE)
@@ -25,31 +35,34 @@ def handle_deprecated_args(rules: ReleaseRules, f: ServerArgsFields, log: Startu
             if field is BackendField.PREFILL and new in rules.decode_only:
                 target = rules.decode_only[new]
             log.add(
-                WARN,
-                "deprecated-backend",
-                f"{field.flag} {name} is deprecated; it runs as {target}",
-                (field.flag,),
-                value=name,
-                allowed=(target,),
-                backend=name,
+                DeprecatedBackend(
+                    flags=(field.flag,),
+                    value=name,
+                    allowed=(target,),
+                    backend=name,
+                    flag=field.flag,
+                    name=name,
+                    target=target,
+                )
             )
             f.set(field, target)
             # The dtype goes with the successor backend, not the prefill stand-in.
             forced = rules.alias_kv_dtypes.get(name) if target == new else None
             if forced is not None and f.kv_dtype != forced:
                 log.add(
-                    WARN,
-                    "deprecated-backend",
-                    f"{name} runs with --kv-cache-dtype {forced}",
-                    ("--kv-cache-dtype",),
-                    value=f.kv_dtype,
-                    allowed=(forced,),
-                    backend=name,
+                    AliasKvDtype(
+                        flags=("--kv-cache-dtype",),
+                        value=f.kv_dtype,
+                        allowed=(forced,),
+                        backend=name,
+                        name=name,
+                        forced=forced,
+                    )
                 )
                 f.kv_dtype = forced
 
 
-def handle_platform_backends(parsed: Parsed, f: ServerArgsFields) -> str | None:
+def handle_platform_backends(parsed: Launch, f: ServerArgsFields) -> str | None:
     """The platform's own defaults (`_handle_cpu_backends`, NPU `set_default_server_args`).
 
     Returns the backend the platform chose, when no backend flag was set.
@@ -67,7 +80,7 @@ def handle_platform_backends(parsed: Parsed, f: ServerArgsFields) -> str | None:
 
 
 def handle_model_specific_adjustments(
-    parsed: Parsed, rules: ReleaseRules, model: str, f: ServerArgsFields, log: StartupLog
+    parsed: Launch, rules: ReleaseRules, model: str, f: ServerArgsFields, log: StartupLog
 ) -> str | None:
     """`_handle_model_specific_adjustments`: the first override that fits the model applies.
 
@@ -92,25 +105,28 @@ def handle_model_specific_adjustments(
 
 
 def _model_kv_dtype(
-    parsed: Parsed, override: ModelOverride, model: str, f: ServerArgsFields, log: StartupLog
+    parsed: Launch, override: ModelOverride, model: str, f: ServerArgsFields, log: StartupLog
 ) -> None:
     """The model's KV dtype: `auto` resolved, aliases rewritten, anything else refused."""
     if f.kv_dtype == "auto" and override.auto_kv_dtype is not None:
         f.kv_dtype = override.auto_kv_dtype(parsed)
     f.kv_dtype = override.kv_aliases.get(f.kv_dtype, f.kv_dtype)
     if f.kv_dtype not in override.kv_dtypes:
+        allowed = tuple(sorted(override.kv_dtypes))
         log.add(
-            REFUSE,
-            override.rule,
-            f"{model} runs only with --kv-cache-dtype {' or '.join(sorted(override.kv_dtypes))}",
-            ("--kv-cache-dtype",),
-            value=f.kv_dtype,
-            allowed=sorted(override.kv_dtypes),
+            ModelKvDtypes(
+                rule=override.rule,
+                flags=("--kv-cache-dtype",),
+                value=f.kv_dtype,
+                allowed=allowed,
+                model=model,
+                dtypes=allowed,
+            )
         )
 
 
 def handle_nvfp4_prefill_backends(
-    parsed: Parsed, rules: ReleaseRules, f: ServerArgsFields, log: StartupLog
+    parsed: Launch, rules: ReleaseRules, f: ServerArgsFields, log: StartupLog
 ) -> None:
     """NVFP4 picks its own backends (`handle_nvfp4_prefill_kv_dequant_dtype`).
 
@@ -123,13 +139,13 @@ def handle_nvfp4_prefill_backends(
     given = f.prefill or f.attention
     if given is not None and given not in wanted:
         log.add(
-            REFUSE,
-            "nvfp4-backends",
-            f"--kv-cache-dtype nvfp4 runs prefill only on {' or '.join(sorted(wanted))}",
-            ("--attention-backend", "--prefill-attention-backend", "--kv-cache-dtype"),
-            value=given,
-            allowed=sorted(wanted),
-            backend=given,
+            Nvfp4Prefill(
+                flags=("--attention-backend", "--prefill-attention-backend", "--kv-cache-dtype"),
+                value=given,
+                allowed=tuple(sorted(wanted)),
+                backend=given,
+                backends=tuple(sorted(wanted)),
+            )
         )
         return
     sm100 = parsed.capability is not None and parsed.capability.major == 10
@@ -138,28 +154,28 @@ def handle_nvfp4_prefill_backends(
     decode = by_dtype["nvfp4"]
     if f.decode is not None and f.decode != decode:
         log.add(
-            REFUSE,
-            "nvfp4-backends",
-            f"--kv-cache-dtype nvfp4 decodes only on {decode}",
-            ("--decode-attention-backend", "--kv-cache-dtype"),
-            value=f.decode,
-            allowed=(decode,),
-            backend=f.decode,
+            Nvfp4Decode(
+                flags=("--decode-attention-backend", "--kv-cache-dtype"),
+                value=f.decode,
+                allowed=(decode,),
+                backend=f.decode,
+                decode=decode,
+            )
         )
         return
     if wanted[given] == "nvfp4" and not sm100:
         log.add(
-            REFUSE,
-            "nvfp4-backends",
-            "native NVFP4 prefill needs SM100",
-            ("--kv-cache-dtype", "--compute-capability"),
-            value=parsed.capability,
+            Nvfp4NativeGpu(
+                flags=("--kv-cache-dtype", "--compute-capability"), value=parsed.capability
+            )
         )
     log.add(
-        NOTE,
-        "nvfp4-backends",
-        f"--kv-cache-dtype nvfp4 runs prefill on {given} and decode on {decode}",
-        ("--kv-cache-dtype",),
-        value=f"{given}+{decode}",
+        Nvfp4Backends(
+            severity=NOTE,
+            flags=("--kv-cache-dtype",),
+            value=f"{given}+{decode}",
+            prefill=given,
+            decode=decode,
+        )
     )
     f.prefill, f.decode = given, decode

@@ -8,20 +8,20 @@ the fields the previous one wrote. This module replays that order over a release
 and whether it refuses to start. The conformance suite proves the replay against the
 release's own code.
 
-The steps live by job: `compat.engine.startup.prelude` (names, platforms, models, NVFP4),
-`compat.engine.startup.backend` (the backend check and the default decision), `compat.engine.startup.kv`
-(the KV dtype checks) and `compat.engine.startup.spec` (speculative decoding); what they share is
-in `compat.engine.startup.state`.
+The steps live by job: `prelude` (names, platforms, models, NVFP4), `backend` (the backend
+check and the default decision), `kv` (the KV dtype checks) and `spec` (speculative
+decoding); what they share is in `state`. The replay returns facts (`compat.engine.events`);
+the guard words them.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from compat.inputs.config import Parsed
+from compat.engine.events import StartupEvent
+from compat.engine.launch import Launch
 from compat.engine.rules import ReleaseRules
-from compat.guard.report import Finding
-from compat.engine.startup.backend import default_backend, handle_attention_backend_compatibility
+from compat.engine.startup.backend import handle_attention_backend_compatibility
 from compat.engine.startup.kv import handle_kv4_compatibility, handle_kv_dtype_gpu
 from compat.engine.startup.prelude import (
     handle_deprecated_args,
@@ -29,24 +29,26 @@ from compat.engine.startup.prelude import (
     handle_nvfp4_prefill_backends,
     handle_platform_backends,
 )
-from compat.engine.startup.spec import auto_spec_params, handle_speculative_decoding
-from compat.engine.startup.state import ServerArgsFields, StartupLog, gpu_gate_holds
+from compat.engine.startup.spec import handle_speculative_decoding
+from compat.engine.startup.state import ServerArgsFields, StartupLog
 from compat.vocab.terms import Severity
 
 
 @dataclass(frozen=True, slots=True)
 class Startup:
-    """SGLang's start-up outcome: the values it runs with and what it said on the way."""
+    """SGLang's start-up outcome: the values it runs with and what it did on the way."""
 
     fields: ServerArgsFields
     """The ServerArgs fields as the last step left them (no step runs after)."""
-    findings: tuple[Finding, ...]
+    events: tuple[StartupEvent, ...]
     default_backend: str | None
     """The backend SGLang's default decision chose, when it had to choose one."""
+    model: str
+    """The model architecture the replay read (the launch's, else the release's usual one)."""
 
     @property
     def refused(self) -> bool:
-        return any(f.severity is Severity.ERROR for f in self.findings)
+        return any(e.severity is Severity.ERROR for e in self.events)
 
     @property
     def page_size(self) -> int:
@@ -55,27 +57,24 @@ class Startup:
         return self.fields.page_size
 
 
-def replay(parsed: Parsed, rules: ReleaseRules) -> Startup:
-    """Replay the release's start-up resolution over `parsed`; never raises for a refusal.
+def replay(launch: Launch, rules: ReleaseRules) -> Startup:
+    """Replay the release's start-up resolution over `launch`; never raises for a refusal.
 
     SGLang stops at its first refusal; the replay goes on, so that every reason is reported
     and the documented checks still see the values SGLang was about to run with.
     """
-    log = StartupLog(rules)
-    model = parsed.model_architecture or rules.assumed_architecture(parsed.arch)
-    f = ServerArgsFields.of(parsed)
+    log = StartupLog()
+    model = launch.model_architecture or rules.assumed_architecture(launch.arch)
+    f = ServerArgsFields.of(launch)
     handle_deprecated_args(rules, f, log)
-    chosen = handle_platform_backends(parsed, f) or handle_model_specific_adjustments(
-        parsed, rules, model, f, log
+    chosen = handle_platform_backends(launch, f) or handle_model_specific_adjustments(
+        launch, rules, model, f, log
     )
-    handle_nvfp4_prefill_backends(parsed, rules, f, log)
-    default = handle_attention_backend_compatibility(parsed, rules, model, f, log) or chosen
-    handle_kv_dtype_gpu(parsed, rules, f, log)
-    handle_kv4_compatibility(parsed, rules, f, log)
+    handle_nvfp4_prefill_backends(launch, rules, f, log)
+    default = handle_attention_backend_compatibility(launch, rules, model, f, log) or chosen
+    handle_kv_dtype_gpu(launch, rules, f, log)
+    handle_kv4_compatibility(launch, rules, f, log)
     if f.page_size is None:
         f.page_size = 1  # `_handle_page_size`
-    handle_speculative_decoding(parsed, rules, model, f, log)
-    return Startup(f, tuple(log.findings), default)
-
-
-__all__ = ["Startup", "auto_spec_params", "default_backend", "gpu_gate_holds", "replay"]
+    handle_speculative_decoding(launch, rules, model, f, log)
+    return Startup(f, tuple(log.events), default, model)

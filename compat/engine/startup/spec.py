@@ -7,17 +7,23 @@ run it.
 
 from __future__ import annotations
 
-from compat.inputs.config import Parsed
+from compat.engine.events import (
+    NgramOffCuda,
+    SpecParamsChosen,
+    SpecParamsPartial,
+    TopkOneOnly,
+    TopkPaged,
+)
+from compat.engine.launch import Launch
 from compat.engine.rules import ReleaseRules, SpecParams
-from compat.claim.matrix import ColumnId
-from compat.engine.startup.state import NOTE, REFUSE, ServerArgsFields, StartupLog
+from compat.engine.startup.state import ServerArgsFields, StartupLog
 from compat.vocab.terms import Platform
 
 _FLAGS = ("--speculative-algorithm", "--speculative-eagle-topk")
 
 
 def handle_speculative_decoding(
-    parsed: Parsed, rules: ReleaseRules, model: str, f: ServerArgsFields, log: StartupLog
+    parsed: Launch, rules: ReleaseRules, model: str, f: ServerArgsFields, log: StartupLog
 ) -> None:
     """The algorithm's own handler, then the paged topk check on what it left."""
     algorithm = rules.algorithm_aliases.get(f.algorithm or "", f.algorithm)
@@ -35,14 +41,16 @@ def handle_speculative_decoding(
     assert f.page_size is not None
     if f.topk is not None and f.topk > 1 and f.page_size > 1 and f.attention not in paged:
         log.add(
-            REFUSE,
-            rules.topk_paged_rule_id,
-            f"speculative topk {f.topk} with page size "
-            f"{f.page_size} runs only on {' or '.join(paged)} as --attention-backend",
-            (*_FLAGS, "--page-size", "--attention-backend"),
-            value=f.attention,
-            allowed=paged,
-            backend=f.attention,
+            TopkPaged(
+                rule=rules.topk_paged_rule_id,
+                flags=(*_FLAGS, "--page-size", "--attention-backend"),
+                value=f.attention,
+                allowed=paged,
+                backend=f.attention,
+                topk=f.topk,
+                page_size=f.page_size,
+                backends=paged,
+            )
         )
 
 
@@ -51,26 +59,20 @@ def _eagle_family(
 ) -> None:
     """EAGLE's parameters: all three given, or none (chosen for the model); topk-1 checks."""
     if f.steps is None and (f.topk is not None or f.draft_tokens is not None):
-        log.add(
-            REFUSE,
-            "spec-params",
-            "--speculative-eagle-topk or --speculative-num-draft-tokens "
-            "is set without --speculative-num-steps (give all three, or none and "
-            "SGLang chooses them for the model)",
-            ("--speculative-num-steps", *_FLAGS[1:]),
-        )
+        log.add(SpecParamsPartial(flags=("--speculative-num-steps", *_FLAGS[1:])))
         f.topk = f.topk or 1
     elif f.steps is None:
         params = auto_spec_params(rules, algorithm, model)
         f.steps, f.topk, f.draft_tokens = params.steps, params.topk, params.draft_tokens
         log.add(
-            NOTE,
-            "spec-auto-params",
-            f"speculative decoding runs {params.steps} steps, "
-            f"topk {params.topk}, {params.draft_tokens} draft tokens, chosen for "
-            f"{model}",
-            ("--speculative-num-steps",),
-            value=params.topk,
+            SpecParamsChosen(
+                flags=("--speculative-num-steps",),
+                value=params.topk,
+                steps=params.steps,
+                topk=params.topk,
+                draft_tokens=params.draft_tokens,
+                model=model,
+            )
         )
     elif f.topk is None:
         f.topk = 1  # never read before SGLang fails on it; the page judges topk 1
@@ -78,27 +80,26 @@ def _eagle_family(
     for name in rules.topk_one_only:
         if f.any_is(rules.topk_one_only_fields, name) and f.topk > 1:
             log.add(
-                REFUSE,
-                ColumnId.SPEC_TOPK_GT1.rule_id,
-                f"{name} runs speculative decoding only with topk 1",
-                _FLAGS,
-                value=f.topk,
-                allowed=(1,),
-                backend=name,
+                TopkOneOnly(
+                    rule=rules.topk_one_only_rule,
+                    flags=_FLAGS,
+                    value=f.topk,
+                    allowed=(1,),
+                    backend=name,
+                    name=name,
+                )
             )
     if f.topk == 1 and f.steps is not None:
         f.draft_tokens = f.steps + 1
 
 
-def _ngram(parsed: Parsed, rules: ReleaseRules, f: ServerArgsFields, log: StartupLog) -> None:
+def _ngram(parsed: Launch, rules: ReleaseRules, f: ServerArgsFields, log: StartupLog) -> None:
     """NGRAM runs only on CUDA, with its BFS breadth as topk."""
     if parsed.platform is not Platform.CUDA:
         log.add(
-            REFUSE,
-            "ngram-cuda",
-            "NGRAM speculative decoding runs only on CUDA",
-            ("--speculative-algorithm", "--platform"),
-            value=parsed.platform.value,
+            NgramOffCuda(
+                flags=("--speculative-algorithm", "--platform"), value=parsed.platform.value
+            )
         )
     f.topk = rules.ngram_bfs_breadth
 

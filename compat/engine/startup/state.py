@@ -2,27 +2,20 @@
 
 SGLang's start-up steps (`ServerArgs.__post_init__`) talk to each other only through the
 `ServerArgs` fields each one reads and writes; `ServerArgsFields` is those fields, and
-`StartupLog` is what SGLang said on the way (its refusals, warnings and adjustments).
+`StartupLog` collects what SGLang did on the way (`compat.engine.events`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from dataclasses import dataclass
 
-from compat.inputs.config import Parsed
-from compat.engine.rules import BackendField, GpuGate, ReleaseRules
-from compat.guard.report import Enforcement, Finding
-from compat.vocab.terms import Platform, Severity
-
-# The severities as the start-up steps use them: SGLang raises, logs a warning, or just acts.
-REFUSE, WARN, NOTE = Severity.ERROR, Severity.WARNING, Severity.INFO
+from compat.engine.events import StartupEvent
+from compat.engine.launch import Launch
+from compat.engine.rules import BackendField, GpuGate
+from compat.vocab.terms import Platform
 
 _AB, _PB, _DB = BackendField.ATTENTION, BackendField.PREFILL, BackendField.DECODE
 AB_OR_DB = frozenset({_AB, _DB})
-
-# What SGLang's message says after its release, by severity.
-_VERBS = {REFUSE: " refuses to start: ", WARN: " warns: ", NOTE: ": "}
 
 
 @dataclass(slots=True)
@@ -44,7 +37,7 @@ class ServerArgsFields:
     draft_tokens: int | None
 
     @classmethod
-    def of(cls, parsed: Parsed) -> ServerArgsFields:
+    def of(cls, parsed: Launch) -> ServerArgsFields:
         """The fields as the launch flags set them, before any start-up step ran."""
         return cls(
             parsed.backend,
@@ -97,41 +90,18 @@ class ServerArgsFields:
 
 
 class StartupLog:
-    """Collects SGLang's refusals, warnings and adjustments as findings of this release."""
+    """What SGLang said on the way: its refusals, warnings and adjustments, as events."""
 
-    __slots__ = ("findings", "release")
+    __slots__ = ("events",)
 
-    def __init__(self, rules: ReleaseRules) -> None:
-        self.release = rules.release
-        self.findings: list[Finding] = []
+    def __init__(self) -> None:
+        self.events: list[StartupEvent] = []
 
-    def add(
-        self,
-        severity: Severity,
-        rule: str,
-        text: str,
-        flags: tuple[str, ...],
-        *,
-        value: object = None,
-        allowed: Iterable[object] = (),
-        backend: str | None = None,
-    ) -> None:
-        """Record what SGLang does: refuses (REFUSE), warns (WARN) or adjusts silently (NOTE)."""
-        self.findings.append(
-            Finding(
-                f"startup-{rule}",
-                severity,
-                f"SGLang {self.release}{_VERBS[severity]}{text}",
-                flags,
-                value=None if value is None else str(value),
-                allowed=tuple(map(str, allowed)),
-                backend=backend,
-                enforced=Enforcement.STARTUP,
-            )
-        )
+    def add(self, event: StartupEvent) -> None:
+        self.events.append(event)
 
 
-def gpu_gate_holds(gate: GpuGate, parsed: Parsed) -> bool:
+def gpu_gate_holds(gate: GpuGate, parsed: Launch) -> bool:
     """SGLang's GPU predicates (e.g. `is_sm100_supported`): CUDA, a CC major, a CUDA floor.
 
     An unknown CUDA version is assumed recent enough; an unknown compute capability fails.
@@ -143,6 +113,6 @@ def gpu_gate_holds(gate: GpuGate, parsed: Parsed) -> bool:
     return parsed.cuda_version is None or parsed.cuda_version >= gate.min_cuda
 
 
-def gate_open(gate: GpuGate | None, parsed: Parsed) -> bool:
+def gate_open(gate: GpuGate | None, parsed: Launch) -> bool:
     """A rule's optional GPU condition: no gate, or its predicate holds."""
     return gate is None or gpu_gate_holds(gate, parsed)

@@ -1,0 +1,196 @@
+"""The guard's words for what SGLang's start-up code did: one function per event type.
+
+The replay (`compat.engine.startup`) records facts (`compat.engine.events`); `finding()`
+turns one into the finding the report carries, enforced at start-up, its message opened by
+the release and what SGLang does ("refuses to start", "warns"). `said()` is registered
+once per event type, so a new start-up rule adds its words here and nowhere else.
+"""
+
+from __future__ import annotations
+
+from functools import singledispatch
+
+from compat.engine import events as e
+from compat.guard.report import Enforcement, Finding
+from compat.vocab.terms import Severity
+
+# What SGLang's message says after its release, by severity.
+_VERBS = {Severity.ERROR: " refuses to start: ", Severity.WARNING: " warns: ", Severity.INFO: ": "}
+
+
+def finding(event: e.StartupEvent, release: str, reason: str | None = None) -> Finding:
+    """The finding for one start-up event of `release`.
+
+    `reason` opens the message where the page words the fact behind the event (a dtype
+    fallback's why).
+    """
+    text = said(event)
+    if reason is not None:
+        text = f"{reason} {text}"
+    return Finding(
+        f"startup-{event.rule}",
+        event.severity,
+        f"SGLang {release}{_VERBS[event.severity]}{text}",
+        event.flags,
+        value=None if event.value is None else str(event.value),
+        allowed=tuple(map(str, event.allowed)),
+        backend=event.backend,
+        enforced=Enforcement.STARTUP,
+    )
+
+
+@singledispatch
+def said(event: e.StartupEvent) -> str:
+    """What SGLang did, in a few words (after "SGLang X.Y.Z refuses to start: ")."""
+    raise TypeError(f"no words for {type(event).__name__}")
+
+
+@said.register
+def _(event: e.DeprecatedBackend) -> str:
+    return f"{event.flag} {event.name} is deprecated; it runs as {event.target}"
+
+
+@said.register
+def _(event: e.AliasKvDtype) -> str:
+    return f"{event.name} runs with --kv-cache-dtype {event.forced}"
+
+
+@said.register
+def _(event: e.ModelKvDtypes) -> str:
+    return f"{event.model} runs only with --kv-cache-dtype {' or '.join(event.dtypes)}"
+
+
+@said.register
+def _(event: e.Nvfp4Prefill) -> str:
+    return f"--kv-cache-dtype nvfp4 runs prefill only on {' or '.join(event.backends)}"
+
+
+@said.register
+def _(event: e.Nvfp4Decode) -> str:
+    return f"--kv-cache-dtype nvfp4 decodes only on {event.decode}"
+
+
+@said.register
+def _(event: e.Nvfp4NativeGpu) -> str:
+    return "native NVFP4 prefill needs SM100"
+
+
+@said.register
+def _(event: e.Nvfp4Backends) -> str:
+    return f"--kv-cache-dtype nvfp4 runs prefill on {event.prefill} and decode on {event.decode}"
+
+
+@said.register
+def _(event: e.NoSpeculation) -> str:
+    return f"{event.name} does not run speculative decoding"
+
+
+@said.register
+def _(event: e.GpuGateFailed) -> str:
+    return f"{event.backend} needs {event.gate.label}"
+
+
+@said.register
+def _(event: e.DecodeOnly) -> str:
+    return f"{event.name} serves only the decode phase"
+
+
+@said.register
+def _(event: e.MlaPrefillRefused) -> str:
+    return f"{event.name} cannot run the prefill phase of an MLA model"
+
+
+@said.register
+def _(event: e.PageSnapped) -> str:
+    return f"{event.backend} sets the page size to {event.size} (was {event.was})"
+
+
+@said.register
+def _(event: e.KvSpellings) -> str:
+    return f"{event.backend} takes --kv-cache-dtype {', '.join(event.spelled)} only (spelled so)"
+
+
+@said.register
+def _(event: e.DtypeFallenBack) -> str:
+    return f"--attention-backend {event.backend} becomes {event.replacement}"
+
+
+@said.register
+def _(event: e.PrefillOnly) -> str:
+    return (
+        f"{event.name} serves only the prefill phase; use --prefill-attention-backend "
+        f"{event.name}"
+    )
+
+
+@said.register
+def _(event: e.DualChunkNeeded) -> str:
+    return f"a model with a dual-chunk attention config needs --attention-backend {event.needed}"
+
+
+@said.register
+def _(event: e.KvDtypeGpu) -> str:
+    return f"--kv-cache-dtype {event.kv_dtype} needs {event.gate.label}"
+
+
+@said.register
+def _(event: e.Kv4OffCuda) -> str:
+    return f"--kv-cache-dtype {event.kv_dtype} runs only on CUDA"
+
+
+@said.register
+def _(event: e.Kv4HybridPair) -> str:
+    return (
+        f"--kv-cache-dtype {event.kv_dtype} with prefill on {event.prefill} "
+        f"and decode on {event.decode} may hit rare edge cases"
+    )
+
+
+@said.register
+def _(event: e.Kv4Partner) -> str:
+    return (
+        f"with --kv-cache-dtype {event.kv_dtype} and prefill on {event.prefill}, decode must "
+        f"run on {', '.join(event.partners)}"
+    )
+
+
+@said.register
+def _(event: e.Kv4Single) -> str:
+    return (
+        f"--kv-cache-dtype {event.kv_dtype} runs only on {', '.join(event.backends)} for "
+        f"{event.arch.label} models"
+    )
+
+
+@said.register
+def _(event: e.TopkPaged) -> str:
+    return (
+        f"speculative topk {event.topk} with page size {event.page_size} runs only on "
+        f"{' or '.join(event.backends)} as --attention-backend"
+    )
+
+
+@said.register
+def _(event: e.SpecParamsPartial) -> str:
+    return (
+        "--speculative-eagle-topk or --speculative-num-draft-tokens is set without "
+        "--speculative-num-steps (give all three, or none and SGLang chooses them for the model)"
+    )
+
+
+@said.register
+def _(event: e.SpecParamsChosen) -> str:
+    return (
+        f"speculative decoding runs {event.steps} steps, topk {event.topk}, "
+        f"{event.draft_tokens} draft tokens, chosen for {event.model}"
+    )
+
+
+@said.register
+def _(event: e.TopkOneOnly) -> str:
+    return f"{event.name} runs speculative decoding only with topk 1"
+
+
+@said.register
+def _(event: e.NgramOffCuda) -> str:
+    return "NGRAM speculative decoding runs only on CUDA"

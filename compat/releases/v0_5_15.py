@@ -1,0 +1,22 @@
+"""SGLang 0.5.15: fa4's page size 128 from any backend flag; trtllm_mha's topk on phases."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from compat.engine.rules import ANY_FLAG, EITHER_PHASE
+from compat.releases.entry import Change, Release
+from compat.releases.shared import FA4_SNAP, OVERRIDES, SM100, SPECULATIVE_HOOK, code, snap
+
+RELEASE = Release(
+    "0.5.15",
+    changes=(
+        Change("fa4 forces page size 128 from any backend flag, on SM100, with topk of at most 1",
+               code("0.5.15", "_fa4_page_constraint", OVERRIDES),
+               {"page_snaps": snap("fa4", replace(
+                   FA4_SNAP, fields=ANY_FLAG, gate=SM100, max_topk=1))}),
+        Change("trtllm_mha's topk 1 limit reads the phases' backends, not the flags",
+               code("0.5.15", "_handle_eagle_family", SPECULATIVE_HOOK),
+               {"topk_one_only_fields": EITHER_PHASE}),
+    ),
+)  # fmt: skip

@@ -1,0 +1,28 @@
+"""SGLang 0.5.16: KV dtypes mxfp8, nvfp4 and fp4_mx_block16; fp4_e2m1 deprecated."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from compat.releases.entry import Change, Release, plus
+from compat.releases.shared import BLACKWELL_0_5_9, SM100_OR_SM120, code, kv4_without
+
+_KV4 = "ServerArgs._handle_kv4_compatibility"
+
+RELEASE = Release(
+    "0.5.16",
+    changes=(
+        Change("new KV dtypes mxfp8, nvfp4 and fp4_mx_block16; the KV4 check keys on the new two",
+               code("0.5.16", _KV4),
+               {"kv_choices": plus("mxfp8", "nvfp4", "fp4_mx_block16"),
+                "kv4": lambda before: replace(
+                    before, spellings=frozenset({"nvfp4", "fp4_mx_block16"}))}),
+        Change("flashmla leaves the KV4 list (the code now agrees with the page)",
+               code("0.5.16", _KV4), {"kv4": kv4_without("flashmla")}),
+        Change("nvfp4 needs SM100 or SM120; mxfp8 needs Blackwell",
+               code("0.5.16", "ServerArgs._handle_mxfp8_kv_cache_compatibility"),
+               {"kv_gates": {"nvfp4": SM100_OR_SM120, "mxfp8": BLACKWELL_0_5_9}}),
+        Change("fp4_e2m1 is deprecated: start-up lets it through, the KV pool refuses it",
+               code("0.5.16", "kv_cache_dtype", "sglang/srt/mem_cache/kv_cache_dtype.py"), {}),
+    ),
+)  # fmt: skip

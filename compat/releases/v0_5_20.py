@@ -1,0 +1,38 @@
+"""SGLang 0.5.20: cutlass_mla and dual_chunk_flash_attn removed; qsa new; intel_xpu prefill."""
+
+from __future__ import annotations
+
+from compat.claim.baseline import BOTH, CUDA_ONLY, LATER_RELEASES
+from compat.claim.matrix import Backend
+from compat.engine.rules import EITHER_PHASE
+from compat.releases.entry import Change, DocChange, Release, minus, plus
+from compat.releases.shared import (
+    ATTENTION_HOOK,
+    CHOICES,
+    code,
+    intel_xpu_snaps,
+    kv4_without,
+    snap,
+)
+
+RELEASE = Release(
+    "0.5.20",
+    changes=(
+        Change("cutlass_mla and dual_chunk_flash_attn are removed; qsa is new",
+               code("0.5.20", "ATTENTION_BACKEND_CHOICES", CHOICES),
+               {"backend_choices": lambda before: plus("qsa")(
+                   minus("cutlass_mla", "dual_chunk_flash_attn")(before)),
+                "page_snaps": snap("cutlass_mla", None),
+                "kv4": kv4_without("cutlass_mla"),
+                "dual_chunk_backend": None}),
+        Change("intel_xpu may run the prefill phase of an MLA model; its page sizes follow "
+               "either phase", code("0.5.20", "handle_attention_backend_compatibility",
+                                    ATTENTION_HOOK),
+               {"mla_prefill_refused": (), "page_snaps": intel_xpu_snaps(EITHER_PHASE)}),
+    ),
+    doc_changes=(
+        DocChange("new backend qsa", LATER_RELEASES, backends=(
+            Backend("qsa", BOTH, CUDA_ONLY, evidence=LATER_RELEASES),
+        )),
+    ),
+)  # fmt: skip

@@ -1,0 +1,23 @@
+"""SGLang 0.5.21: fp4_e2m1 removed; trtllm_mla loses FP4; NVFP4 picks its backends."""
+
+from __future__ import annotations
+
+from compat.releases.entry import Change, Release, minus
+from compat.releases.shared import KV_HOOK, OVERRIDES, code
+
+RELEASE = Release(
+    "0.5.21",
+    changes=(
+        Change("fp4_e2m1 is no longer accepted", code("0.5.21", "kv_cache_dtype choices",
+                                                      "sglang/srt/arg_groups/fields/model.py"),
+               {"kv_choices": minus("fp4_e2m1"),
+                "replacements": {"fp4_e2m1": ("nvfp4", "fp4_mx_block16")}}),
+        Change("trtllm_mla no longer takes an FP4 KV cache",
+               code("0.5.21", "_mla_kv_cache_dtype_checks", OVERRIDES),
+               {"kv_spellings": lambda before: tuple(
+                   (n, tuple(d for d in kinds if d != "fp4_e2m1")) for n, kinds in before)}),
+        Change("nvfp4 picks its prefill and decode backends (trtllm_mha on SM100)",
+               code("0.5.21", "handle_nvfp4_prefill_kv_dequant_dtype", KV_HOOK),
+               {"nvfp4_prefill_backends": {"fp8_e4m3": "flashinfer", "nvfp4": "trtllm_mha"}}),
+    ),
+)  # fmt: skip

@@ -1,0 +1,24 @@
+"""SGLang 0.5.22: new backend llada2_cfg_flashinfer."""
+
+from __future__ import annotations
+
+from compat.claim.baseline import BOTH, CUDA_ONLY, LATER_RELEASES, MHA_ONLY
+from compat.claim.matrix import Backend
+from compat.releases.entry import Change, DocChange, Release, plus
+from compat.releases.shared import CHOICES, code
+
+RELEASE = Release(
+    "0.5.22",
+    changes=(
+        Change("new backend llada2_cfg_flashinfer",
+               code("0.5.22", "ATTENTION_BACKEND_CHOICES", CHOICES),
+               {"backend_choices": plus("llada2_cfg_flashinfer")}),
+    ),
+    doc_changes=(
+        DocChange("new backend llada2_cfg_flashinfer", LATER_RELEASES, backends=(
+            Backend("llada2_cfg_flashinfer", BOTH, CUDA_ONLY, archs=MHA_ONLY,
+                    note="LLaDA2 diffusion models with classifier-free guidance.",
+                    evidence=LATER_RELEASES),
+        )),
+    ),
+)  # fmt: skip

@@ -1,0 +1,128 @@
+"""SGLang 0.5.7, the baseline: its start-up rules in full, and the page of PR #14467.
+
+Every later release's entry lists only what changed since the release before it.
+"""
+
+from __future__ import annotations
+
+from compat.claim.baseline import MATRIX
+from compat.engine.rules import (
+    AB_OR_DB,
+    ANY_FLAG,
+    BackendGate,
+    DtypeFallback,
+    Kv4Rules,
+    PageSnap,
+    ReleaseRules,
+    SpecAutoCase,
+)
+from compat.releases.entry import Release
+from compat.releases.shared import (
+    BLACKWELL,
+    COMPAT,
+    DEEPSEEK_FAMILY,
+    FA3_DEFAULT_ARCHITECTURES,
+    FA4_SNAP,
+    INTEL_XPU_SNAP,
+    MODEL_ADJUSTMENTS,
+    MTP_ARCHITECTURES,
+    MTP_PARAMS,
+    SM100,
+    TREE_PARAMS,
+    TRTLLM_MHA_SNAP,
+    code,
+    defaults,
+    overrides,
+)
+from compat.vocab.terms import Arch
+
+RELEASE = Release("0.5.7")
+DOCUMENTED = MATRIX
+"""The page as of PR #14467, the baseline every later release's page changes."""
+
+_BACKENDS = (
+    "triton", "torch_native", "flex_attention", "nsa", "cutlass_mla", "fa3", "fa4",
+    "flashinfer", "flashmla", "trtllm_mla", "trtllm_mha", "dual_chunk_flash_attn", "aiter",
+    "wave", "intel_amx", "ascend", "intel_xpu",
+)  # fmt: skip
+
+RULES = ReleaseRules(
+    release="0.5.7",
+    backend_choices=_BACKENDS,
+    kv_choices=("auto", "fp8_e5m2", "fp8_e4m3", "bf16", "bfloat16", "fp4_e2m1"),
+    algorithm_choices=("EAGLE", "EAGLE3", "NEXTN", "STANDALONE", "NGRAM"),
+    backend_aliases={},
+    defaults=defaults(FA3_DEFAULT_ARCHITECTURES),
+    model_overrides=overrides(DEEPSEEK_FAMILY, "nsa"),
+    assumed_architectures={Arch.MHA: "LlamaForCausalLM", Arch.MLA: "DeepseekV3ForCausalLM"},
+    page_snaps=(
+        PageSnap("flashmla", AB_OR_DB, frozenset({64})),
+        PageSnap("cutlass_mla", AB_OR_DB, frozenset({128})),
+        PageSnap("trtllm_mla", AB_OR_DB, frozenset({32, 64})),
+        TRTLLM_MHA_SNAP,
+        FA4_SNAP,
+        INTEL_XPU_SNAP,
+    ),
+    gpu_gates=(
+        BackendGate("trtllm_mla", AB_OR_DB, BLACKWELL),
+        BackendGate("trtllm_mha", ANY_FLAG, SM100),
+    ),
+    kv_spellings=(("trtllm_mla", ("auto", "fp8_e4m3", "bf16", "fp4_e2m1")),),
+    kv_gates={},
+    dtype_fallback=DtypeFallback("fa3-fp8-e5m2-fallback", "fa3", "fp8_e5m2", "triton"),
+    prefill_only=("fa4",),
+    decode_only={},
+    mla_prefill_refused=(),
+    spec_refusing=("flex_attention",),
+    # The code's lists: MLA also takes flashmla, which the page marks ❌ (0.5.16 drops it).
+    kv4=Kv4Rules(
+        spellings=frozenset({"fp4_e2m1"}),
+        pair_prefill="fa4",
+        pair_partners={
+            Arch.MHA: ("triton", "torch_native", "flex_attention"),
+            Arch.MLA: ("flashinfer", "cutlass_mla", "trtllm_mla"),
+        },
+        single={
+            Arch.MHA: ("triton", "torch_native", "flex_attention", "trtllm_mha"),
+            Arch.MLA: ("flashinfer", "cutlass_mla", "trtllm_mla", "flashmla"),
+        },
+        rule_ids=("kv4-requires-cuda", "kv4-fa4-decode-partner", "kv4-hybrid-pair", "fp4-kv"),
+    ),
+    nvfp4_prefill_backends=None,
+    eagle_family=frozenset({"EAGLE", "EAGLE3", "STANDALONE"}),
+    ngram="NGRAM",
+    ngram_bfs_breadth=10,
+    algorithm_aliases={"NEXTN": "EAGLE"},
+    spec_auto_params=(
+        SpecAutoCase(MTP_PARAMS, algorithm="STANDALONE"),
+        SpecAutoCase(TREE_PARAMS, architectures=frozenset({"LlamaForCausalLM"})),
+        SpecAutoCase(MTP_PARAMS, architectures=MTP_ARCHITECTURES),
+        SpecAutoCase(TREE_PARAMS),
+    ),
+    topk_one_only=("trtllm_mha",),
+    topk_one_only_fields=ANY_FLAG,
+    topk_one_only_rule="spec-topk-gt1",
+    # The page names flashinfer only; the EAGLE path of the code also takes fa3.
+    topk_paged_eagle=("flashinfer", "fa3"),
+    topk_paged_ngram=("flashinfer",),
+    topk_paged_rule_id="spec-topk-gt1-paged",
+    dual_chunk_backend="dual_chunk_flash_attn",
+    backend_build={
+        ("compute-capability", "fa3"): "the FA3 backend asserts on this GPU",
+        ("arch-refused", "trtllm_mla"): "the TRTLLM MLA backend refuses a non-MLA model",
+        ("arch-refused", "trtllm_mha"): "the TRTLLM MHA backend refuses an MLA model",
+        ("model-feature-refused", "triton"): "Triton refuses encoder-decoder models",
+    },
+    evidence={
+        "defaults": code("0.5.7", COMPAT),
+        "fa3-architectures": code("0.5.7", "is_fa3_default_architecture",
+                                  "sglang/srt/utils/common.py"),
+        "model-overrides": code("0.5.7", MODEL_ADJUSTMENTS),
+        "page-snaps": code("0.5.7", COMPAT),
+        "kv4": code("0.5.7", "ServerArgs._handle_kv4_compatibility"),
+        "speculative": code("0.5.7", "ServerArgs._handle_speculative_decoding"),
+        "spec-auto-params": code("0.5.7", "auto_choose_speculative_params"),
+        "backend-build": code("0.5.7", "create_*_backend",
+                              "sglang/srt/layers/attention/attention_registry.py"),
+    },
+)  # fmt: skip

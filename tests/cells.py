@@ -15,7 +15,8 @@ from typing import Any
 
 from compat import MATRIX, AttentionConfig, check
 from compat.claim.cells import Cell, CellKind
-from compat.claim.matrix import ColumnId, Matrix, Row
+from compat.claim.columns import ColumnId
+from compat.claim.matrix import Matrix, Row
 from compat.vocab.terms import Arch, KvDtype, Phase
 
 YES = Cell(CellKind.SUPPORTED)

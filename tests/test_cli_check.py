@@ -15,7 +15,7 @@ import pytest
 from cells import FP4, fp4_accepted_on_b200, fp4_refused_on_b200
 
 from compat import MATRIX, AttentionConfig, check
-from compat.claim.matrix import ColumnId
+from compat.claim.columns import ColumnId
 from compat.vocab.terms import Arch
 
 B200 = ["--platform", "cuda", "--compute-capability", "10.0"]

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from compat.claim.baseline import MATRIX
-from compat.claim.matrix import ColumnId
+from compat.claim.columns import ColumnId
 from compat.cli import COMMANDS, main
 from compat.guard.check import check
 from compat.inputs.config import AttentionConfig, speculation_with_topk

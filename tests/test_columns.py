@@ -17,9 +17,9 @@ from cells import B200, NO, with_cell
 
 from compat import MATRIX, AttentionConfig, InvalidConfigError, check
 from compat.claim.cells import Action
-from compat.claim.columns import ALWAYS, KvDtypeIn, ModelHas, TopkRange
-from compat.claim.matrix import Column, ColumnId, Matrix
-from compat.guard.plan import CompiledGuard, backend_plan
+from compat.claim.columns import ALWAYS, Column, ColumnId, KvDtypeIn, ModelHas, TopkRange
+from compat.claim.matrix import Matrix
+from compat.guard.plan import CompiledGuard, backend_plan, compiled
 from compat.guard.report import Report
 from compat.releases import RELEASES, release_matrix
 from compat.vocab.terms import Arch, KvDtype, KvFamily, ModelFeature
@@ -109,7 +109,7 @@ def test_a_cold_matrix_words_every_report_as_a_warm_one(release: str) -> None:
         check(config, warm)
     warm_words = [words(check(config, warm)) for config in configs]
     cold = replace(warm)
-    assert cold.compiled is not warm.compiled
+    assert compiled(cold) is not compiled(warm)
     cold_words = [words(check(config, cold)) for config in reversed(configs)][::-1]
     for config, warm_said, cold_said in zip(configs, warm_words, cold_words, strict=True):
         assert cold_said == warm_said, config
@@ -120,11 +120,11 @@ def test_a_cold_matrix_words_every_report_as_a_warm_one(release: str) -> None:
 
 def test_the_compiled_tables_are_typed_and_belong_to_their_matrix() -> None:
     copy = replace(MATRIX)
-    assert isinstance(MATRIX.compiled, CompiledGuard)
-    assert MATRIX.compiled is MATRIX.compiled
-    assert copy.compiled is not MATRIX.compiled
-    assert copy.compiled.matrix is copy
-    assert backend_plan(copy, Arch.MLA, "flashmla") is copy.compiled.plan(Arch.MLA, "flashmla")
+    assert isinstance(compiled(MATRIX), CompiledGuard)
+    assert compiled(MATRIX) is compiled(MATRIX)
+    assert compiled(copy) is not compiled(MATRIX)
+    assert compiled(copy).matrix is copy
+    assert backend_plan(copy, Arch.MLA, "flashmla") is compiled(copy).plan(Arch.MLA, "flashmla")
 
 
 # -- columns declare their guard semantics -------------------------------------------------------
@@ -153,11 +153,11 @@ def test_the_active_columns_follow_the_triggers() -> None:
             **B200,
         )
     )
-    active = MATRIX.compiled.active_columns(fp8_paged.resolved, frozenset())
+    active = compiled(MATRIX).active_columns(fp8_paged.resolved, frozenset())
     expected = {c.id for c in MATRIX.columns if c.when in (ALWAYS, KvDtypeIn(KvFamily.FP8))}
     expected |= {ColumnId.SPEC_TOPK_GT1, ColumnId.NATIVE_PAGE_SIZES}
     assert active == expected
-    with_feature = MATRIX.compiled.active_columns(
+    with_feature = compiled(MATRIX).active_columns(
         fp8_paged.resolved, frozenset({ModelFeature.SLIDING_WINDOW})
     )
     assert with_feature == expected | {ColumnId.SLIDING_WINDOW}

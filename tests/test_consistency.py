@@ -14,7 +14,7 @@ from cells import (
 from consistency import PAGE, read_claims, run_proof, verify
 
 from compat import AttentionConfig, check
-from compat.claim.matrix import ColumnId
+from compat.claim.columns import ColumnId
 from compat.vocab.terms import Arch
 
 

@@ -24,8 +24,8 @@ from compat.inputs.detect import (  # noqa: E402
     torch_dtype,
     version_tuple,
 )
-from compat.vocab.hardware import ComputeCapability
-from compat.vocab.terms import Arch
+from compat.vocab.hardware import ComputeCapability  # noqa: E402
+from compat.vocab.terms import Arch  # noqa: E402
 
 
 def test_real_cpu_torch_is_detected_as_cpu() -> None:

@@ -12,7 +12,7 @@ from cells import opposite, page_cell_position, page_row_index
 
 from compat.claim.baseline import MATRIX
 from compat.claim.cells import CellKind
-from compat.claim.matrix import ColumnId
+from compat.claim.columns import ColumnId
 from compat.vocab.terms import Arch
 
 ROOT = Path(__file__).resolve().parent.parent

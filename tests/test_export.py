@@ -16,7 +16,7 @@ from typing_extensions import NotRequired, Required
 
 from compat.claim.baseline import MATRIX
 from compat.claim.cells import CellKind
-from compat.claim.matrix import ColumnId
+from compat.claim.columns import ColumnId
 from compat.cli import main
 from compat.publish.export import (
     EXPORT_PATH,

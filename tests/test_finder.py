@@ -333,7 +333,8 @@ def test_import_compat_stays_light() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True
     )
     assert result.stdout.strip() == "[]"
-    code = f"import sys, compat.publish.finder; print([m for m in {heavy[1:]!r} if m in sys.modules])"
+    loaded = f"[m for m in {heavy[1:]!r} if m in sys.modules]"
+    code = f"import sys, compat.publish.finder; print({loaded})"
     result = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True
     )

@@ -19,7 +19,8 @@ from cells import NO, YES, fp4_refused_on_b200, with_cell, with_cells
 
 from compat import MATRIX, AttentionConfig, InvalidConfigError, Report, Severity, check
 from compat.claim.cells import Cell, CellKind
-from compat.claim.matrix import ColumnId, Matrix
+from compat.claim.columns import ColumnId
+from compat.claim.matrix import Matrix
 from compat.guard.report import Enforcement, Suggestion
 from compat.vocab.terms import Arch
 

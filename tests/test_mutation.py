@@ -19,7 +19,8 @@ from markdown_tables import table_under
 
 from compat import MATRIX, AttentionConfig, check
 from compat.claim.cells import Action, Cell, CellKind
-from compat.claim.matrix import Column, ColumnId, Matrix, Row, Table
+from compat.claim.columns import Column, ColumnId
+from compat.claim.matrix import Matrix, Row, Table
 from compat.publish.pages import ExampleCheckError, render_page
 from compat.vocab.terms import Arch
 

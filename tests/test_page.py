@@ -20,7 +20,7 @@ from markdown_tables import MarkdownTable, read_tables, table_under
 
 from compat.claim.baseline import MATRIX
 from compat.claim.cells import Cell, CellKind
-from compat.claim.matrix import ColumnId
+from compat.claim.columns import ColumnId
 from compat.publish.pages import PAGE_PATH, TEMPLATE_NAME, render_page
 from compat.releases import NEWEST, RELEASES
 from compat.vocab.terms import Arch

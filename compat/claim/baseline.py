@@ -6,20 +6,24 @@ says and what the guard enforces, edit a cell here and run `compat docs`.
 
 from __future__ import annotations
 
+from compat.claim.backends import Backend
 from compat.claim.cells import Action, Cell, CellKind, PlatformSupport
-from compat.claim.columns import ALWAYS, KvDtypeIn, ModelHas, PageSizeAbove, TopkRange
-from compat.claim.matrix import (
-    Backend,
+from compat.claim.columns import (
+    ALWAYS,
     Column,
     ColumnId,
+    KvDtypeIn,
+    ModelHas,
+    PageSizeAbove,
+    TopkRange,
+)
+from compat.claim.matrix import Matrix, Row, Table
+from compat.claim.rules import (
     DtypeFallbackRule,
     DtypeRequirement,
     HybridCautionRule,
-    Matrix,
     PairingRule,
-    Row,
     SpecPagedRule,
-    Table,
 )
 from compat.vocab.evidence import Evidence
 from compat.vocab.hardware import CapabilityRange

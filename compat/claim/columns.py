@@ -1,19 +1,33 @@
-"""What makes a table column matter to a configuration: each column's trigger, as data.
+"""A table's columns: what each speaks for, what the guard does with it, and its trigger.
 
-A column (`compat.schema.Column`) declares its trigger (`when`) next to its action and the
-flags it speaks for. The guard compiles "configuration -> active columns" from the
-triggers once per matrix (`compat.guard.plan`), and a finding words the column's setting through
-its trigger, so no module branches on a column's id. vLLM's attention backends declare
-their capabilities the same way, as data read by one generic validator.
+A column declares its trigger (`when`) next to its action and the flags it speaks for. The
+guard compiles "configuration -> active columns" from the triggers once per matrix
+(`compat.guard.plan`), and a finding words the column's setting through its trigger, so no
+module branches on a column's id. vLLM's attention backends declare their capabilities the
+same way, as data read by one generic validator.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import ClassVar, Protocol
 
-from compat.guard.report import Resolved
-from compat.vocab.terms import KvDtype, KvFamily, ModelFeature
+from compat.claim.cells import Action
+from compat.vocab.evidence import Evidence
+from compat.vocab.terms import KvDtype, KvFamily, ModelFeature, Phase, Term
+
+
+class Configured(Protocol):
+    """What a finding quotes of a configuration (the guard's resolved one has these)."""
+
+    @property
+    def kv_dtype(self) -> KvDtype: ...
+
+    @property
+    def topk(self) -> int | None: ...
+
+    @property
+    def page_size(self) -> int: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,7 +53,7 @@ class Trigger:
     def matches(self, situation: Situation) -> bool:
         raise NotImplementedError
 
-    def setting(self, resolved: Resolved) -> str:
+    def setting(self, resolved: Configured) -> str:
         """The flag and value that activated the column, as a finding quotes it ("" if none)."""
         return ""
 
@@ -61,7 +75,7 @@ class KvDtypeIn(Trigger):
     def matches(self, situation: Situation) -> bool:
         return situation.kv_dtype.family is self.family
 
-    def setting(self, resolved: Resolved) -> str:
+    def setting(self, resolved: Configured) -> str:
         return f"--kv-cache-dtype {resolved.kv_dtype.value}"
 
 
@@ -78,7 +92,7 @@ class TopkRange(Trigger):
         topk = situation.topk
         return topk is not None and self.low <= topk and (self.high is None or topk <= self.high)
 
-    def setting(self, resolved: Resolved) -> str:
+    def setting(self, resolved: Configured) -> str:
         return f"--speculative-eagle-topk {resolved.topk}"
 
 
@@ -91,7 +105,7 @@ class PageSizeAbove(Trigger):
     def matches(self, situation: Situation) -> bool:
         return situation.page_size > self.size
 
-    def setting(self, resolved: Resolved) -> str:
+    def setting(self, resolved: Configured) -> str:
         return f"--page-size {resolved.page_size}"
 
 
@@ -106,3 +120,39 @@ class ModelHas(Trigger):
 
 
 ALWAYS = Always()
+
+
+class ColumnId(Term):
+    NATIVE_PAGE_SIZES = "native_page_sizes"
+    FP8_KV = "fp8_kv"
+    FP4_KV = "fp4_kv"
+    CHUNKED_PREFIX_CACHE = "chunked_prefix_cache"
+    SPEC_TOPK_1 = "spec_topk_1"
+    SPEC_TOPK_GT1 = "spec_topk_gt1"
+    SLIDING_WINDOW = "sliding_window"
+    MULTIMODAL = "multimodal"
+
+    def __init__(self, value: str) -> None:
+        self.rule_id = value.replace("_", "-")
+        """The id of the finding the guard raises for an unsupported cell of this column."""
+
+
+@dataclass(frozen=True)
+class Column:
+    """A column of the tables, and what the guard does with its cells."""
+
+    id: ColumnId
+    description: str
+    action: Action
+    """What an unsupported cell makes the guard do. SNAP belongs to the page-size column: a
+    cell of fixed sizes is snapped to (nothing to find), any other size is emulated (info)."""
+    why: str
+    """Why the guard takes `action` (shown in the legend)."""
+    when: Trigger
+    """What in a configuration makes this column's cells apply to it."""
+    flags: tuple[str, ...] = ()
+    """The flags this column speaks for: a finding names them after the backend's flags."""
+    phases: frozenset[Phase] = frozenset(Phase)
+    """The phases whose backend the guard checks against this column."""
+    evidence: Evidence | None = None
+    """Where this column's claims come from, when not the table's own source."""

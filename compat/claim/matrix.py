@@ -8,55 +8,21 @@ computed from cells and rules so no list is ever written down twice.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import cached_property
-from typing import TYPE_CHECKING
 
-from compat.claim.cells import Action, Cell, CellKind, PlatformSupport
-from compat.claim.columns import KvDtypeIn, Trigger
-from compat.claim.invariants import check_consistency
+from compat.claim.backends import Backend
+from compat.claim.cells import Action, Cell, CellKind
+from compat.claim.columns import Column, ColumnId, KvDtypeIn, PageSizeAbove
+from compat.claim.rules import (
+    DtypeFallbackRule,
+    DtypeRequirement,
+    HybridCautionRule,
+    PairingRule,
+    SpecPagedRule,
+)
 from compat.vocab.evidence import Evidence
-from compat.vocab.hardware import CapabilityRange
-from compat.vocab.terms import Arch, KvDtype, KvFamily, ModelFeature, Phase, Platform, Term
-
-if TYPE_CHECKING:
-    from compat.guard.plan import CompiledGuard
-
-
-class ColumnId(Term):
-    NATIVE_PAGE_SIZES = "native_page_sizes"
-    FP8_KV = "fp8_kv"
-    FP4_KV = "fp4_kv"
-    CHUNKED_PREFIX_CACHE = "chunked_prefix_cache"
-    SPEC_TOPK_1 = "spec_topk_1"
-    SPEC_TOPK_GT1 = "spec_topk_gt1"
-    SLIDING_WINDOW = "sliding_window"
-    MULTIMODAL = "multimodal"
-
-    def __init__(self, value: str) -> None:
-        self.rule_id = value.replace("_", "-")
-        """The id of the finding the guard raises for an unsupported cell of this column."""
-
-
-@dataclass(frozen=True)
-class Column:
-    """A column of the tables, and what the guard does with its cells."""
-
-    id: ColumnId
-    description: str
-    action: Action
-    """What an unsupported cell makes the guard do. SNAP belongs to the page-size column: a
-    cell of fixed sizes is snapped to (nothing to find), any other size is emulated (info)."""
-    why: str
-    """Why the guard takes `action` (shown in the legend)."""
-    when: Trigger
-    """What in a configuration makes this column's cells apply to it."""
-    flags: tuple[str, ...] = ()
-    """The flags this column speaks for: a finding names them after the backend's flags."""
-    phases: frozenset[Phase] = frozenset(Phase)
-    """The phases whose backend the guard checks against this column."""
-    evidence: Evidence | None = None
-    """Where this column's claims come from, when not the table's own source."""
+from compat.vocab.terms import Arch, KvDtype, KvFamily, Phase, Term
 
 
 @dataclass(frozen=True)
@@ -80,88 +46,6 @@ class Table:
     @property
     def columns(self) -> tuple[ColumnId, ...]:
         return tuple(column for column, _ in self.headers)
-
-
-@dataclass(frozen=True)
-class Backend:
-    """What a backend needs, independent of any table cell."""
-
-    name: str
-    phases: frozenset[Phase]
-    platforms: Mapping[Platform, PlatformSupport]
-    """Each platform the backend runs on, and whether that is tested."""
-    capability: Mapping[Arch, CapabilityRange] = field(default_factory=dict)
-    """CUDA compute capabilities it needs, per architecture; absent means any."""
-    archs: frozenset[Arch] = frozenset(Arch)
-    """The model architectures it serves; a table without its row for one of these leaves
-    it undocumented there, for any other it is known not to work."""
-    kv_dtypes: frozenset[KvDtype] | None = None
-    """The only KV dtypes the backend accepts, where it limits them."""
-    requires_features: frozenset[ModelFeature] = frozenset()
-    refuses_features: frozenset[ModelFeature] = frozenset()
-    disables_cuda_graph: bool = False
-    note: str = ""
-    evidence: Evidence | None = None
-
-    def runs_on(self, platform: Platform) -> bool:
-        return platform in self.platforms
-
-
-@dataclass(frozen=True)
-class DtypeRequirement:
-    """What a KV dtype needs from the platform and the software stack."""
-
-    dtype: KvDtype
-    rule_id: str
-    platforms: frozenset[Platform] | None = None
-    """Platforms it is allowed on; None means any."""
-    min_cuda: tuple[int, int] | None = None
-    min_torch: tuple[int, int] | None = None
-    torch_dtype: str | None = None
-    """The torch attribute that stores this dtype (checked by platform detection)."""
-    evidence: Evidence | None = None
-
-
-@dataclass(frozen=True)
-class PairingRule:
-    """With `kv_dtype`, prefill on `prefill_backend` needs a decode partner outside `excluded`."""
-
-    id: str
-    kv_dtype: KvDtype
-    prefill_backend: str
-    excluded_decode: frozenset[str]
-    evidence: Evidence
-
-
-@dataclass(frozen=True)
-class HybridCautionRule:
-    """With `kv_dtype`, two different phase backends (other than a pairing) get a warning."""
-
-    id: str
-    kv_dtype: KvDtype
-    evidence: Evidence
-
-
-@dataclass(frozen=True)
-class SpecPagedRule:
-    """For `arch`, speculative topk > 1 with page size > 1 runs only on `backends`."""
-
-    id: str
-    arch: Arch
-    backends: frozenset[str]
-    evidence: Evidence
-
-
-@dataclass(frozen=True)
-class DtypeFallbackRule:
-    """The engine replaces `backend` by `replacement` when it meets `kv_dtype`."""
-
-    id: str
-    backend: str
-    kv_dtype: KvDtype
-    replacement: str
-    why: str
-    evidence: Evidence
 
 
 _ARCH_STATUS_LABELS = {
@@ -197,7 +81,7 @@ class Matrix:
     """Evidence that is not attached to any single claim (kept for the sources list)."""
 
     def __post_init__(self) -> None:
-        check_consistency(self)
+        _check_consistency(self)
 
     # -- lookups ---------------------------------------------------------------------
 
@@ -229,13 +113,13 @@ class Matrix:
         return {(t.arch, c): header for t in self.tables for c, header in t.headers}
 
     @cached_property
-    def compiled(self) -> CompiledGuard:
-        """The guard's tables for this matrix, compiled on first use (the matrix never changes)."""
-        from compat.guard.plan import (
-            CompiledGuard,  # plan builds on this module; only the guard needs it
-        )
+    def derived(self) -> dict[str, object]:
+        """What a consumer computes once from this matrix (the matrix never changes).
 
-        return CompiledGuard(self)
+        The matrix knows no consumer: each keeps its own entry here (the guard, its
+        compiled tables), so they live exactly as long as the matrix.
+        """
+        return {}
 
     @cached_property
     def _memo(self) -> dict[tuple[object, ...], tuple[str, ...]]:
@@ -348,7 +232,46 @@ class Matrix:
         return tuple(b for b in self.backends if b.phases != frozenset(Phase))
 
 
-def phase_rule_id(backend: Backend) -> str:
-    """`fa4-prefill-only`: the id of the rule a phase-limited backend carries."""
-    only = "-".join(phase.value for phase in Phase if phase in backend.phases)
-    return f"{backend.name.replace('_', '-')}-{only}-only"
+def _check_consistency(matrix: Matrix) -> None:
+    """Refuse a matrix whose parts disagree (a typo in a backend name, a missing cell)."""
+    names = {backend.name for backend in matrix.backends}
+    column_ids = {column.id for column in matrix.columns}
+    problems = _column_problems(matrix.columns)
+    for table in matrix.tables:
+        for row in table.rows:
+            if row.backend not in names:
+                problems.append(f"{table.arch.value} row names unknown backend {row.backend!r}")
+            if set(row.cells) != set(table.columns):
+                cells = sorted(column.value for column in row.cells)
+                problems.append(f"{table.arch.value} row {row.backend!r} has cells {cells}")
+        for column_id in table.columns:
+            if column_id not in column_ids:
+                problems.append(f"{table.arch.value} table uses undeclared column {column_id}")
+    referenced = [rule.prefill_backend for rule in matrix.pairing_rules]
+    referenced += [name for rule in matrix.pairing_rules for name in rule.excluded_decode]
+    referenced += [name for rule in matrix.spec_paged_rules for name in rule.backends]
+    referenced += [r.backend for r in matrix.dtype_fallback_rules]
+    referenced += [r.replacement for r in matrix.dtype_fallback_rules]
+    problems += [
+        f"a rule names unknown backend {name!r}" for name in referenced if name not in names
+    ]
+    if problems:
+        raise ValueError("inconsistent capability matrix: " + "; ".join(problems))
+
+
+def _column_problems(columns: tuple[Column, ...]) -> list[str]:
+    """Declarations the guard could not honour: two columns for one KV family, a snap
+    without a page size to snap."""
+    problems = []
+    families = [c.when.family for c in columns if isinstance(c.when, KvDtypeIn)]
+    problems += [
+        f"two columns speak for {family.value} KV dtypes"
+        for family in KvFamily
+        if families.count(family) > 1
+    ]
+    problems += [
+        f"column {c.id.value} snaps page sizes but is not triggered by a page size"
+        for c in columns
+        if c.action is Action.SNAP and not isinstance(c.when, PageSizeAbove)
+    ]
+    return problems

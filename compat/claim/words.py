@@ -17,15 +17,14 @@ from __future__ import annotations
 from collections.abc import Iterable
 from functools import singledispatch
 
-from compat.claim.matrix import (
-    Backend,
+from compat.claim.backends import Backend, phase_rule_id
+from compat.claim.matrix import Matrix
+from compat.claim.rules import (
     DtypeFallbackRule,
     DtypeRequirement,
     HybridCautionRule,
-    Matrix,
     PairingRule,
     SpecPagedRule,
-    phase_rule_id,
 )
 from compat.vocab.spelling import join_or
 from compat.vocab.terms import Arch, KvDtype, Phase, Platform

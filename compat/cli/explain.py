@@ -8,9 +8,11 @@ import sys
 from typing import Any
 
 from compat.claim import words as wording
+from compat.claim.backends import Backend, phase_rule_id
 from compat.claim.baseline import MATRIX
 from compat.claim.cells import Cell, CellKind, PlatformSupport
-from compat.claim.matrix import ArchStatus, Backend, ColumnId, Matrix, phase_rule_id
+from compat.claim.columns import ColumnId
+from compat.claim.matrix import ArchStatus, Matrix
 from compat.cli.matrix import aligned
 from compat.vocab.evidence import Evidence
 from compat.vocab.spelling import closest, did_you_mean, join_or

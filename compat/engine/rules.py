@@ -133,7 +133,7 @@ class BackendGate:
 
 @dataclass(frozen=True)
 class DtypeFallback:
-    """`--attention-backend` (the field only) is replaced when it meets a KV dtype it cannot read."""
+    """`--attention-backend` (the field) is replaced when it meets a KV dtype it cannot read."""
 
     rule: str
     """The id of the rule; the page states the same fact under this id."""

@@ -9,8 +9,9 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 
 from compat.claim import words as wording
+from compat.claim.backends import Backend
 from compat.claim.cells import PlatformSupport
-from compat.claim.matrix import ArchStatus, Backend, Matrix
+from compat.claim.matrix import ArchStatus, Matrix
 from compat.guard.findings import (
     arch_finding,
     capability_finding,
@@ -23,6 +24,7 @@ from compat.guard.findings import (
     platform_finding,
 )
 from compat.guard.plan import ActiveColumns, BackendPlan, CompiledGuard, FindingMemo
+from compat.guard.plan import compiled as compiled_guard
 from compat.guard.report import (
     Enforcement,
     Finding,
@@ -50,7 +52,7 @@ def check(config: AttentionConfig, matrix: Matrix | None = None) -> Report:
     parsed = config.parsed
     if matrix is None:
         matrix = release_matrix(parsed.release.release)
-    compiled = matrix.compiled
+    compiled = compiled_guard(matrix)
     findings: list[Finding] = []
     resolved, applied = resolve_applying(parsed, findings, matrix)
     _check_dtype_platform(parsed, resolved, findings, matrix)

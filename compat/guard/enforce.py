@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from compat.guard.report import IncompatibleConfigError, Report
 from compat.guard.check import check
+from compat.guard.report import IncompatibleConfigError, Report
 from compat.inputs.config import AttentionConfig
 from compat.inputs.flags import FLAG_FIELDS
 

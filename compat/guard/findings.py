@@ -5,8 +5,10 @@ Only called when a check fails, so the cost of formatting stays off the passing 
 
 from __future__ import annotations
 
+from compat.claim.backends import Backend, phase_rule_id
 from compat.claim.cells import Action, Cell, CellKind, PlatformSupport
-from compat.claim.matrix import ArchStatus, Backend, Column, Matrix, phase_rule_id
+from compat.claim.columns import Column
+from compat.claim.matrix import ArchStatus, Matrix
 from compat.claim.words import phase_message
 from compat.guard.plan import BackendPlan, CellCheck
 from compat.guard.report import Finding, Resolved

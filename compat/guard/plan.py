@@ -1,6 +1,6 @@
 """The guard's compiled view of one matrix: per-backend plans, active columns, worded findings.
 
-`Matrix.compiled` builds a `CompiledGuard` on the first check and keeps it as long as the
+`compiled(matrix)` builds a `CompiledGuard` on the first check and keeps it as long as the
 matrix lives (a matrix never changes). A plan keeps only the cells that can produce a
 finding, and learns which of them each set of active columns reaches, so checking a
 configuration walks a few tuples instead of the whole table.
@@ -12,9 +12,10 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, ParamSpec, TypeVar
 
+from compat.claim.backends import Backend
 from compat.claim.cells import Action, Cell, CellKind, PlatformSupport
-from compat.claim.columns import Situation
-from compat.claim.matrix import ArchStatus, Backend, Column, ColumnId, Matrix
+from compat.claim.columns import Column, ColumnId, Situation
+from compat.claim.matrix import ArchStatus, Matrix
 from compat.guard.report import Enforcement, Finding, Report, Resolved, Suggestion
 from compat.vocab.hardware import CapabilityRange
 from compat.vocab.terms import Arch, ModelFeature, Phase, Platform
@@ -185,9 +186,20 @@ class CompiledGuard:
         return active
 
 
+def compiled(matrix: Matrix) -> CompiledGuard:
+    """The guard's tables for `matrix`, built on first use and kept with the matrix."""
+    found = matrix.derived.get(_KEY)
+    if found is None:
+        found = matrix.derived[_KEY] = CompiledGuard(matrix)
+    return found  # type: ignore[return-value]
+
+
+_KEY = "compat.guard"
+
+
 def backend_plan(matrix: Matrix, arch: Arch, name: str) -> BackendPlan:
     """The plan of backend `name` for `arch` models in `matrix`."""
-    return matrix.compiled.plan(arch, name)
+    return compiled(matrix).plan(arch, name)
 
 
 def _compile(matrix: Matrix, arch: Arch, name: str) -> BackendPlan:

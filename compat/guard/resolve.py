@@ -13,6 +13,7 @@ from compat.engine.events import DtypeFallenBack
 from compat.engine.startup.replay import Startup, replay
 from compat.guard import startup_words
 from compat.guard.plan import backend_plan
+from compat.guard.plan import compiled as compiled_guard
 from compat.guard.report import Enforcement, Finding, Resolved
 from compat.inputs.config import Parsed
 from compat.vocab.terms import KV_DTYPE_SPELLINGS, Phase, Platform, Severity
@@ -36,7 +37,7 @@ def resolve_applying(
 
     A pure function of the launch, so each distinct launch is replayed once per matrix.
     """
-    memo = matrix.compiled.launches
+    memo = compiled_guard(matrix).launches
     release = parsed.release
     key = (
         id(release),

@@ -118,8 +118,7 @@ def _(event: e.DtypeFallenBack) -> str:
 @said.register
 def _(event: e.PrefillOnly) -> str:
     return (
-        f"{event.name} serves only the prefill phase; use --prefill-attention-backend "
-        f"{event.name}"
+        f"{event.name} serves only the prefill phase; use --prefill-attention-backend {event.name}"
     )
 
 

@@ -15,7 +15,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from typing import Any
 
-from compat.claim.matrix import Backend, Matrix
+from compat.claim.backends import Backend
+from compat.claim.matrix import Matrix
 from compat.guard.report import Report, Resolved, Suggestion
 from compat.inputs.config import AttentionConfig
 from compat.vocab.terms import KV_DTYPE_SPELLINGS, KvDtype, Phase

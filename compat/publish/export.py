@@ -13,15 +13,11 @@ import json
 from collections.abc import Iterable
 from typing import Final, TypeVar, overload
 
+from compat.claim.backends import Backend, phase_rule_id
 from compat.claim.baseline import MATRIX
 from compat.claim.cells import Action, Cell
-from compat.claim.matrix import (
-    ArchStatus,
-    Backend,
-    ColumnId,
-    Matrix,
-    phase_rule_id,
-)
+from compat.claim.columns import ColumnId
+from compat.claim.matrix import ArchStatus, Matrix
 from compat.claim.words import statement
 from compat.publish.export_releases import default_branches, release
 from compat.publish.export_shapes import (

@@ -10,7 +10,8 @@ from __future__ import annotations
 from typing import Annotated, Literal, TypedDict, TypeVar
 
 from compat.claim.cells import Action, CellKind, PlatformSupport
-from compat.claim.matrix import ArchStatus, ColumnId
+from compat.claim.columns import ColumnId
+from compat.claim.matrix import ArchStatus
 from compat.publish.json_schema import (
     EVERY_KEY,
     UNIQUE_ITEMS,

@@ -12,7 +12,8 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from compat.claim import words as wording
-from compat.claim.matrix import ColumnId, Matrix, Row
+from compat.claim.columns import ColumnId
+from compat.claim.matrix import Matrix, Row
 from compat.publish import startup_text
 from compat.vocab.evidence import Evidence
 from compat.vocab.spelling import join_or

@@ -383,8 +383,8 @@ def render_finder_script(release: str = NEWEST, data: dict[str, Any] | None = No
     """One release's data as a script that adds it to a global, so the page also works
     opened from disk."""
     return (
-        "// Generated at site build time by compat.publish.finder from the capability matrix and the\n"
-        "// guard; do not edit.\n"
+        "// Generated at site build time by compat.publish.finder from the capability matrix\n"
+        "// and the guard; do not edit.\n"
         f"window.{DATA_GLOBAL} = window.{DATA_GLOBAL} || {{}};\n"
         f"window.{DATA_GLOBAL}[{json.dumps(release)}] = {render_finder_data(release, data)};\n"
     )

@@ -18,9 +18,11 @@ import jinja2
 from jinja2 import TemplateError
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
+from compat.claim.backends import Backend
 from compat.claim.baseline import MATRIX
 from compat.claim.cells import CellKind
-from compat.claim.matrix import Backend, ColumnId, Matrix, Row
+from compat.claim.columns import ColumnId
+from compat.claim.matrix import Matrix, Row
 from compat.engine.rules import ReleaseRules
 from compat.inputs.config import AttentionConfig
 from compat.inputs.gpus import GPUS

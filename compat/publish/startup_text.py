@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from compat.claim.matrix import ColumnId, Matrix
+from compat.claim.columns import ColumnId
+from compat.claim.matrix import Matrix
 from compat.claim.words import code, code_list, codes
 from compat.engine.rules import DefaultBranch, ModelOverride, ReleaseRules
 from compat.vocab.terms import Arch

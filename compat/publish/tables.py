@@ -12,16 +12,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from compat.claim import words as wording
+from compat.claim.backends import Backend, phase_rule_id
 from compat.claim.cells import PlatformSupport
-from compat.claim.matrix import (
-    ArchStatus,
-    Backend,
-    Column,
-    DtypeRequirement,
-    Matrix,
-    Table,
-    phase_rule_id,
-)
+from compat.claim.columns import Column
+from compat.claim.matrix import ArchStatus, Matrix, Table
+from compat.claim.rules import DtypeRequirement
 from compat.claim.words import code, code_list, join_and, phases
 from compat.engine.rules import ReleaseRules
 from compat.inputs.gpus import Gpu

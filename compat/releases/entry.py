@@ -12,7 +12,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from compat.claim.matrix import Backend
+from compat.claim.backends import Backend
 from compat.vocab.evidence import Evidence
 from compat.vocab.terms import Phase
 

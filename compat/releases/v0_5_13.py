@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
+from compat.claim.backends import Backend
 from compat.claim.baseline import BLACKWELL as BLACKWELL_CC
 from compat.claim.baseline import BOTH, CUDA_ONLY, LATER_RELEASES, MLA_ONLY
 from compat.claim.cells import PlatformSupport
-from compat.claim.matrix import Backend
 from compat.engine.rules import ANY_FLAG, PageSnap
 from compat.releases.entry import Change, DocChange, Release, plus
 from compat.releases.shared import (

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from compat.claim.backends import Backend
 from compat.claim.baseline import BOTH, CUDA_ONLY, LATER_RELEASES, MHA_ONLY
-from compat.claim.matrix import Backend
 from compat.engine.rules import ANY_FLAG, PageSnap
 from compat.releases.entry import Change, DocChange, Release, plus
 from compat.releases.shared import COMPAT, OVERRIDES, TRTLLM_MHA_SNAP, code, snap

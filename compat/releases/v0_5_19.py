@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from compat.claim.backends import Backend
 from compat.claim.baseline import BOTH, CUDA_ONLY, LATER_RELEASES
-from compat.claim.matrix import Backend
 from compat.engine.rules import EITHER_PHASE, BackendGate
 from compat.releases.entry import Change, DocChange, Release, plus
 from compat.releases.shared import ATTENTION_HOOK, TRTLLM_MHA_DECODE_GPUS, code

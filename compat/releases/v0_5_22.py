@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from compat.claim.backends import Backend
 from compat.claim.baseline import BOTH, CUDA_ONLY, LATER_RELEASES, MHA_ONLY
-from compat.claim.matrix import Backend
 from compat.releases.entry import Change, DocChange, Release, plus
 from compat.releases.shared import CHOICES, code
 

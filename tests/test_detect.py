@@ -16,11 +16,11 @@ from cells import fp4_accepted_on_b200  # noqa: E402
 
 from compat import IncompatibleConfigError, KvDtype, Platform, enforce  # noqa: E402
 from compat.claim.baseline import MATRIX  # noqa: E402
+from compat.guard.extra_findings import dtype_support  # noqa: E402
 from compat.inputs.detect import (  # noqa: E402
     DetectedPlatform,
     PlatformDetectionError,
     detect_platform,
-    dtype_support,
     torch_dtype,
     version_tuple,
 )

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from compat.engine.parser.lookup import RELEASE
 from compat.guard.check import check
+from compat.guard.extra_findings import with_conflicts, with_software_findings
 from compat.guard.report import Enforcement, Report, Suggestion, runs_as
 from compat.inputs.command import (
     LaunchFlags,
@@ -22,7 +23,6 @@ from compat.inputs.command import (
     launch_release,
     model_config_conflicts,
     parse_launch_command,
-    with_conflicts,
 )
 from compat.inputs.config import AttentionConfig, InvalidConfigError
 from compat.inputs.flags import FLAGS, flag_of
@@ -117,7 +117,9 @@ def run(args: argparse.Namespace) -> int:
         data = {**report.to_dict(), **context}
         if args.launch:
             for entry, suggestion in zip(data["suggestions"], report.suggestions, strict=True):
-                command = corrected_command(args.launch, suggestion, release)
+                command = corrected_command(
+                    args.launch, suggestion.flags, suggestion.removes, release
+                )
                 entry["command"] = shlex.join(command)
         print(json.dumps(data, indent=2, ensure_ascii=False))
     else:
@@ -135,8 +137,6 @@ def judge(args: argparse.Namespace) -> tuple[Report, dict[str, Any]]:
     report = check(config)
     detected = context.pop("_detected", None)
     if detected is not None:
-        from compat.inputs.detect import with_software_findings
-
         report = with_software_findings(report, detected)
     return with_conflicts(report, context), context
 
@@ -374,7 +374,8 @@ def format_suggestions(
         lines = ["corrected launch commands (each checked to pass; fewest changes first):"]
         for suggestion in suggestions:
             lines.append(f"  # {_changes(suggestion)}: {suggestion.reason}")
-            lines.append(f"  {shlex.join(corrected_command(launch, suggestion, release))}")
+            command = corrected_command(launch, suggestion.flags, suggestion.removes, release)
+            lines.append(f"  {shlex.join(command)}")
         return lines
     lines = ["suggested flags (each checked to pass; fewest changes first):"]
     width = min(max(len(s.summary) for s in suggestions), 40)

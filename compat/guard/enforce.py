@@ -61,7 +61,7 @@ def enforce(
     )
     report = check(config)
     if detected is not None:
-        from compat.inputs.detect import with_software_findings
+        from compat.guard.extra_findings import with_software_findings
 
         report = with_software_findings(report, detected)
     _log(report)

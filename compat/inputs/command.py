@@ -9,14 +9,11 @@ from __future__ import annotations
 
 import shlex
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
-from typing import Any
+from dataclasses import dataclass
 
 from compat.engine.parser.lookup import RELEASE, UnknownFlagError, canonical_flag, release_flags
-from compat.guard.report import Finding, Report, Suggestion
 from compat.inputs.config import chosen_release
 from compat.inputs.flags import FLAGS, flag_of
-from compat.vocab.terms import Severity
 
 MODELED_FLAGS = {flag.option: flag.field for flag in FLAGS}
 # Flags of the launch command that say where the model is; used to find its config.json.
@@ -105,16 +102,19 @@ def parse_launch_command(tokens: Sequence[str], release: str = RELEASE) -> Launc
 
 
 def corrected_command(
-    tokens: Sequence[str], suggestion: Suggestion, release: str = RELEASE
+    tokens: Sequence[str],
+    sets: Sequence[tuple[str, str]],
+    removes: Sequence[str],
+    release: str = RELEASE,
 ) -> list[str]:
-    """The launch command with a suggestion applied: its flags set, its removals dropped.
+    """The launch command with flags set (`sets`) and dropped (`removes`).
 
     A flag the command already has keeps its place and gets the new value; a new one is
     appended. `tokens` must parse without problems with `release`'s flags.
     """
     arities = release_flags(release)
-    setting = dict(suggestion.flags)
-    dropping = set(suggestion.removes)
+    setting = dict(sets)
+    dropping = set(removes)
     out: list[str] = []
     index = 0
     while index < len(tokens) and not tokens[index].startswith("--"):
@@ -142,9 +142,6 @@ def corrected_command(
     return out
 
 
-CONFLICT_RULE = "model-config-conflict"
-
-
 def model_config_conflicts(
     explicit: dict[str, object], derived: dict[str, object], reasons: dict[str, str]
 ) -> list[dict[str, object]]:
@@ -159,31 +156,6 @@ def model_config_conflicts(
         for name, value in explicit.items()
         if value is not None and name in derived and derived[name] != value
     ]
-
-
-def with_conflicts(report: Report, context: dict[str, Any]) -> Report:
-    """The report plus a warning for each explicit flag that contradicts the model config."""
-    conflicts = context.get("model_config_conflicts") or []
-    extra = tuple(
-        Finding(
-            CONFLICT_RULE,
-            Severity.WARNING,
-            f"{conflict['flag']} {_shown(conflict['given'])} contradicts the model config, "
-            f"which implies {_shown(conflict['model_config'])} ({conflict['why']}); the "
-            "flag is what was checked",
-            (str(conflict["flag"]), "--model-config"),
-            value=_shown(conflict["given"]),
-            allowed=(_shown(conflict["model_config"]),),
-        )
-        for conflict in conflicts
-    )
-    return replace(report, findings=report.findings + extra) if extra else report
-
-
-def _shown(value: object) -> str:
-    if isinstance(value, bool):
-        return "on" if value else "off"
-    return str(value)
 
 
 def _split_pasted(tokens: Sequence[str]) -> tuple[list[str], list[str], list[str]]:

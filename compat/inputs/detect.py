@@ -8,16 +8,14 @@ from __future__ import annotations
 
 import re
 import warnings
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from types import ModuleType
 from typing import Any
 
 from compat.claim.baseline import MATRIX
 from compat.claim.matrix import Matrix
-from compat.claim.words import torch_dtype_message, torch_message
-from compat.guard.report import Finding, Report
 from compat.vocab.hardware import ComputeCapability
-from compat.vocab.terms import KvDtype, Platform, Severity
+from compat.vocab.terms import KvDtype, Platform
 
 
 class PlatformDetectionError(RuntimeError, ValueError):
@@ -94,47 +92,9 @@ def detect_platform() -> DetectedPlatform:
     return DetectedPlatform(Platform.CPU, None, None, torch_version, None)
 
 
-def dtype_support(
-    dtype: KvDtype, detected: DetectedPlatform, matrix: Matrix = MATRIX
-) -> tuple[Finding, ...]:
-    """What the installed torch and CUDA lack for `dtype`, as findings (empty when fine)."""
-    requirement = matrix.dtype_requirement(dtype)
-    if requirement is None:
-        return ()
-    findings: list[Finding] = []
-    rule = requirement.rule_id
-    installed = detected.torch_version
-    if requirement.torch_dtype is not None:
-        torch = _import_torch()
-        if not hasattr(torch, requirement.torch_dtype):
-            findings.append(
-                Finding(
-                    rule,
-                    Severity.ERROR,
-                    torch_dtype_message(requirement, requirement.torch_dtype, installed),
-                    ("--kv-cache-dtype",),
-                    value=dtype.value,
-                )
-            )
-    if requirement.min_torch is not None and installed < requirement.min_torch:
-        need = ".".join(map(str, requirement.min_torch))
-        findings.append(
-            Finding(
-                rule,
-                Severity.ERROR,
-                torch_message(requirement, requirement.min_torch, installed),
-                ("--kv-cache-dtype",),
-                value=".".join(map(str, installed)),
-                allowed=(f">={need}",),
-            )
-        )
-    return tuple(findings)
-
-
-def with_software_findings(report: Report, detected: DetectedPlatform) -> Report:
-    """The report plus what the installed torch and CUDA lack for its KV dtype."""
-    extra = dtype_support(report.resolved.kv_dtype, detected)
-    return replace(report, findings=report.findings + extra) if extra else report
+def torch_has(attribute: str) -> bool:
+    """Whether the installed torch has `attribute` (a dtype such as `float4_e2m1fn_x2`)."""
+    return hasattr(_import_torch(), attribute)
 
 
 def torch_dtype(dtype: KvDtype, matrix: Matrix = MATRIX) -> Any:

@@ -90,12 +90,12 @@ def test_ascii_stdout_prints_the_tables() -> None:
 def test_an_unexpected_error_is_exit_3_with_a_bug_report_hint(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import compat.cli.check as check_command
+    import compat.guard.judge as judging
 
     def broken(*args: object) -> None:
         raise RuntimeError("a bug\non two lines")
 
-    monkeypatch.setattr(check_command, "check", broken)
+    monkeypatch.setattr(judging, "check", broken)
     code, _, err = cli(MHA, capsys)
     assert code == 3
     assert "internal error: RuntimeError: a bug on two lines;" in err and "COMPAT_DEBUG" in err

@@ -18,13 +18,14 @@ from compat.cli.check import (
     EXIT_INCOMPATIBLE,
     EXIT_INVALID,
     EXIT_OK,
-    UsageError,
     add_model_arguments,
     format_report,
     judge,
 )
 from compat.guard.report import Report
+from compat.inputs.assemble import InputError
 from compat.inputs.config import InvalidConfigError
+from compat.inputs.detect import PlatformDetectionError
 from compat.sglang_plugin import POLICY_VARIABLE, Policy, PolicyError, policy_from_environment
 
 
@@ -65,16 +66,16 @@ def register(subparsers: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     try:
         if not args.launch:
-            raise UsageError(
+            raise InputError(
                 "no launch command: give it after `--`, e.g. compat launch -- python3 -m "
                 "sglang.launch_server --model-path MODEL [flags]"
             )
         policy: Policy = args.policy or policy_from_environment()
-        report, context = judge(args)
-    except (UsageError, InvalidConfigError, PolicyError) as error:
+        report, context, release = judge(args)
+    except (InputError, InvalidConfigError, PlatformDetectionError, PolicyError) as error:
         print(f"compat launch: {error}", file=sys.stderr)
         return EXIT_INVALID
-    print(format_report(report, context, launch=args.launch))
+    print(format_report(report, context, launch=args.launch, release=release))
     command = shlex.join(args.launch)
     if not accepts(report, policy):
         print(

@@ -5,13 +5,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from compat.guard.check import check
+from compat.guard.judge import judge
 from compat.guard.report import IncompatibleConfigError, Report
-from compat.inputs.config import AttentionConfig
+from compat.inputs.assemble import LaunchRequest, assemble
 from compat.inputs.flags import FLAG_FIELDS
 
 if TYPE_CHECKING:
-    from compat.inputs.detect import DetectedPlatform
+    pass
 
 
 def enforce(
@@ -40,7 +40,6 @@ def enforce(
     cannot hold flags is a TypeError.
     """
     server_args = _flag_holder(server_args)
-    detected, machine = _machine(platform, compute_capability)
     model = _model_facts(server_args)
     arch = attention_arch or model.get("attention_arch")
     if arch is None:
@@ -48,46 +47,26 @@ def enforce(
             "enforce(): the model's attention architecture is unknown; pass "
             "attention_arch='mha' or 'mla' (or call it after SGLang built server_args.model_config)"
         )
-    flags = _server_args_fields(server_args)
-    config = AttentionConfig(
-        **{name: value for name, value in flags.items() if value is not None},
-        **machine,
-        attention_arch=arch,
-        sliding_window=sliding_window,
-        multimodal=multimodal,
-        model_architecture=model_architecture or model.get("model_architecture"),
-        kv_heads=kv_heads or model.get("kv_heads"),
-        sglang_version=sglang_version,
+    assembled = assemble(
+        LaunchRequest(
+            flags=_server_args_fields(server_args),
+            model={
+                "attention_arch": arch,
+                "sliding_window": sliding_window,
+                "multimodal": multimodal,
+                "model_architecture": model_architecture or model.get("model_architecture"),
+                "kv_heads": kv_heads or model.get("kv_heads"),
+            },
+            platform=platform,
+            compute_capability=compute_capability,
+            sglang_version=sglang_version,
+        )
     )
-    report = check(config)
-    if detected is not None:
-        from compat.guard.extra_findings import with_software_findings
-
-        report = with_software_findings(report, detected)
+    report = judge(assembled)
     _log(report)
     if report.refused_at_startup if parity else not report.ok:
-        raise IncompatibleConfigError(report, detected=detected is not None)
+        raise IncompatibleConfigError(report, detected=assembled.detected is not None)
     return report
-
-
-def _machine(
-    platform: str | None, compute_capability: tuple[int, int] | str | None
-) -> tuple[DetectedPlatform | None, dict[str, Any]]:
-    """The config's platform fields, as given or else detected with torch (and the detection)."""
-    if platform is not None:
-        return None, {"platform": platform, "compute_capability": compute_capability}
-    from compat.inputs.detect import detect_platform
-
-    detected = detect_platform()
-    found = detected.compute_capability
-    if compute_capability is None and found is not None:
-        compute_capability = (found.major, found.minor)
-    fields = {
-        "platform": detected.platform.value,
-        "compute_capability": compute_capability,
-        "cuda_version": detected.cuda_version,
-    }
-    return detected, fields
 
 
 def _log(report: Report) -> None:

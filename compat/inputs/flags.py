@@ -27,6 +27,11 @@ def flag_of(field_name: str) -> str:
     return "--" + field_name.replace("_", "-")
 
 
+def flag_field(option: str) -> str:
+    """The AttentionConfig field of a command-line flag (`--page-size` -> `page_size`)."""
+    return option.removeprefix("--").replace("-", "_")
+
+
 @dataclass(frozen=True, slots=True)
 class Flag:
     """One SGLang launch flag: the AttentionConfig (and ServerArgs) field that holds it."""

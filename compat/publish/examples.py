@@ -9,13 +9,13 @@ from __future__ import annotations
 import shlex
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
-from typing import Any
 
 from compat.claim.baseline import MATRIX
 from compat.claim.matrix import Matrix
 from compat.guard.check import check
-from compat.inputs.config import AttentionConfig, InvalidConfigError, flag_of
-from compat.inputs.gpus import gpu_named
+from compat.inputs.assemble import LaunchRequest, assemble
+from compat.inputs.config import AttentionConfig, InvalidConfigError
+from compat.inputs.flags import flag_field
 from compat.releases import RELEASE_NAMES, RELEASES
 
 LAUNCHER = ("python3", "-m", "sglang.launch_server")
@@ -39,21 +39,15 @@ class LaunchExample:
     """Model facts the guard needs that the flags do not carry (e.g. dual-chunk attention)."""
 
     def config(self, release: str | None = None) -> AttentionConfig:
-        gpu = gpu_named(self.gpu)
-        fields: dict[str, Any] = {
-            "sglang_version": release,
-            "attention_arch": self.arch,
-            "platform": gpu.platform.value,
-            "compute_capability": None
-            if gpu.capability is None
-            else (gpu.capability.major, gpu.capability.minor),
-            **dict(self.features),
-        }
-        by_flag = {flag_of(name): name for name in AttentionConfig.__dataclass_fields__}
-        for flag, value in self.flags:
-            name = by_flag[flag]
-            fields[name] = int(value) if name in ("page_size", "speculative_eagle_topk") else value
-        return AttentionConfig(**fields)
+        """The configuration of this example, read as `compat check` reads its command."""
+        request = LaunchRequest(
+            flags={flag_field(flag): value for flag, value in self.flags},
+            model={"attention_arch": self.arch, **dict(self.features)},
+            gpu=self.gpu,
+            detect=False,
+            sglang_version=release,
+        )
+        return assemble(request).config
 
     @property
     def command(self) -> str:

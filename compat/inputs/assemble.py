@@ -1,0 +1,253 @@
+"""The one way to build an AttentionConfig from what a caller knows of a launch.
+
+`compat check`, `compat launch`, `enforce()` (and with it the SGLang plugin) and the page's
+launch examples each describe a launch in a `LaunchRequest`: SGLang flags (as text or
+values), maybe a whole launch command, the model (or its config.json), the machine (or
+nothing, to detect it). `assemble()` reads it in one order, the same for every caller:
+
+1. the launch command, with the flag list of the release being predicted;
+2. the flags given beside it (a flag may come once);
+3. the model config (`--model-config`, else the one `--model-path` names), under the
+   model facts given explicitly;
+4. the machine: `--gpu` / `--compute-capability` / `--platform`, else detected with torch.
+
+It returns the configuration and what was read to make it (for the report).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from compat.engine.parser.lookup import RELEASE
+from compat.inputs.command import (
+    LaunchFlags,
+    launch_release,
+    model_config_conflicts,
+    parse_launch_command,
+)
+from compat.inputs.config import AttentionConfig
+from compat.inputs.flags import FLAGS, flag_of
+from compat.vocab.hardware import ComputeCapability
+
+if TYPE_CHECKING:
+    from compat.inputs.detect import DetectedPlatform
+
+
+class InputError(ValueError):
+    """Input that cannot be read into a configuration; the message is one line."""
+
+
+# The model's facts a caller may state; each overrides what a model config implies.
+MODEL_FACTS = ("attention_arch", "sliding_window", "multimodal", "model_architecture", "kv_heads")
+
+
+@dataclass(frozen=True)
+class LaunchRequest:
+    """Everything a caller knows of one launch, before it is read."""
+
+    flags: Mapping[str, Any] = field(default_factory=dict)
+    """AttentionConfig field -> value (None: not given), as text or as a value."""
+    command: Sequence[str] = ()
+    """A whole launch command (`python3 -m sglang.launch_server --flag value ...`)."""
+    model: Mapping[str, Any] = field(default_factory=dict)
+    """Model facts stated by the caller (`MODEL_FACTS` and other feature switches)."""
+    model_config: str | None = None
+    """A Hugging Face config.json, or its directory."""
+    gpu: str | None = None
+    platform: str | None = None
+    compute_capability: Any = None
+    """`10.0`, `sm100`, `(10, 0)` or a GPU name."""
+    detect: bool = True
+    """Ask torch for the machine when the request does not name it."""
+    sglang_version: str | None = None
+
+
+@dataclass(frozen=True)
+class Assembled:
+    """A launch read into a configuration, with what was read to make it."""
+
+    config: AttentionConfig
+    context: dict[str, Any]
+    """What the report shows besides the findings (ignored flags, the model config, ...)."""
+    detected: DetectedPlatform | None
+    """The machine as torch found it, when it was detected."""
+    flag_release: str
+    """The release whose flag list read the launch command."""
+
+
+def assemble(request: LaunchRequest) -> Assembled:
+    """The configuration a launch request describes; raises InputError, InvalidConfigError,
+    or PlatformDetectionError when the machine cannot be detected."""
+    launch, release = _read_launch(request)
+    fields = _flag_fields(request, launch)
+    context: dict[str, Any] = {"ignored_flags": list(launch.ignored), "from_model_config": {}}
+    if launch.notes:
+        context["launch_notes"] = list(launch.notes)
+    model_config = request.model_config or _model_path_config(launch.model_path, context)
+    if model_config is not None:
+        _add_model_config(request, model_config, fields, context)
+    for name, value in request.model.items():
+        if value is not None:
+            fields[name] = _integer(name, value) if name == "kv_heads" else value
+    if request.sglang_version is not None:
+        fields["sglang_version"] = request.sglang_version
+    if "attention_arch" not in fields:
+        raise InputError(
+            "the model's attention architecture is unknown: pass --attention-arch {mha,mla} "
+            "or --model-config PATH"
+        )
+    detected = _add_machine(request, fields, context)
+    return Assembled(AttentionConfig(**fields), context, detected, release)
+
+
+def _read_launch(request: LaunchRequest) -> tuple[LaunchFlags, str]:
+    """The launch command, read with the flags of the release being predicted."""
+    if not request.command:
+        return LaunchFlags({}, None, ()), RELEASE
+    try:
+        release = launch_release(request.sglang_version)
+        launch = parse_launch_command(request.command, release)
+    except ValueError as error:  # a release not modelled, or without a flag list
+        raise InputError(str(error)) from None
+    if launch.problems:
+        raise InputError("; ".join(launch.problems))
+    return launch, release
+
+
+def _flag_fields(request: LaunchRequest, launch: LaunchFlags) -> dict[str, Any]:
+    """The SGLang flags of the launch command and of the request; a flag may come once."""
+    fields: dict[str, Any] = dict(launch.values)
+    for flag in FLAGS:
+        given = request.flags.get(flag.field)
+        if given is None:
+            continue
+        if flag.field in fields and fields[flag.field] != given:
+            raise InputError(
+                f"{flag.option} is {given!r} here but {fields[flag.field]!r} in the launch "
+                "command; give it once"
+            )
+        fields[flag.field] = given
+    for flag in FLAGS:
+        if flag.integer and flag.field in fields:
+            fields[flag.field] = _integer(flag.field, fields[flag.field])
+    return fields
+
+
+def _integer(field_name: str, value: Any) -> Any:
+    """A flag's integer: text is converted (a bad one worded as the flag's), values pass."""
+    if not isinstance(value, str):
+        return value  # a value: AttentionConfig's validation judges it
+    if re.fullmatch(r"[+-]?\d{1,18}", value.strip()):
+        return int(value)
+    raise InputError(f"{flag_of(field_name)}: expected a positive integer, got {value!r}")
+
+
+def _add_model_config(
+    request: LaunchRequest, path: str, fields: dict[str, Any], context: dict[str, Any]
+) -> None:
+    """What the model's config.json implies, where the request states nothing else."""
+    from compat.inputs.model_config import ModelConfigError, load_model_facts
+
+    try:
+        facts = load_model_facts(path)
+    except ModelConfigError as error:
+        raise InputError(str(error)) from None
+    explicit = {name: request.model.get(name) for name in MODEL_FACTS}
+    derived = facts.config_fields()
+    for name, value in derived.items():
+        if explicit.get(name) is None:
+            fields[name] = value
+    context["model_config"] = str(facts.path)
+    context["from_model_config"] = {
+        name: {"value": derived[name], "why": why}
+        for name, why in facts.reasons().items()
+        if explicit.get(name) is None and name in derived
+    }
+    context["model_config_conflicts"] = model_config_conflicts(explicit, derived, facts.reasons())
+
+
+def _model_path_config(model_path: str | None, context: dict[str, Any]) -> str | None:
+    """The config.json `--model-path` names: a local directory or the offline HF cache."""
+    if model_path is None:
+        return None
+    from compat.inputs.hf_cache import locate_model_config
+
+    located = locate_model_config(model_path)
+    if located.config is None:
+        context["model_path_not_found"] = located.searched
+        return None
+    return str(located.config)
+
+
+def _add_machine(
+    request: LaunchRequest, fields: dict[str, Any], context: dict[str, Any]
+) -> DetectedPlatform | None:
+    """Platform and compute capability from the request, else detected (when allowed)."""
+    hardware = _hardware(request)
+    fields.update(hardware)
+    if request.platform is not None:
+        fields["platform"] = request.platform
+    elif "platform" in hardware:
+        context["hardware_from"] = "--gpu" if request.gpu else "--compute-capability"
+    elif request.detect:
+        detected, context["detected"] = _detect(fields)
+        return detected
+    return None
+
+
+def _hardware(request: LaunchRequest) -> dict[str, Any]:
+    """Platform and compute capability from a GPU name or a compute capability.
+
+    A compute capability alone means CUDA; a GPU name sets its own platform.
+    """
+    from compat.inputs.gpus import UnknownGpuError, find_gpu, gpu_named
+
+    named = request.gpu
+    capability = request.compute_capability
+    if isinstance(capability, str) and find_gpu(capability) is not None:
+        named, capability = capability, None
+    fields: dict[str, Any] = {}
+    if capability is not None:
+        fields["platform"] = "cuda"
+        fields["compute_capability"] = capability
+    if named is not None:
+        try:
+            gpu = gpu_named(named)
+        except UnknownGpuError as error:
+            flag = "--gpu" if named == request.gpu else "--compute-capability"
+            raise InputError(f"{flag}: {error}") from None
+        fields["platform"] = gpu.platform.value
+        if gpu.capability is not None:
+            if (
+                isinstance(capability, str)
+                and ComputeCapability.parse(capability) != gpu.capability
+            ):
+                raise InputError(
+                    f"--gpu {named} is {gpu.capability}, but --compute-capability is "
+                    f"{capability}; give one"
+                )
+            fields["compute_capability"] = (gpu.capability.major, gpu.capability.minor)
+    return fields
+
+
+def _detect(fields: dict[str, Any]) -> tuple[DetectedPlatform, dict[str, Any]]:
+    """Fill platform, compute capability and CUDA version from torch; say what was found."""
+    from compat.inputs.detect import detect_platform
+
+    detected = detect_platform()
+    fields["platform"] = detected.platform.value
+    if "compute_capability" not in fields and detected.compute_capability is not None:
+        capability = detected.compute_capability
+        fields["compute_capability"] = (capability.major, capability.minor)
+    if detected.cuda_version is not None:
+        fields["cuda_version"] = detected.cuda_version
+    return detected, {
+        "platform": detected.platform.value,
+        "compute_capability": None
+        if detected.compute_capability is None
+        else detected.compute_capability.dotted,
+        "device": detected.device_name,
+    }

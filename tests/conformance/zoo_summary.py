@@ -72,6 +72,16 @@ def summary(tables: dict[str, list[dict[str, Any]]]) -> str:
     families: dict[str, list[str]] = defaultdict(list)
     for name, model in ZOO.items():
         families[model.family].append(name)
+    lines += ["", "Refused launches per model (of the model's launches), release by release:", ""]
+    lines += ["| model | " + " | ".join(v.removeprefix("0.5.") for v in versions) + " |"]
+    lines += ["|---|" + "---|" * len(versions)]
+    for name in ZOO:
+        cells = []
+        for version in versions:
+            rows = [row for row in tables[version] if row["model"] == name]
+            refused = sum(row["outcome"]["refused"] for row in rows)
+            cells.append(f"{refused}/{len(rows)}")
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
     for family, names in families.items():
         for name in names:
             model = ZOO[name]

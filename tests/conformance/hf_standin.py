@@ -27,6 +27,7 @@ classes (`sglang/srt/configs/*.py`) are stand-ins of the same kind, keyed by nam
 from __future__ import annotations
 
 import ast
+import functools
 import json
 import logging
 import types
@@ -567,6 +568,7 @@ class _ConfigsModule(stubs._PlaceholderModule):
         return self._tuples
 
 
+@functools.cache
 def _class_files(source_root: Path) -> dict[str, str]:
     """Class name -> the sglang/srt/configs module that defines it (first definition)."""
     found: dict[str, str] = {}

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import sys
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -209,6 +210,16 @@ def test_each_launch_reads_a_fresh_config() -> None:
         first = runtime.server_args("Qwen3-8B", []).get_model_config().hf_config
         second = runtime.server_args("Qwen3-8B", []).get_model_config().hf_config
         assert first is not second  # SGLang's get_config memo is cleared between launches
+
+
+def test_nothing_leaks_out_of_the_zoo_runtime() -> None:
+    _require(OLDEST)
+    before = {name: sys.modules.get(name) for name in ("torch", "transformers", "regex")}
+    with open_runtime(OLDEST, "H200", zoo=True) as runtime:
+        runtime.outcome("Nemotron-Nano-9B-v2", ["--trust-remote-code"])  # imports "regex"
+        assert sys.modules.get("regex") is not None
+    assert {name: sys.modules.get(name) for name in before} == before
+    assert not [name for name in sys.modules if name.split(".")[0] == "sglang"]
 
 
 def test_worker_processes_match_in_process_runs() -> None:

@@ -72,6 +72,10 @@ _NEVER_OVERRIDDEN = frozenset({"fp8", "mxfp4"})
 _INSPECTING_CHOICES = frozenset({"modelopt", "humming", "moe_wna16", "mlx_q4", "mlx_q8"})
 
 
+# Module roots only the zoo runtime shadows (the grid's runtime handles transformers).
+_ZOO_ROOTS = frozenset({"regex", "sentencepiece", "tiktoken"})
+
+
 def prepare(version: str) -> None:
     """Fetch what the zoo runtime of `version` reads (once, before worker processes)."""
     source_root(version)
@@ -102,6 +106,22 @@ class ZooRuntime(SglangRuntime):
     @property
     def finder_class(self) -> type[stubs.StubFinder]:  # type: ignore[override]
         return type("ZooFinder", (_ZooFinder,), {"world": self.world})
+
+    def __enter__(self) -> ZooRuntime:
+        # The roots this runtime adds to the grid's: shadowed inside, put back on exit.
+        self._zoo_saved = {
+            name: module for name, module in sys.modules.items() if name.split(".")[0] in _ZOO_ROOTS
+        }
+        for name in self._zoo_saved:
+            del sys.modules[name]
+        super().__enter__()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        super().__exit__(*exc)
+        for name in [n for n in sys.modules if n.split(".")[0] in _ZOO_ROOTS]:
+            del sys.modules[name]
+        sys.modules.update(self._zoo_saved)
 
     def __init__(self, source_root: Path, profile: Any) -> None:
         super().__init__(source_root, profile)

@@ -2,9 +2,11 @@
 
 PYTHONPATH=tests python -m conformance.dump --version 0.5.7 --out conformance-0.5.7.jsonl
 PYTHONPATH=tests python -m conformance.dump --all --out-dir DIR   # DIR/conformance-X.jsonl
+PYTHONPATH=tests python -m conformance.dump --zoo --all --out-dir DIR   # DIR/zoo-X.jsonl
 
 `--all` runs every release 0.5.7 .. 0.5.23 in turn; compare them all with
-`python -m conformance.compare DIR/conformance-*.jsonl`.
+`python -m conformance.compare DIR/conformance-*.jsonl`. `--zoo` writes the model zoo's
+launches instead of the grid's (zoo.py; each row also carries the zoo's `label`).
 """
 
 from __future__ import annotations
@@ -25,28 +27,40 @@ from conformance.releases import ALL_RELEASES
 from conformance.wheel import cache_dir, wheel_path
 
 
-def rows(version: str, workers: int = 2, cache: bool = False) -> list[dict[str, Any]]:
-    """Every grid launch with SGLang `version`'s outcome, as the dump writes them.
+def rows(
+    version: str, workers: int = 2, cache: bool = False, zoo: bool = False
+) -> list[dict[str, Any]]:
+    """Every grid launch (with `zoo`, every zoo launch) with SGLang `version`'s outcome,
+    as the dump writes them.
 
     With `cache`, a previous run's rows are reused when they were computed from the same
     wheel by the same harness and grid code (the key hashes both), so a re-run of the suite
     only repeats the product's side; `COMPAT_CONFORMANCE_FRESH=1` always recomputes.
     """
-    path = _cache_file(version) if cache and not os.environ.get(FRESH) else None
+    path = _cache_file(version, zoo) if cache and not os.environ.get(FRESH) else None
     if path is not None and path.is_file():
         with path.open() as handle:
             return [json.loads(line) for line in handle]
-    launches = grid(version)
-    outcomes = run_many(version, launches, workers=workers)
+    labels: list[str] | None = None
+    if zoo:
+        from conformance.zoo import labelled
+
+        pairs = list(labelled(version))
+        launches = [launch for launch, _ in pairs]
+        labels = [label for _, label in pairs]
+    else:
+        launches = grid(version)
+    outcomes = run_many(version, launches, workers=workers, zoo=zoo)
     table = [
         {
             "version": version,
             "gpu": launch.gpu,
             "model": launch.model,
             "argv": list(launch.argv),
+            **({"label": labels[index]} if labels is not None else {}),
             "outcome": o.to_json(),
         }
-        for launch, o in zip(launches, outcomes, strict=True)
+        for index, (launch, o) in enumerate(zip(launches, outcomes, strict=True))
     ]
     if path is not None:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -59,16 +73,17 @@ def rows(version: str, workers: int = 2, cache: bool = False) -> list[dict[str, 
 FRESH = "COMPAT_CONFORMANCE_FRESH"
 
 
-def _cache_file(version: str) -> Path:
+def _cache_file(version: str, zoo: bool = False) -> Path:
     digest = hashlib.sha256(wheel_path(version).name.encode())
     for source in sorted(Path(__file__).parent.glob("*.py")):
         digest.update(source.name.encode() + b"\0" + source.read_bytes())
-    return cache_dir() / "outcomes" / f"sglang-{version}-{digest.hexdigest()[:16]}.jsonl"
+    kind = "zoo" if zoo else "sglang"
+    return cache_dir() / "outcomes" / f"{kind}-{version}-{digest.hexdigest()[:16]}.jsonl"
 
 
-def write(version: str, out: Path, workers: int) -> None:
+def write(version: str, out: Path, workers: int, zoo: bool = False) -> None:
     started = time.perf_counter()
-    table = rows(version, workers)
+    table = rows(version, workers, zoo=zoo)
     tmp = out.with_name(out.name + ".tmp")
     with tmp.open("w") as handle:
         for row in table:
@@ -91,17 +106,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, help="JSON Lines file to write (with --version)")
     parser.add_argument("--out-dir", type=Path, help="directory for --all's files")
     parser.add_argument("--workers", type=int, default=2, help="parallel interpreters")
+    parser.add_argument(
+        "--zoo", action="store_true", help="the model zoo's launches (zoo.py), not the grid's"
+    )
     args = parser.parse_args(argv)
     if args.all:
         if args.out_dir is None:
             parser.error("--all needs --out-dir")
         args.out_dir.mkdir(parents=True, exist_ok=True)
+        prefix = "zoo" if args.zoo else "conformance"
         for version in ALL_RELEASES:
-            write(version, args.out_dir / f"conformance-{version}.jsonl", args.workers)
+            write(version, args.out_dir / f"{prefix}-{version}.jsonl", args.workers, args.zoo)
         return 0
     if args.out is None:
         parser.error("--version needs --out")
-    write(args.version, args.out, args.workers)
+    write(args.version, args.out, args.workers, args.zoo)
     return 0
 
 

@@ -70,6 +70,8 @@ class StartupOutcome:
     # Which phase's backend runs draft/verify in a hybrid; 0.5.21+ and 0.5.23 rewrite it.
     speculative_attention_mode: str | None
     warnings: tuple[str, ...]
+    # Where SGLang raised a refusal: "sglang/srt/server_args.py:1234 (function)".
+    raised_at: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {**asdict(self), "warnings": list(self.warnings)}
@@ -97,7 +99,8 @@ class Runtime:
     def outcome(self, model: str, argv: Sequence[str]) -> StartupOutcome:
         server_args, error, warnings = self._runtime.start(model, list(argv))
         if server_args is None:
-            return StartupOutcome(True, error, *([None] * 9), warnings=warnings)
+            raised_at = self._runtime.raised_at
+            return StartupOutcome(True, error, *([None] * 9), warnings, raised_at)
         view, prefill, decode = self.resolved(server_args)
         return StartupOutcome(
             refused=False,
@@ -176,9 +179,18 @@ class RefusedError(Exception):
 
 
 @contextmanager
-def open_runtime(version: str, gpu: str) -> Iterator[Runtime]:
-    """SGLang `version` loaded for `gpu`; the fake torch is in sys.modules only inside."""
-    with SglangRuntime(source_root(version), _profile(gpu)) as runtime:
+def open_runtime(version: str, gpu: str, zoo: bool = False) -> Iterator[Runtime]:
+    """SGLang `version` loaded for `gpu`; the fake torch is in sys.modules only inside.
+
+    With `zoo`, the models are the zoo's (zoo_models.py) and SGLang's own config loader
+    runs over the transformers its release pins (zoo_runtime.py).
+    """
+    kind: type[SglangRuntime] = SglangRuntime
+    if zoo:
+        from conformance.zoo_runtime import ZooRuntime
+
+        kind = ZooRuntime
+    with kind(source_root(version), _profile(gpu)) as runtime:
         yield Runtime(runtime)
 
 
@@ -188,13 +200,23 @@ def run_startup(version: str, gpu: str, model: str, argv: Sequence[str]) -> Star
         return runtime.outcome(model, argv)
 
 
-def run_many(version: str, launches: Sequence[Launch], workers: int = 2) -> list[StartupOutcome]:
-    """Outcomes of `launches`, in order, computed by `workers` parallel interpreters."""
+def run_many(
+    version: str, launches: Sequence[Launch], workers: int = 2, zoo: bool = False
+) -> list[StartupOutcome]:
+    """Outcomes of `launches`, in order, computed by `workers` parallel interpreters
+    (with `zoo`, of the zoo's models; see open_runtime)."""
     source_root(version)  # download and extract once, before the workers start
+    known: dict[str, object] = MODELS
+    if zoo:
+        from conformance.zoo_models import ZOO_MODELS
+        from conformance.zoo_runtime import prepare
+
+        prepare(version)  # the transformers facts, once, before the workers start
+        known = ZOO_MODELS
     for launch in launches:
         _profile(launch.gpu)
-        if launch.model not in MODELS:
-            raise KeyError(f"unknown model {launch.model!r}; known: {', '.join(MODELS)}")
+        if launch.model not in known:
+            raise KeyError(f"unknown model {launch.model!r}; known: {', '.join(known)}")
     # One process per worker, each loading a GPU profile once for all its launches.
     by_gpu: dict[str, list[int]] = {}
     for index, launch in enumerate(launches):
@@ -207,7 +229,7 @@ def run_many(version: str, launches: Sequence[Launch], workers: int = 2) -> list
     def work(share: list[int]) -> None:
         lines = [json.dumps([launches[i].gpu, launches[i].model, list(launches[i].argv)])
                  for i in share]  # fmt: skip
-        outcomes = _worker_process(version, "\n".join(lines) + "\n")
+        outcomes = _worker_process(version, "\n".join(lines) + "\n", zoo)
         for index, outcome in zip(share, outcomes, strict=True):
             results[index] = outcome
 
@@ -216,12 +238,12 @@ def run_many(version: str, launches: Sequence[Launch], workers: int = 2) -> list
     return [outcome for outcome in results if outcome is not None]
 
 
-def _worker_process(version: str, stdin: str) -> list[StartupOutcome]:
+def _worker_process(version: str, stdin: str, zoo: bool = False) -> list[StartupOutcome]:
     tests_dir = str(Path(__file__).resolve().parent.parent)
     path = os.pathsep.join([tests_dir, os.environ.get("PYTHONPATH", "")])
     env = {**os.environ, "PYTHONPATH": path}
     done = subprocess.run(
-        [sys.executable, "-m", "conformance._worker", version],
+        [sys.executable, "-m", "conformance._worker", version, *(["--zoo"] if zoo else [])],
         input=stdin,
         capture_output=True,
         text=True,

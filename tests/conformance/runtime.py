@@ -119,12 +119,22 @@ class _Records(logging.Handler):
 
 
 class SglangRuntime:
-    """SGLang `version`'s start-up code running on `profile` (use as a context manager)."""
+    """SGLang `version`'s start-up code running on `profile` (use as a context manager).
+
+    Subclasses widen what runs for real (`real_modules`, `placeholder_roots`) and which
+    model directories exist (`models`: name -> config.json fields); see zoo_runtime.py.
+    """
+
+    real_modules: tuple[str, ...] = REAL_MODULES
+    placeholder_roots: tuple[str, ...] = PLACEHOLDER_ROOTS
+    models: dict[str, dict[str, Any]] = MODELS
+    finder_class: type[stubs.StubFinder] = stubs.StubFinder
 
     def __init__(self, source_root: Path, profile: GpuProfile) -> None:
         self.root = source_root
         self.profile = profile
         self.records = _Records()
+        self.raised_at: str | None = None  # where the last refusal was raised
 
     # -- entering and leaving -------------------------------------------------------
     def __enter__(self) -> SglangRuntime:
@@ -150,11 +160,11 @@ class SglangRuntime:
         self._logger.propagate = False
         self._logger.addHandler(self.records)
         torch_modules = fake_torch.build(self.profile)
-        self._finder = stubs.StubFinder(
+        self._finder = self.finder_class(
             self.root,
-            REAL_MODULES,
+            self.real_modules,
             {**torch_modules, **self._stub_modules(torch_modules["torch"])},
-            PLACEHOLDER_ROOTS,
+            self.placeholder_roots,
         )
         sys.meta_path.insert(0, self._finder)
         stubs._ACTIVE.append(self._finder)
@@ -282,7 +292,7 @@ class SglangRuntime:
         self.parser = _RaisingParser()
         self.server_args.ServerArgs.add_cli_args(self.parser)
         self.model_paths: dict[str, str] = {}
-        for name, config in MODELS.items():
+        for name, config in self.models.items():
             directory = Path(self._models_dir.name) / name
             directory.mkdir()
             (directory / "config.json").write_text(json.dumps(config))
@@ -300,6 +310,7 @@ class SglangRuntime:
         self.records.messages.clear()
         stub_uses = len(stubs.USES)
         server_args = error = None
+        self.raised_at = None
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             try:
@@ -313,6 +324,7 @@ class SglangRuntime:
                 error = f"argparse: {exc}"
             except REFUSALS as exc:
                 error = f"{type(exc).__name__}: {exc}"
+                self.raised_at = self._raising_frame(exc)
         if len(stubs.USES) != stub_uses:
             used = ", ".join(stubs.USES[stub_uses:])
             raise stubs.StubUsedError(f"SGLang used harness stubs ({used}) for {model} {argv}")
@@ -320,6 +332,19 @@ class SglangRuntime:
         prefix = self._models_dir.name + os.sep
         clean = tuple(m.replace(prefix, "") for m in messages)
         return server_args, None if error is None else error.replace(prefix, ""), clean
+
+    def _raising_frame(self, exc: BaseException) -> str | None:
+        """`file:line (function)` of the innermost frame of SGLang's source that raised."""
+        found = None
+        traceback = exc.__traceback__
+        while traceback is not None:
+            code = traceback.tb_frame.f_code
+            file = Path(code.co_filename)
+            if file.is_relative_to(self.root):
+                line = traceback.tb_lineno
+                found = f"{file.relative_to(self.root)}:{line} ({code.co_name})"
+            traceback = traceback.tb_next
+        return found
 
 
 def _drop_builtin(name: str) -> None:

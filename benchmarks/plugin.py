@@ -58,7 +58,7 @@ def _median_ms(action: Callable[[], Any], repeats: int) -> float:
 
 def worker(version: str, repeats: int, plugin_first: bool) -> dict[str, float]:
     """The figures for one release; run in a fresh interpreter (see main)."""
-    for path in (ROOT / "tests", ROOT):
+    for path in (ROOT / "tests" / "support", ROOT / "tools", ROOT):
         sys.path.insert(0, str(path))
     from conformance.harness import open_runtime
 

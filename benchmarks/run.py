@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
-for _path in (ROOT / "tests", ROOT):
+for _path in (ROOT / "tests" / "support", ROOT / "tools", ROOT):
     if str(_path) not in sys.path:
         sys.path.insert(0, str(_path))
 

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+from paths import ROOT
+
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
 SCRIPT = ROOT / "benchmarks" / "run.py"
 
 LABELS = (

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from paths import ROOT
+
 import importlib
 import re
 import shlex
@@ -13,7 +15,6 @@ from typing import Any
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
 HOOKS_FILE = ROOT / ".pre-commit-hooks.yaml"
 EXPECTED = {"compat-docs": "compat docs --check", "compat-export": "compat export --check"}
 

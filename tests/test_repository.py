@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+from paths import ROOT
+
 import re
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
 
 
 def _bash_blocks(markdown: str) -> list[str]:

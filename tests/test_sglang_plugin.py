@@ -9,6 +9,8 @@ parser, construction, and from 0.5.19 `resolve_once()`), before any weight could
 
 from __future__ import annotations
 
+from paths import ROOT
+
 import importlib
 import logging
 import sys
@@ -274,7 +276,7 @@ def test_the_start_up_benchmark_measures_both_resolutions() -> None:
     import subprocess
 
     require_source("0.5.11")
-    script = Path(__file__).resolve().parent.parent / "benchmarks" / "plugin.py"
+    script = ROOT / "benchmarks" / "plugin.py"
     done = subprocess.run(
         [sys.executable, str(script), "0.5.11", "--repeats", "1", "--processes", "1"],
         capture_output=True,

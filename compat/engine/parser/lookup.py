@@ -1,7 +1,7 @@
 """The launch flags of an SGLang release, as its own parser accepts them.
 
 The flag lists are data (`compat.engine.parser.data`, generated from each release's own parser
-by `tests/conformance/flags.py`): the first release whole, then what each later one changes,
+by `tools/flags.py`): the first release whole, then what each later one changes,
 folded out the first time a release is asked for. SGLang's parser is a plain
 `argparse.ArgumentParser`, so, as there, an unambiguous prefix of a flag names the flag.
 """

@@ -8,6 +8,8 @@ FIFO instead of a file, `docs` a file or a link out of the tree, read-only, miss
 
 from __future__ import annotations
 
+from paths import MODELS, ROOT
+
 import contextlib
 import logging
 import os
@@ -20,9 +22,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
 GENERATED = ("docs/attention_backend.md", "docs/matrix.json", "docs/matrix.schema.json")
-MODELS = sorted((ROOT / "tests" / "fixtures" / "models").glob("*/config.json"))
+MODELS = sorted(MODELS.glob("*/config.json"))
 MALICIOUS_TEMPLATE = "{{ cycler.__init__.__globals__.os.system('touch %s') }}\n"
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from paths import MODELS
+
 import json
 import subprocess
 import sys
@@ -18,7 +20,6 @@ from compat.inputs.config import AttentionConfig, speculation_with_topk
 from compat.releases import NEWEST, RELEASES
 from compat.vocab.terms import Arch
 
-MODELS = Path(__file__).parent / "fixtures" / "models"
 
 
 def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:

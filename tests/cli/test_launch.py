@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from paths import MODELS
+
 import json
 import os
 import shlex
@@ -17,7 +19,6 @@ from compat import AttentionConfig, IncompatibleConfigError, check, enforce
 from compat.inputs.gpus import GPUS, gpu_named
 from compat.vocab.terms import Platform
 
-FIXTURES = Path(__file__).parent / "fixtures" / "models"
 DEEPSEEK = (
     "python3 -m sglang.launch_server --model-path deepseek-ai/DeepSeek-R1 --tp 8 "
     "--attention-backend flashmla --kv-cache-dtype fp4_e2m1 --page-size 64 "
@@ -45,7 +46,7 @@ def hf_cache(tmp_path: Path) -> dict[str, str]:
     snapshot.mkdir(parents=True)
     (repo / "refs").mkdir()
     (repo / "refs" / "main").write_text("0123abcd\n")
-    shutil.copy(FIXTURES / "deepseek-r1" / "config.json", snapshot / "config.json")
+    shutil.copy(MODELS / "deepseek-r1" / "config.json", snapshot / "config.json")
     return {"HF_HUB_CACHE": str(tmp_path / "hub"), "HF_HUB_OFFLINE": "1"}
 
 
@@ -92,7 +93,7 @@ def test_flags_that_contradict_the_model_config_are_reported() -> None:
         "--gpu",
         "b200",
         "--model-config",
-        str(FIXTURES / "deepseek-r1"),
+        str(MODELS / "deepseek-r1"),
         "--attention-arch",
         "mha",
         "--json",

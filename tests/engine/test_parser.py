@@ -46,7 +46,7 @@ def test_committed_flags_equal_the_releases_parser(
     assert committed == from_parser, (
         f"added {sorted(from_parser.keys() - committed.keys())}, removed "
         f"{sorted(committed.keys() - from_parser.keys())}; regenerate with "
-        f"`PYTHONPATH=tests python -m conformance.flags {release}`"
+        f"`python tools/flags.py {release}`"
     )
     # every option string of an action counts, aliases included
     assert from_parser["--model"] == from_parser["--model-path"] == "value"

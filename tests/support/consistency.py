@@ -7,6 +7,8 @@ benchmark, which times the whole enumeration.
 
 from __future__ import annotations
 
+from paths import ROOT
+
 import itertools
 import multiprocessing
 import os
@@ -20,7 +22,7 @@ from markdown_tables import table_under
 
 from compat import MATRIX, AttentionConfig, Report, Severity, check
 
-PAGE = Path(__file__).resolve().parent.parent / "docs" / "attention_backend.md"
+PAGE = ROOT / "docs" / "attention_backend.md"
 
 ARCHS = ("mha", "mla")
 KV_DTYPES = ("auto", "bf16", "fp8_e4m3", "fp8_e5m2", "fp4_e2m1")

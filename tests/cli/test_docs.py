@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from paths import ROOT
+
 import shutil
 import subprocess
 import sys
@@ -15,7 +17,6 @@ from compat.claim.cells import CellKind
 from compat.claim.columns import ColumnId
 from compat.vocab.terms import Arch
 
-ROOT = Path(__file__).resolve().parent.parent
 PAGE = Path("docs") / "attention_backend.md"
 
 

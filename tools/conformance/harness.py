@@ -239,8 +239,8 @@ def run_many(
 
 
 def _worker_process(version: str, stdin: str, zoo: bool = False) -> list[StartupOutcome]:
-    tests_dir = str(Path(__file__).resolve().parent.parent)
-    path = os.pathsep.join([tests_dir, os.environ.get("PYTHONPATH", "")])
+    tools_dir = str(Path(__file__).resolve().parent.parent)
+    path = os.pathsep.join([tools_dir, os.environ.get("PYTHONPATH", "")])
     env = {**os.environ, "PYTHONPATH": path}
     done = subprocess.run(
         [sys.executable, "-m", "conformance._worker", version, *(["--zoo"] if zoo else [])],

@@ -1,8 +1,8 @@
 """Write SGLang's start-up outcome for every grid launch, one JSON object per line.
 
-PYTHONPATH=tests python -m conformance.dump --version 0.5.7 --out conformance-0.5.7.jsonl
-PYTHONPATH=tests python -m conformance.dump --all --out-dir DIR   # DIR/conformance-X.jsonl
-PYTHONPATH=tests python -m conformance.dump --zoo --all --out-dir DIR   # DIR/zoo-X.jsonl
+PYTHONPATH=tools python -m conformance.dump --version 0.5.7 --out conformance-0.5.7.jsonl
+PYTHONPATH=tools python -m conformance.dump --all --out-dir DIR   # DIR/conformance-X.jsonl
+PYTHONPATH=tools python -m conformance.dump --zoo --all --out-dir DIR   # DIR/zoo-X.jsonl
 
 `--all` runs every release 0.5.7 .. 0.5.23 in turn; compare them all with
 `python -m conformance.compare DIR/conformance-*.jsonl`. `--zoo` writes the model zoo's

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from paths import MODELS
+
 import json
 from pathlib import Path
 
@@ -11,7 +13,6 @@ from compat.inputs.config import AttentionConfig
 from compat.inputs.model_config import ModelConfigError, ModelFacts, load_model_facts
 from compat.vocab.terms import Arch
 
-MODELS = Path(__file__).parent / "fixtures" / "models"
 
 # name: (attention_arch, sparse, sliding_window, multimodal, encoder_decoder, dual_chunk)
 EXPECTED = {

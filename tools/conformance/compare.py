@@ -5,8 +5,8 @@ the product's API moves. Rows are the dump's: {"version", "gpu", "model", "argv"
 the product is asked about the row's own SGLang release (`sglang_version`). A release the
 product does not model yet is one disagreement per row ("product raised ..."), not a crash.
 
-    PYTHONPATH=tests python -m conformance.compare conformance-0.5.7.jsonl [--examples N]
-    PYTHONPATH=tests python -m conformance.compare conformance-0.5.*.jsonl --examples 3
+    PYTHONPATH=tools python -m conformance.compare conformance-0.5.7.jsonl [--examples N]
+    PYTHONPATH=tools python -m conformance.compare conformance-0.5.*.jsonl --examples 3
 
 prints, per file, the agreement figure and every disagreement, grouped (SGLang is not
 re-run).

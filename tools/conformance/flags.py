@@ -5,7 +5,7 @@ Its modules are read straight from the wheel; every import outside `sglang` (tor
 kernels, ...) gets a placeholder, since declaring flags never calls into them. Run in a
 fresh interpreter per release (the wheel's modules stay in `sys.modules` until it exits):
 
-    PYTHONPATH=tests python -m conformance.flags 0.5.7 0.5.23   # or --all
+    python tools/flags.py 0.5.7 0.5.23   # or --all
 
 writes `compat/sglang_flag_data.py` from the parsers of the named releases, keeping the
 others as committed.
@@ -170,7 +170,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     releases = list(RELEASE_NAMES) if args == ["--all"] else args
     if not releases or "--all" in releases:
-        print("usage: python -m conformance.flags (--all | RELEASE ...)", file=sys.stderr)
+        print("usage: python tools/flags.py (--all | RELEASE ...)", file=sys.stderr)
         return 2
     data = flag_source.committed_releases()
     for release in releases:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from paths import ROOT
+
 import os
 import subprocess
 import sys
@@ -12,7 +14,6 @@ import pytest
 from compat.cli import main
 from compat.publish.pages import PAGE_PATH
 
-ROOT = Path(__file__).resolve().parent.parent
 PAGE = PAGE_PATH.as_posix()
 GENERATED = (PAGE, "docs/matrix.json", "docs/matrix.schema.json")
 

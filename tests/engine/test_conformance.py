@@ -1,7 +1,7 @@
 """The product predicts SGLang's start-up on every launch of each release's conformance grid.
 
 SGLang's own argument parser and ServerArgs resolution (post-init; from 0.5.19
-`resolve_once()`) run on each launch (see tests/conformance); the product's `check()`,
+`resolve_once()`) run on each launch (see tools/conformance); the product's `check()`,
 asked about that release (`sglang_version`), must agree on whether SGLang refuses to start
 and, where it starts, on the prefill backend, decode backend and page size it runs with.
 

@@ -6,6 +6,8 @@ Chromium through Playwright. Screenshots land in `tests/artifacts/` for a human 
 
 from __future__ import annotations
 
+from paths import ARTIFACTS, ROOT
+
 import functools
 import http.server
 import os
@@ -29,8 +31,6 @@ from compat.vocab.terms import Arch
 
 pytestmark = pytest.mark.browser
 
-ROOT = Path(__file__).resolve().parent.parent
-ARTIFACTS = Path(__file__).resolve().parent / "artifacts"
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = [
     "--no-sandbox",

@@ -1,6 +1,6 @@
 """Summarise zoo dumps (python -m conformance.dump --zoo) as Markdown.
 
-PYTHONPATH=tests python -m conformance.zoo_summary DIR/zoo-0.5.*.jsonl > zoo-summary.md
+PYTHONPATH=tools python -m conformance.zoo_summary DIR/zoo-0.5.*.jsonl > zoo-summary.md
 
 Per release: launches and refusals. Per model family: what the plain launch runs with on
 each machine, release by release; then, per release, the distribution of outcomes of the

@@ -9,6 +9,8 @@ The file generates well over 10,000 cases in total (see the `max_examples` below
 
 from __future__ import annotations
 
+from paths import MODELS
+
 import contextlib
 import io
 import json
@@ -33,8 +35,7 @@ from compat.vocab.terms import KV_DTYPE_SPELLINGS, Arch, Severity
 # Every init field of AttentionConfig, read from the class so a new field is fuzzed too.
 FIELDS = tuple(f.name for f in dataclass_fields(AttentionConfig) if f.init)
 BACKENDS = MATRIX.backend_names
-FIXTURES = Path(__file__).resolve().parent / "fixtures" / "models"
-MODEL_DIRS = tuple(sorted(str(path) for path in FIXTURES.iterdir() if path.is_dir()))
+MODEL_DIRS = tuple(sorted(str(path) for path in MODELS.iterdir() if path.is_dir()))
 
 # Slow examples are expected: each one runs the guard (and often its suggestions, which
 # run the guard again for every candidate fix), and the CLI builds its parser every call.

@@ -8,6 +8,8 @@ them in an in-memory copy.
 
 from __future__ import annotations
 
+from paths import FIXTURES, ROOT
+
 import dataclasses
 import subprocess
 import sys
@@ -25,10 +27,9 @@ from compat.publish.pages import PAGE_PATH, TEMPLATE_NAME, render_page
 from compat.releases import NEWEST, RELEASES
 from compat.vocab.terms import Arch
 
-ROOT = Path(__file__).resolve().parent.parent
 PAGE = ROOT / PAGE_PATH
 TEMPLATES = ROOT / "templates"
-FIXTURE = Path(__file__).resolve().parent / "fixtures" / "baseline_tables.md"
+FIXTURE = FIXTURES / "baseline_tables.md"
 TABLE_HEADINGS = ("MHA backends", "MLA backends")
 
 

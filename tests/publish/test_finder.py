@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from paths import ROOT
+
 import json
 import math
 import os
@@ -34,7 +36,6 @@ from compat.publish.finder import (
 from compat.releases import NEWEST, RELEASE_NAMES, RELEASES, release_matrix
 from compat.vocab.terms import KV_DTYPE_SPELLINGS, Platform
 
-ROOT = Path(__file__).resolve().parent.parent
 MAX_BYTES = 500_000
 """The issue's budget: all the finder's data, pairs included, uncompressed."""
 

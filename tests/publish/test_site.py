@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from paths import ROOT
+
 import os
 import shutil
 import subprocess
@@ -11,7 +13,6 @@ from pathlib import Path
 from compat.claim.baseline import MATRIX
 from compat.vocab.terms import Arch
 
-ROOT = Path(__file__).resolve().parent.parent
 CDN_MARKERS = ("fonts.googleapis", "fonts.gstatic", "cdn.jsdelivr", "unpkg")
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from paths import MODELS
+
 import os
 import shlex
 import sys
@@ -13,9 +15,8 @@ from refusals import cli
 
 from compat.sglang_plugin import POLICY_VARIABLE
 
-FIXTURES = Path(__file__).parent / "fixtures" / "models"
-MLA = str(FIXTURES / "deepseek-r1")
-MHA = str(FIXTURES / "llama-3.1-8b-instruct")
+MLA = str(MODELS / "deepseek-r1")
+MHA = str(MODELS / "llama-3.1-8b-instruct")
 SERVER = ["python3", "-m", "sglang.launch_server"]
 # The page documents FP4 KV on flashmla as unsupported; SGLang 0.5.7 starts it.
 FP4_FLASHMLA = [*SERVER, "--model-path", MLA, "--attention-backend", "flashmla"]

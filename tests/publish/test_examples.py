@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from paths import ROOT
+
 import shlex
 import subprocess
 import sys
@@ -21,7 +23,6 @@ from compat.publish.examples import (
 from compat.publish.pages import ExampleCheckError, render_page
 from compat.releases import NEWEST, RELEASES
 
-ROOT = Path(__file__).resolve().parent.parent
 PAGE = ROOT / "docs" / "attention_backend.md"
 
 

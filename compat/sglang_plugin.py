@@ -13,61 +13,22 @@ Loading this module imports neither SGLang (beyond its hook registry) nor torch.
 from __future__ import annotations
 
 import logging
-import os
-import re
-from enum import Enum
 from typing import Any
 
+from compat.guard.policy import (
+    DEFAULT_POLICY,
+    POLICY_VARIABLE,
+    Policy,
+    PolicyError,
+    policy_from_environment,
+)
 from compat.guard.report import IncompatibleConfigError, Report, runs_as
-from compat.vocab.spelling import closest, did_you_mean
 
-POLICY_VARIABLE = "COMPAT_POLICY"
 ENTRY_POINT = "attention_compat"
 """The plugin's name in `SGLANG_PLUGINS` (the entry point's name in pyproject.toml)."""
 POST_INIT = "sglang.srt.server_args.ServerArgs.__post_init__"
 RESOLVE_ONCE = "sglang.srt.server_args.ServerArgs.resolve_once"
-# From this release on, construction keeps the raw flags and resolve_once() resolves them.
-RESOLVE_ONCE_SINCE = (0, 5, 19)
-
 logger = logging.getLogger("compat.sglang_plugin")
-
-
-class Policy(Enum):
-    """What a launch the matrix finds incompatible gets."""
-
-    DOCUMENTED = "documented"
-    """Refused when the page documents it as unsupported (the default)."""
-    PARITY = "parity"
-    """Refused only when SGLang's own start-up code refuses it."""
-    WARN = "warn"
-    """Never refused; the findings are logged."""
-
-
-DEFAULT_POLICY = Policy.DOCUMENTED
-
-
-class PolicyError(ValueError):
-    """`COMPAT_POLICY` holds a value that is not a policy."""
-
-
-def parse_policy(text: str | None) -> Policy:
-    """The policy `text` names; unset or empty is the default. Raises PolicyError."""
-    if text is None or not text.strip():
-        return DEFAULT_POLICY
-    value = text.strip().lower()
-    for policy in Policy:
-        if policy.value == value:
-            return policy
-    choices = [policy.value for policy in Policy]
-    hint = did_you_mean(closest(value, choices), quoted=True)
-    raise PolicyError(
-        f"{POLICY_VARIABLE}={text!r} is not a policy; use one of {', '.join(choices)}{hint}"
-    )
-
-
-def policy_from_environment() -> Policy:
-    """The policy `COMPAT_POLICY` names; raises PolicyError for a value that is not one."""
-    return parse_policy(os.environ.get(POLICY_VARIABLE))
 
 
 class LaunchRefusedError(IncompatibleConfigError):
@@ -135,9 +96,13 @@ def _register() -> None:
 
 def hook_target(version: str) -> str:
     """The method after which release `version` holds its resolved arguments."""
-    match = re.match(r"(\d+)\.(\d+)\.(\d+)", version)
-    numbers = tuple(int(part) for part in match.groups()) if match else (0, 0, 0)
-    return RESOLVE_ONCE if numbers >= RESOLVE_ONCE_SINCE else POST_INIT
+    from compat.releases import NEWEST, RELEASES, UnknownReleaseError, release_rules
+
+    try:
+        rules = release_rules(version)
+    except UnknownReleaseError:  # not modelled: resolved as the newest modelled one is
+        rules = RELEASES[NEWEST]
+    return RESOLVE_ONCE if rules.resolve_once else POST_INIT
 
 
 def _hook(version: str) -> Any:

@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-from paths import ROOT
-
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
+from paths import ROOT
 
 SCRIPT = ROOT / "benchmarks" / "run.py"
 

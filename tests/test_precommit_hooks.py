@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from paths import ROOT
-
 import importlib
 import re
 import shlex
@@ -14,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from paths import ROOT
 
 HOOKS_FILE = ROOT / ".pre-commit-hooks.yaml"
 EXPECTED = {"compat-docs": "compat docs --check", "compat-export": "compat export --check"}

@@ -9,8 +9,6 @@ parser, construction, and from 0.5.19 `resolve_once()`), before any weight could
 
 from __future__ import annotations
 
-from paths import ROOT
-
 import importlib
 import logging
 import sys
@@ -24,20 +22,13 @@ import pytest
 from conformance import plugin_dist
 from conformance.availability import require_source
 from conformance.harness import StartupOutcome, open_runtime
+from paths import ROOT
 
 import compat.guard.enforce
+from compat.guard.policy import POLICY_VARIABLE, Policy, PolicyError, parse_policy
 from compat.guard.report import Enforcement
 from compat.inputs.installed import installed_sglang_version
-from compat.sglang_plugin import (
-    ENTRY_POINT,
-    POLICY_VARIABLE,
-    POST_INIT,
-    RESOLVE_ONCE,
-    Policy,
-    PolicyError,
-    hook_target,
-    parse_policy,
-)
+from compat.sglang_plugin import ENTRY_POINT, POST_INIT, RESOLVE_ONCE, hook_target
 
 RELEASES = ("0.5.11", "0.5.16", "0.5.23")
 MODEL = "Llama-3.1-8B"

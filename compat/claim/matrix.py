@@ -15,6 +15,7 @@ from compat.claim.backends import Backend
 from compat.claim.cells import Action, Cell, CellKind
 from compat.claim.columns import Column, ColumnId, KvDtypeIn, PageSizeAbove
 from compat.claim.rules import (
+    CrossFieldRule,
     DtypeFallbackRule,
     DtypeRequirement,
     HybridCautionRule,
@@ -125,6 +126,16 @@ class Matrix:
     def _memo(self) -> dict[tuple[object, ...], tuple[str, ...]]:
         """Derived backend lists, computed once per matrix (the matrix never changes)."""
         return {}
+
+    @cached_property
+    def cross_field_rules(self) -> tuple[CrossFieldRule, ...]:
+        """The rules that combine several flags, in the order the page lists them."""
+        return (
+            *self.pairing_rules,
+            *self.hybrid_caution_rules,
+            *self.spec_paged_rules,
+            *self.dtype_fallback_rules,
+        )
 
     def column(self, column_id: ColumnId) -> Column:
         return self._column_index[column_id]

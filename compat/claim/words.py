@@ -2,10 +2,10 @@
 
 A rule of the matrix is said in up to four forms: its statement (the page's "Cross-field
 rules" table, the export, `compat explain`), its note on the page, its line in
-`compat explain`, and the message of the finding the guard raises. Each form shared by
-several rule types is a `functools.singledispatch` function over them; a message, whose
-facts differ per rule, is a plain function next to the rule's other forms. Sentences that
-state the same requirement share their clauses, so the page and the finding cannot drift.
+`compat explain`, and the message of the finding the guard raises. Each form is a
+`functools.singledispatch` function over the rule types (`message` over the breaches a
+rule's `judge` returns), registered next to the rule's other forms. Sentences that state
+the same requirement share their clauses, so the page and the finding cannot drift.
 
 `statement` and `note` are Markdown (code spans); `explanation` and the messages are plain
 text for a terminal. A phase-limited `Backend` stands for the rule it carries
@@ -20,27 +20,20 @@ from functools import singledispatch
 from compat.claim.backends import Backend, phase_rule_id
 from compat.claim.matrix import Matrix
 from compat.claim.rules import (
+    Breach,
+    CautionBreach,
+    DtypeCudaBreach,
     DtypeFallbackRule,
+    DtypePlatformBreach,
     DtypeRequirement,
     HybridCautionRule,
+    PairingBreach,
     PairingRule,
+    SpecPagedBreach,
     SpecPagedRule,
 )
 from compat.vocab.spelling import join_or
 from compat.vocab.terms import Arch, KvDtype, Phase, Platform
-
-# The rules that combine several flags, in the order the page and `compat explain` list them.
-CrossFieldRule = PairingRule | HybridCautionRule | SpecPagedRule | DtypeFallbackRule
-
-
-def cross_field_rules(matrix: Matrix) -> tuple[CrossFieldRule, ...]:
-    return (
-        *matrix.pairing_rules,
-        *matrix.hybrid_caution_rules,
-        *matrix.spec_paged_rules,
-        *matrix.dtype_fallback_rules,
-    )
-
 
 # -- shared helpers ---------------------------------------------------------------------------
 
@@ -91,6 +84,12 @@ def note(rule: object, matrix: Matrix) -> str:
 
 
 @singledispatch
+def message(breach: Breach) -> str:
+    """The guard's message for a broken rule (plain text)."""
+    raise TypeError(f"no message for {type(breach).__name__}")
+
+
+@singledispatch
 def explanation(rule: object, matrix: Matrix, backend: str) -> str | None:
     """`compat explain BACKEND`'s line for the rule; None when the rule does not concern it."""
     raise TypeError(f"no explanation for {type(rule).__name__}")
@@ -135,6 +134,16 @@ def _(rule: DtypeRequirement, matrix: Matrix) -> str:
 @note.register
 def _(rule: DtypeRequirement, matrix: Matrix) -> str:
     return f"{code(rule.dtype.value)} {requirement_clauses(rule)} (rule {code(rule.rule_id)})."
+
+
+@message.register
+def _(breach: DtypePlatformBreach) -> str:
+    return platform_message(breach.requirement, breach.allowed, breach.platform)
+
+
+@message.register
+def _(breach: DtypeCudaBreach) -> str:
+    return cuda_message(breach.requirement, breach.min_cuda, breach.cuda)
 
 
 def platform_message(rule: DtypeRequirement, allowed: tuple[str, ...], platform: Platform) -> str:
@@ -191,6 +200,11 @@ def _(rule: PairingRule, matrix: Matrix, backend: str) -> str | None:
     return None
 
 
+@message.register
+def _(breach: PairingBreach) -> str:
+    return pairing_message(breach.pairing, breach.kv_dtype, breach.decode, breach.allowed)
+
+
 def pairing_message(
     rule: PairingRule, kv_dtype: KvDtype, decode: str, partners: tuple[str, ...]
 ) -> str:
@@ -231,6 +245,11 @@ def _(rule: HybridCautionRule, matrix: Matrix, backend: str) -> str | None:
         f"with --kv-cache-dtype {rule.kv_dtype.value}, a hybrid pair of two different phase "
         "backends gets a warning"
     )
+
+
+@message.register
+def _(breach: CautionBreach) -> str:
+    return caution_message(breach.kv_dtype, breach.prefill, breach.decode)
 
 
 def caution_message(kv_dtype: KvDtype, prefill: str, decode: str) -> str:
@@ -275,6 +294,11 @@ def _(rule: SpecPagedRule, matrix: Matrix, backend: str) -> str | None:
     else:
         return None
     return f"{_spec_paged('> 1', '> 1', join_or(sorted(rule.backends)), rule.arch)}; {role}"
+
+
+@message.register
+def _(breach: SpecPagedBreach) -> str:
+    return spec_paged_message(breach.spec_rule, breach.topk, breach.page_size, breach.value or "")
 
 
 def spec_paged_message(rule: SpecPagedRule, topk: int, page_size: int, backend: str) -> str:

@@ -177,7 +177,7 @@ def _rules(matrix: Matrix, backend: Backend, sources: _Sources) -> list[str]:
     if phase_only is not None:
         # The backend's own source is cited in the summary above.
         lines.append(f"[{phase_rule_id(backend)}] {phase_only}")
-    for rule in wording.cross_field_rules(matrix):
+    for rule in matrix.cross_field_rules:
         text = wording.explanation(rule, matrix, name)
         if text is not None:
             lines.append(f"[{rule.id}] {text} {sources.cite(rule.evidence)}")

@@ -22,11 +22,11 @@ from compat.cli.check import (
     format_report,
     judge,
 )
+from compat.guard.policy import POLICY_VARIABLE, Policy, PolicyError, policy_from_environment
 from compat.guard.report import Report
 from compat.inputs.assemble import InputError
 from compat.inputs.config import InvalidConfigError
 from compat.inputs.detect import PlatformDetectionError
-from compat.sglang_plugin import POLICY_VARIABLE, Policy, PolicyError, policy_from_environment
 
 
 def register(subparsers: Any) -> None:

@@ -12,6 +12,7 @@ from compat.claim import words as wording
 from compat.claim.backends import Backend
 from compat.claim.cells import PlatformSupport
 from compat.claim.matrix import ArchStatus, Matrix
+from compat.claim.rules import Breach
 from compat.guard.findings import (
     arch_finding,
     capability_finding,
@@ -35,7 +36,7 @@ from compat.guard.report import (
 from compat.guard.resolve import phase_flag, resolve_applying
 from compat.inputs.config import AttentionConfig, Parsed
 from compat.releases import release_matrix
-from compat.vocab.terms import Phase, Platform, Severity, SpeculativeAttentionMode
+from compat.vocab.terms import Phase, Platform, SpeculativeAttentionMode
 
 
 def check(config: AttentionConfig, matrix: Matrix | None = None) -> Report:
@@ -123,43 +124,11 @@ def _suggester(compiled: CompiledGuard) -> Callable[[Report], tuple[Suggestion, 
 def _check_dtype_platform(
     parsed: Parsed, resolved: Resolved, findings: list[Finding], matrix: Matrix
 ) -> None:
+    """The KV dtype's requirement: the platforms it runs on, the CUDA it needs."""
     requirement = matrix.dtype_requirement(resolved.kv_dtype)
-    if requirement is None:
-        return
-    cuda = parsed.cuda_version
-    if (requirement.platforms is None or resolved.platform in requirement.platforms) and (
-        cuda is None or requirement.min_cuda is None
-    ):
-        return
-    if requirement.platforms is not None and resolved.platform not in requirement.platforms:
-        allowed = tuple(p.value for p in Platform if p in requirement.platforms)
-        findings.append(
-            Finding(
-                requirement.rule_id,
-                Severity.ERROR,
-                wording.platform_message(requirement, allowed, resolved.platform),
-                ("--kv-cache-dtype", "--platform"),
-                value=resolved.platform.value,
-                allowed=allowed,
-            )
-        )
-    if (
-        resolved.platform is Platform.CUDA
-        and cuda is not None
-        and requirement.min_cuda is not None
-        and cuda < requirement.min_cuda
-    ):
-        need = ".".join(map(str, requirement.min_cuda))
-        findings.append(
-            Finding(
-                requirement.rule_id,
-                Severity.ERROR,
-                wording.cuda_message(requirement, requirement.min_cuda, cuda),
-                ("--kv-cache-dtype",),
-                value=f"{cuda[0]}.{cuda[1]}",
-                allowed=(f">={need}",),
-            )
-        )
+    if requirement is not None:
+        for breach in requirement.judge(resolved, parsed.cuda_version):
+            findings.append(_breach_finding(parsed, breach))
 
 
 def _check_backend(
@@ -269,68 +238,22 @@ def _feature_findings(
 def _check_rules(
     parsed: Parsed, resolved: Resolved, findings: list[Finding], matrix: Matrix
 ) -> None:
-    prefill, decode, arch = resolved.prefill_backend, resolved.decode_backend, resolved.arch
-    paired = False
-    for rule in matrix.pairing_rules:
-        if not resolved.kv_dtype.same_family(rule.kv_dtype) or prefill != rule.prefill_backend:
-            continue
-        paired = True
-        if decode is not None and decode in rule.excluded_decode:
-            partners = matrix.decode_partners(rule, arch)
-            findings.append(
-                Finding(
-                    rule.id,
-                    Severity.ERROR,
-                    wording.pairing_message(rule, resolved.kv_dtype, decode, partners),
-                    (phase_flag(parsed, Phase.DECODE), "--kv-cache-dtype"),
-                    value=decode,
-                    allowed=partners,
-                    backend=decode,
-                    phases=(Phase.DECODE,),
-                )
-            )
-    if prefill is not None and decode is not None and prefill != decode and not paired:
-        for caution in matrix.hybrid_caution_rules:
-            if resolved.kv_dtype.same_family(caution.kv_dtype):
-                findings.append(
-                    Finding(
-                        caution.id,
-                        Severity.WARNING,
-                        wording.caution_message(resolved.kv_dtype, prefill, decode),
-                        ("--prefill-attention-backend", "--decode-attention-backend"),
-                        value=f"{prefill}+{decode}",
-                    )
-                )
-    topk = resolved.topk
-    if topk is None or topk <= 1 or resolved.page_size <= 1:
-        return
-    _check_spec_paged(parsed, resolved, topk, findings, matrix)
+    """Every cross-field rule judges the configuration itself."""
+    verify_on_decode = parsed.spec_mode is SpeculativeAttentionMode.DECODE
+    for rule in matrix.cross_field_rules:
+        for breach in rule.judge(resolved, matrix, verify_on_decode):
+            findings.append(_breach_finding(parsed, breach))
 
 
-def _check_spec_paged(
-    parsed: Parsed, resolved: Resolved, topk: int, findings: list[Finding], matrix: Matrix
-) -> None:
-    """Speculative topk > 1 with a page size above 1 (the caller checked both)."""
-    prefill, decode, arch = resolved.prefill_backend, resolved.decode_backend, resolved.arch
-    for spec_rule in matrix.spec_paged_rules:
-        if arch is not spec_rule.arch:
-            continue
-        for phase, name in ((Phase.PREFILL, prefill), (Phase.DECODE, decode)):
-            if name is None or name in spec_rule.backends:
-                continue
-            if phase is Phase.DECODE and name == prefill:
-                continue
-            if phase is Phase.PREFILL and parsed.spec_mode is SpeculativeAttentionMode.DECODE:
-                continue
-            findings.append(
-                Finding(
-                    spec_rule.id,
-                    Severity.ERROR,
-                    wording.spec_paged_message(spec_rule, topk, resolved.page_size, name),
-                    (phase_flag(parsed, phase), "--speculative-eagle-topk", "--page-size"),
-                    value=name,
-                    allowed=tuple(sorted(spec_rule.backends)),
-                    backend=name,
-                    phases=(phase,),
-                )
-            )
+def _breach_finding(parsed: Parsed, breach: Breach) -> Finding:
+    """The finding of a broken rule: its words, and the flags that chose its phases."""
+    return Finding(
+        breach.rule,
+        breach.severity,
+        wording.message(breach),
+        tuple(f if isinstance(f, str) else phase_flag(parsed, f) for f in breach.flags),
+        value=breach.value,
+        allowed=breach.allowed,
+        backend=breach.backend,
+        phases=breach.phases,
+    )

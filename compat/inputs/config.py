@@ -51,7 +51,6 @@ from compat.vocab.terms import (
 __all__ = [
     "DEFAULT_SPECULATIVE_ALGORITHM",
     "FLAG_FIELDS",
-    "SPECULATIVE_ALGORITHMS",
     "VERSION_VARIABLE",
     "AttentionConfig",
     "InputProblem",
@@ -62,10 +61,9 @@ __all__ = [
     "speculation_with_topk",
 ]
 
-# SGLang's --speculative-algorithm choices at the baseline (case-insensitive there too).
-SPECULATIVE_ALGORITHMS = ("EAGLE", "EAGLE3", "NEXTN", "STANDALONE", "NGRAM")
-# The algorithm assumed where only a topk is chosen (the finder, `compat matrix`).
-DEFAULT_SPECULATIVE_ALGORITHM = SPECULATIVE_ALGORITHMS[0]
+# The algorithm assumed where only a topk is chosen (the finder, `compat matrix`): EAGLE,
+# which every release accepts (each release's own choices are its `algorithm_choices`).
+DEFAULT_SPECULATIVE_ALGORITHM = "EAGLE"
 
 
 def speculation_with_topk(topk: int) -> dict[str, Any]:

@@ -7,13 +7,8 @@ own: it decodes and looks up the data built here by running the guard over each 
 release's whole option space (that release's KV dtypes and backends), one file a release,
 which the MkDocs hook adds to the built site: never committed, so never stale.
 
-Releases offered: the newest, then 0.5.7 (PR #14467's, the page's baseline). The other 13
-whose rules differ are left out for build time, mostly the guard's fix search where nothing
-passes. Measured on 2 cores, in CPU seconds: 22-37 for each of 0.5.7-0.5.15, 78-115 for each
-of 0.5.16-0.5.23 (more dtypes and backends); all 15 take 906, 7-8 minutes more per `mkdocs
-build`, the two offered 105, under a minute (parts run side by side); each further release
-would add 11-58 s. A release of `SAME_AS_BEFORE` would still need its own file: the messages
-name the release.
+Releases offered: the newest, then 0.5.7 (PR #14467's, the page's baseline); the others are
+left out for build time (22-115 s of CPU each, mostly the fix search where nothing passes).
 """
 
 from __future__ import annotations

@@ -193,7 +193,7 @@ def cross_field_rules(matrix: Matrix) -> Grid:
         statement = " ".join(wording.statement(r, matrix) for r in requirements)
         sources = _unique(r.evidence for r in requirements if r.evidence is not None)
         rows.append((code(rule_id), statement, "; ".join(linked(e) for e in sources) or "—"))
-    for rule in wording.cross_field_rules(matrix):
+    for rule in matrix.cross_field_rules:
         rows.append((code(rule.id), wording.statement(rule, matrix), linked(rule.evidence)))
     for backend in matrix.phase_only_backends():
         rows.append(
@@ -253,7 +253,7 @@ def _claims(matrix: Matrix) -> dict[Evidence, list[str]]:
         back(evidence, f"hardware and model facts of {join_and(names)}")
     for requirement in matrix.dtype_requirements:
         back(requirement.evidence, f"rule {code(requirement.rule_id)} ({requirement.dtype.value})")
-    for rule in wording.cross_field_rules(matrix):
+    for rule in matrix.cross_field_rules:
         back(rule.evidence, f"rule {code(rule.id)}")
     return claims
 

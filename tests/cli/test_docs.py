@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from paths import ROOT
-
 import shutil
 import subprocess
 import sys
@@ -11,6 +9,7 @@ from pathlib import Path
 
 import pytest
 from cells import opposite, page_cell_position, page_row_index
+from paths import ROOT
 
 from compat.claim.baseline import MATRIX
 from compat.claim.cells import CellKind

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from paths import MODELS
-
 import json
 import os
 import shlex
@@ -14,6 +12,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
+from paths import MODELS
 
 from compat import AttentionConfig, IncompatibleConfigError, check, enforce
 from compat.inputs.gpus import GPUS, gpu_named

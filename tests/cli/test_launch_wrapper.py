@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from paths import MODELS
-
 import os
 import shlex
 import sys
@@ -11,9 +9,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from paths import MODELS
 from refusals import cli
 
-from compat.sglang_plugin import POLICY_VARIABLE
+from compat.guard.policy import POLICY_VARIABLE
 
 MLA = str(MODELS / "deepseek-r1")
 MHA = str(MODELS / "llama-3.1-8b-instruct")

@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-from paths import MODELS
-
 import json
 import subprocess
 import sys
-from pathlib import Path
 from typing import Any
 
 import pytest
+from paths import MODELS
 
 from compat.claim.baseline import MATRIX
 from compat.claim.columns import ColumnId
@@ -19,7 +17,6 @@ from compat.guard.check import check
 from compat.inputs.config import AttentionConfig, speculation_with_topk
 from compat.releases import NEWEST, RELEASES
 from compat.vocab.terms import Arch
-
 
 
 def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:

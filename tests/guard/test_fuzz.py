@@ -9,21 +9,19 @@ The file generates well over 10,000 cases in total (see the `max_examples` below
 
 from __future__ import annotations
 
-from paths import MODELS
-
 import contextlib
 import io
 import json
 import string
 from dataclasses import fields as dataclass_fields
 from dataclasses import replace
-from pathlib import Path
 from typing import Any
 
 import pytest
 from cells import fp4_refused_on_b200
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
+from paths import MODELS
 
 from compat import MATRIX, AttentionConfig, InvalidConfigError, Report, Suggestion, check
 from compat.cli import main

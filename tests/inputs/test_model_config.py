@@ -2,17 +2,15 @@
 
 from __future__ import annotations
 
-from paths import MODELS
-
 import json
 from pathlib import Path
 
 import pytest
+from paths import MODELS
 
 from compat.inputs.config import AttentionConfig
 from compat.inputs.model_config import ModelConfigError, ModelFacts, load_model_facts
 from compat.vocab.terms import Arch
-
 
 # name: (attention_arch, sparse, sliding_window, multimodal, encoder_decoder, dual_chunk)
 EXPECTED = {

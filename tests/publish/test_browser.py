@@ -6,8 +6,6 @@ Chromium through Playwright. Screenshots land in `tests/artifacts/` for a human 
 
 from __future__ import annotations
 
-from paths import ARTIFACTS, ROOT
-
 import functools
 import http.server
 import os
@@ -21,6 +19,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import pytest
+from paths import ARTIFACTS, ROOT
 
 from compat import AttentionConfig, Report, check
 from compat.claim.baseline import MATRIX

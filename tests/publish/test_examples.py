@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-from paths import ROOT
-
 import shlex
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
+from paths import ROOT
 
 from compat.claim.baseline import MATRIX
 from compat.publish import examples

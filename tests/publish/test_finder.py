@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from paths import ROOT
-
 import json
 import math
 import os
@@ -15,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from paths import ROOT
 
 from compat import AttentionConfig, Report, check
 from compat.inputs.config import speculation_with_topk

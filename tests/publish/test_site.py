@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from paths import ROOT
-
 import os
 import shutil
 import subprocess
 import sys
 from pathlib import Path
+
+from paths import ROOT
 
 from compat.claim.baseline import MATRIX
 from compat.vocab.terms import Arch

@@ -7,8 +7,6 @@ benchmark, which times the whole enumeration.
 
 from __future__ import annotations
 
-from paths import ROOT
-
 import itertools
 import multiprocessing
 import os
@@ -16,9 +14,9 @@ import re
 from collections.abc import Iterator
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
-from pathlib import Path
 
 from markdown_tables import table_under
+from paths import ROOT
 
 from compat import MATRIX, AttentionConfig, Report, Severity, check
 

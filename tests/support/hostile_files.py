@@ -8,8 +8,6 @@ FIFO instead of a file, `docs` a file or a link out of the tree, read-only, miss
 
 from __future__ import annotations
 
-from paths import MODELS, ROOT
-
 import contextlib
 import logging
 import os
@@ -21,6 +19,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from paths import MODELS, ROOT
 
 GENERATED = ("docs/attention_backend.md", "docs/matrix.json", "docs/matrix.schema.json")
 MODELS = sorted(MODELS.glob("*/config.json"))

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-from paths import ROOT
-
 import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from paths import ROOT
 
 from compat.cli import main
 from compat.publish.pages import PAGE_PATH

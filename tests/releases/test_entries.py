@@ -1,0 +1,56 @@
+"""The releases are their entries: the list, the rules and the page each follow from files."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import compat.releases as releases
+from compat.releases import ENTRIES, NEWEST, RELEASE_NAMES, RELEASES, release_matrix
+
+PACKAGE = Path(releases.__file__).parent
+
+
+def _version(name: str) -> tuple[int, ...]:
+    return tuple(map(int, name.split(".")))
+
+
+def test_the_release_list_is_the_list_of_entry_files_in_version_order() -> None:
+    files = sorted(p.stem for p in PACKAGE.glob("v*.py") if re.fullmatch(r"v\d+_\d+_\d+", p.stem))
+    names = [f.removeprefix("v").replace("_", ".") for f in files]
+    assert sorted(names, key=_version) == list(RELEASE_NAMES)
+    assert tuple(sorted(RELEASE_NAMES, key=_version)) == RELEASE_NAMES
+    assert RELEASE_NAMES[-1] == NEWEST
+    for name in RELEASE_NAMES:
+        assert ENTRIES[name].name == name, f"v{name.replace('.', '_')}.py names another release"
+
+
+def test_every_change_says_where_it_was_read() -> None:
+    for entry in ENTRIES.values():
+        for change in (*entry.changes, *entry.doc_changes):
+            assert change.summary and change.evidence.source, (entry.name, change)
+            if change in entry.changes:
+                assert change.evidence.source.startswith(f"sglang {entry.name} wheel, ")
+
+
+def test_a_release_without_changes_has_the_rules_and_page_of_the_one_before() -> None:
+    quiet = [r for r in RELEASE_NAMES[1:] if not ENTRIES[r].changes]
+    assert quiet, "no release kept its predecessor's rules"
+    for name in quiet:
+        before = RELEASE_NAMES[RELEASE_NAMES.index(name) - 1]
+        rules, previous = RELEASES[name], RELEASES[before]
+        assert rules.release == name
+        for field in ("backend_choices", "kv_choices", "defaults", "page_snaps", "kv4"):
+            assert getattr(rules, field) == getattr(previous, field), (name, field)
+        if not ENTRIES[name].doc_changes:
+            assert release_matrix(name) is release_matrix(before)
+
+
+def test_an_update_applies_to_the_previous_release_only_from_its_own_on() -> None:
+    assert "dsv4" not in RELEASES["0.5.11"].backend_choices
+    assert "dsv4" in RELEASES["0.5.12"].backend_choices
+    assert "cutlass_mla" in RELEASES["0.5.19"].backend_choices
+    assert "cutlass_mla" not in RELEASES["0.5.20"].backend_choices
+    assert not RELEASES["0.5.18"].resolve_once and RELEASES["0.5.19"].resolve_once
+    assert "dsv4" not in release_matrix("0.5.11").backend_names
+    assert "dsv4" in release_matrix("0.5.12").backend_names

@@ -39,10 +39,13 @@ from compat import (
     enforce,
 )
 from compat.cli import main
-from compat.inputs.config import FLAG_FIELDS, SPECULATIVE_ALGORITHMS
+from compat.inputs.config import FLAG_FIELDS
 from compat.inputs.model_config import load_model_facts
+from compat.releases import BASELINE, RELEASES
 from compat.vocab.terms import KV_DTYPE_SPELLINGS
 
+# The algorithms every release accepts (the baseline's); later ones add more.
+SPECULATIVE_ALGORITHMS = RELEASES[BASELINE].algorithm_choices
 BACKENDS = MATRIX.backend_names
 NEAR_MISSES = (
     "",

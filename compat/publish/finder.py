@@ -385,6 +385,12 @@ def render_finder_script(release: str = NEWEST, data: dict[str, Any] | None = No
     )
 
 
+def generated_names() -> tuple[str, ...]:
+    """The paths of every file the finder adds to the built site: the index, then one data
+    file per release (relative to the site's root, inside `javascripts/`)."""
+    return (INDEX_PATH, *map(data_path, FINDER_RELEASES))
+
+
 def generated_files() -> list[tuple[str, str]]:
     """Every file the finder adds to the built site, as (path, content): the index of the
     releases and their data files (the initial one first), then one data file per release."""

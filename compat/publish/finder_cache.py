@@ -28,7 +28,8 @@ import os
 import stat
 import sys
 import tempfile
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from compat.publish.outputs import PACKAGE_DIR
@@ -62,6 +63,13 @@ def source_digest(package: Path = PACKAGE_DIR) -> str:
         digest.update(path.relative_to(package).as_posix().encode() + b"\0")
         digest.update(path.read_bytes() + b"\0")
     return digest.hexdigest()
+
+
+def entry_key(names: Collection[str], package: Path = PACKAGE_DIR) -> str:
+    """The key of the entry holding `names`: the package's sources and which files (a build
+    that offers fewer releases keeps its own entry)."""
+    listed = "\0".join(sorted(names))
+    return hashlib.sha256(f"{source_digest(package)}\0{listed}".encode()).hexdigest()
 
 
 def content_digest(key: str, files: Files) -> str:
@@ -170,8 +178,36 @@ def cached(
     current sources passes every check; `say` gets one line when the cache is not used."""
     if os.environ.get(DISABLE_VARIABLE):
         return compute()
-    root, key = cache_dir(), key or source_digest()
+    root, key = cache_dir(), key or entry_key(names)
     tell = say or (lambda line: None)
+    with _computing(root, key):
+        return _cached(compute, names, root, key, tell)
+
+
+@contextmanager
+def _computing(root: Path, key: str) -> Iterator[None]:
+    """Hold the entry's lock while it is read, computed and written, so that builds running
+    side by side (the tests' workers, two builds) compute it once; without a usable lock
+    each computes on its own."""
+    try:
+        import fcntl
+
+        _trusted_directory(root)
+        _trusted_directory(root / "finder")
+        handle = os.open(root / "finder" / f".{key}.lock", os.O_RDWR | os.O_CREAT, 0o600)
+    except (ImportError, OSError, Untrusted):
+        yield
+        return
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(handle)
+
+
+def _cached(
+    compute: Callable[[], Files], names: Collection[str], root: Path, key: str, tell: Say
+) -> Files:
     try:
         found = read_entry(root, key, names)
     except Untrusted as error:

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from finder_sample import SAMPLE_RELEASES, sample_env
 from paths import ROOT
 
 from compat import AttentionConfig, Report, check
@@ -24,14 +25,18 @@ from compat.publish.finder import (
     FINDER_RELEASES,
     INDEX_GLOBAL,
     INDEX_PATH,
+    RELEASES_VARIABLE,
     Row,
     data_path,
-    finder_data,
     finder_options,
     finding_order,
+    generated_files,
+    generated_names,
+    offered_releases,
     render_finder_data,
     render_finder_script,
 )
+from compat.publish.finder_cache import cached
 from compat.releases import NEWEST, RELEASE_NAMES, RELEASES, release_matrix
 from compat.vocab.terms import KV_DTYPE_SPELLINGS, Platform
 
@@ -39,12 +44,37 @@ MAX_BYTES = 500_000
 """The issue's budget: all the finder's data, pairs included, uncompressed."""
 
 
+slow = pytest.mark.slow
+"""Needs the sample releases' data: computed (a few minutes of CPU) unless the build cache
+holds it."""
+
+
+@cache
+def _site_files() -> dict[str, str]:
+    """The finder's files for the sample releases, as the site build gets them: computed
+    once per version of the package, through the build cache (fresh by its key; the
+    determinism test below recomputes one release from scratch and compares)."""
+    saved = os.environ.get(RELEASES_VARIABLE)
+    os.environ[RELEASES_VARIABLE] = sample_env()[RELEASES_VARIABLE]
+    try:
+        return dict(cached(generated_files, generated_names()))
+    finally:
+        if saved is None:
+            del os.environ[RELEASES_VARIABLE]
+        else:
+            os.environ[RELEASES_VARIABLE] = saved
+
+
 @cache
 def _data(release: str) -> dict[str, Any]:
-    return finder_data(release)
+    script = _site_files()[data_path(release)]
+    prefix = f"window.{DATA_GLOBAL}[{json.dumps(release)}] = "
+    line = next(line for line in script.splitlines() if line.startswith(prefix))
+    data: dict[str, Any] = json.loads(line.removeprefix(prefix).removesuffix(";"))
+    return data
 
 
-@pytest.fixture(scope="module", params=FINDER_RELEASES)
+@pytest.fixture(scope="module", params=SAMPLE_RELEASES)
 def data(request: pytest.FixtureRequest) -> dict[str, Any]:
     return _data(request.param)
 
@@ -111,19 +141,48 @@ def _numbers(data: dict[str, Any], text: str, width: int) -> list[int]:
 
 
 def _outcome(data: dict[str, Any], index: int, column: int) -> tuple[int, list[int]]:
-    """One cell, decoded as finder_data's docstring lays it out: the block's set and the
-    cell's part, finding ids in increasing order."""
+    """One cell, decoded as finder_data's docstring lays it out: the union of the block's
+    shared set, its page size's, its topk's and its own set; finding ids in increasing
+    order."""
     widths = data["widths"]
     block, position = divmod(index, data["block"])
-    start = (block * len(data["columns"]) + column) * (widths["set"] + widths["block"])
-    refs = data["results"][start : start + widths["set"] + widths["block"]]
-    shared = data["sets"][_number(data, refs[: widths["set"]])]
-    parts = data["blocks"][_number(data, refs[widths["set"] :])]
-    part = data["parts"][
-        _number(data, parts[position * widths["part"] : (position + 1) * widths["part"]])
+    page, topk = divmod(position, data["topks"])
+    at = (block * len(data["columns"]) + column) * widths["group"]
+    group = data["groups"][_number(data, data["results"][at : at + widths["group"]])]
+    kinds = ("set", "tuple", "tuple", "tuple", "pattern")
+    numbers, start = [], 0
+    for kind in kinds:
+        numbers.append(_number(data, group[start : start + widths[kind]]))
+        start += widths[kind]
+    assert start == len(group)
+    shared, by_page, by_topk, own, pattern = numbers
+    chosen = [shared]
+    for table, place in ((by_page, page), (by_topk, topk), (own, position)):
+        chosen.append(_numbers(data, data["tuples"][table], widths["set"])[place])
+    ids = {i for s in chosen for i in _numbers(data, data["sets"][s], widths["finding"])}
+    return int(data["patterns"][pattern][position]), sorted(ids)
+
+
+def _text(data: dict[str, Any], number: int) -> str:
+    """A text: its word numbers, `widths.word` digits each, words joined."""
+    digits = data["widths"]["word"]
+    return "".join(data["words"][n] for n in _numbers(data, data["texts"][number], digits))
+
+
+def _text_numbers(data: dict[str, Any], number: int) -> list[int]:
+    return _numbers(data, data["texts"][number], data["widths"]["word"])
+
+
+def _findings(data: dict[str, Any]) -> list[tuple[int, int, int, int]]:
+    """Every finding: its severity's number and the text numbers of rule, message, phases."""
+    digits = data["widths"]["text"]
+    size = 1 + 3 * digits
+    table = data["findings"]
+    assert len(table) % size == 0
+    return [
+        (_number(data, table[at]), *_numbers(data, table[at + 1 : at + size], digits))  # type: ignore[misc]
+        for at in range(0, len(table), size)
     ]
-    ids = _numbers(data, shared, widths["finding"]) + _numbers(data, part[1:], widths["finding"])
-    return int(part[0]), sorted(ids)
 
 
 def _fixes(data: dict[str, Any], index: int) -> list[tuple[str, str]] | None:
@@ -131,17 +190,22 @@ def _fixes(data: dict[str, Any], index: int) -> list[tuple[str, str]] | None:
     number = _number(data, data["fixes"][index * width : (index + 1) * width])
     if number == 0:
         return None
-    return [(data["strings"][a], data["strings"][b]) for a, b in data["fixlists"][number - 1]]
+    return [(_text(data, a), _text(data, b)) for a, b in data["fixlists"][number - 1]]
 
 
 def _stored(data: dict[str, Any], index: int, backend: int) -> tuple[str, list[tuple[str, ...]]]:
     verdict, finding_ids = _outcome(data, index, backend)
-    strings = data["strings"]
+    table = _findings(data)
     findings: list[tuple[str, ...]] = []
     for finding_id in finding_ids:
-        severity, rule, message, phases = data["findings"][finding_id]
+        severity, rule, message, phases = table[finding_id]
         findings.append(
-            (data["severities"][severity], strings[rule], strings[message], strings[phases])
+            (
+                data["severities"][severity],
+                _text(data, rule),
+                _text(data, message),
+                _text(data, phases),
+            )
         )
     return str(data["verdicts"][verdict]), findings
 
@@ -192,6 +256,26 @@ def test_option_space_follows_the_release(release: str) -> None:
     }
 
 
+def test_every_modelled_release_is_offered_newest_first(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv(RELEASES_VARIABLE, raising=False)
+    assert offered_releases() == FINDER_RELEASES == tuple(reversed(RELEASE_NAMES))
+    assert len(FINDER_RELEASES) == len(RELEASES) and FINDER_RELEASES[0] == NEWEST
+    assert generated_names() == (INDEX_PATH, *map(data_path, FINDER_RELEASES))
+    # A build may offer fewer (kept newest first); a release that is not modelled is refused
+    # in one line that names the choices.
+    monkeypatch.setenv(RELEASES_VARIABLE, "0.5.7, 0.5.16")
+    assert offered_releases() == ("0.5.16", "0.5.7")
+    monkeypatch.setenv(RELEASES_VARIABLE, "all")
+    assert offered_releases() == FINDER_RELEASES
+    for wrong in ("0.5.99", " , "):
+        monkeypatch.setenv(RELEASES_VARIABLE, wrong)
+        with pytest.raises(ValueError, match=r"choose among 0\.5\.7, 0\.5\.8") as error:
+            offered_releases()
+        assert "\n" not in str(error.value)
+
+
 def test_the_releases_differ_where_sglang_changed() -> None:
     """Newest first; 0.5.7 has fp4_e2m1, the newest nvfp4 and not fp4_e2m1; only accepted
     backends are offered."""
@@ -210,6 +294,7 @@ def test_the_releases_differ_where_sglang_changed() -> None:
     assert "cutlass_mla" in _accepted("0.5.7") and "cutlass_mla" not in _accepted(NEWEST)
 
 
+@slow
 def test_data_covers_every_combination_and_backend(data: dict[str, Any]) -> None:
     release = data["release"]
     combinations = math.prod(_radix(data))
@@ -222,15 +307,26 @@ def test_data_covers_every_combination_and_backend(data: dict[str, Any]) -> None
     columns = len(data["columns"])
     widths = data["widths"]
     # Each table's numbers have as few digits as its size allows.
-    for table, key in (("findings", "finding"), ("sets", "set"), ("parts", "part")):
-        assert 64 ** (widths[key] - 1) < len(data[table]) <= 64 ** widths[key] or widths[key] == 1
-    assert len(data["blocks"]) <= 64 ** widths["block"]
+    sizes = {
+        "finding": len(_findings(data)),
+        "set": len(data["sets"]),
+        "tuple": len(data["tuples"]),
+        "pattern": len(data["patterns"]),
+        "group": len(data["groups"]),
+    }
+    for key, size in sizes.items():
+        assert 64 ** (widths[key] - 1) < size <= 64 ** widths[key] or widths[key] == 1
     assert len(data["fixlists"]) + 1 <= 64 ** widths["fixes"]
     # A block is every page size and topk of one arch, hardware class and dtype.
-    assert data["block"] == 6 * 4 and combinations % data["block"] == 0
+    assert data["block"] == 6 * 4 and data["topks"] == 4 and combinations % data["block"] == 0
     blocks = combinations // data["block"]
-    assert len(data["results"]) == blocks * columns * (widths["set"] + widths["block"])
-    assert all(len(entry) == data["block"] * widths["part"] for entry in data["blocks"])
+    assert len(data["results"]) == blocks * columns * widths["group"]
+    assert all(len(p) == data["block"] for p in data["patterns"])
+    assert {len(t) for t in data["tuples"]} <= {
+        6 * widths["set"],
+        4 * widths["set"],
+        24 * widths["set"],
+    }
     assert len(data["fixes"]) == combinations * widths["fixes"]
     assert len(data["defaults"]) == 2 * combinations
     backends = len(data["backends"])
@@ -238,19 +334,24 @@ def test_data_covers_every_combination_and_backend(data: dict[str, Any]) -> None
     for index in range(0, combinations, 7):
         for column in range(columns):
             _outcome(data, index, column)  # every number decodes to a stored entry
-    findings = len(data["findings"])
-    strings = len(data["strings"])
-    assert all(0 <= s < strings for finding in data["findings"] for s in finding[1:])
-    # Deduplicated: every string, finding, set, part, block and fix list is stored once.
-    for table in ("strings", "sets", "parts", "blocks"):
-        assert len(set(data[table])) == len(data[table]), table
-    assert len({tuple(f) for f in data["findings"]}) == findings
+    table = _findings(data)
+    findings = len(table)
+    texts = len(data["texts"])
+    assert all(0 <= s < texts for finding in table for s in finding[1:])
+    assert 64 ** (widths["text"] - 1) < texts <= 64 ** widths["text"] or widths["text"] == 1
+    assert all(0 <= n < len(data["words"]) for t in range(texts) for n in _text_numbers(data, t))
+    # Deduplicated: every word, text, finding, set, part, block and fix list is stored once.
+    assert len({_text(data, t) for t in range(texts)}) == texts
+    for table_name in ("words", "texts", "sets", "tuples", "patterns", "groups"):
+        assert len(set(data[table_name])) == len(data[table_name]), table_name
+    assert len(set(table)) == findings
     assert len({json.dumps(f) for f in data["fixlists"]}) == len(data["fixlists"])
     # Every verdict occurs somewhere in the space.
-    verdicts = {int(text[0]) for text in data["parts"]}
+    verdicts = {int(digit) for pattern in data["patterns"] for digit in pattern}
     assert {data["verdicts"][v] for v in verdicts} == set(data["verdicts"])
 
 
+@slow
 def test_stored_verdicts_and_findings_equal_check(data: dict[str, Any]) -> None:
     count = math.prod(_radix(data))
     # The initial selection, the first and last combinations, and a seeded sample.
@@ -271,6 +372,7 @@ def test_stored_verdicts_and_findings_equal_check(data: dict[str, Any]) -> None:
         assert shown == expected_defaults, values
 
 
+@slow
 def test_one_backend_over_the_whole_space(data: dict[str, Any]) -> None:
     """Every combination for one backend, so no corner of the index is off by one."""
     b = data["backends"].index("flashinfer")
@@ -280,6 +382,7 @@ def test_one_backend_over_the_whole_space(data: dict[str, Any]) -> None:
         assert _stored(data, index, b) == _expected(report)
 
 
+@slow
 def test_errors_come_first_and_verdicts_match_severities(data: dict[str, Any]) -> None:
     order = {name: rank for rank, name in enumerate(data["severities"])}
     assert list(order) == ["error", "warning", "info"]
@@ -289,7 +392,7 @@ def test_errors_come_first_and_verdicts_match_severities(data: dict[str, Any]) -
         for verdict, ids in (_outcome(data, index, c) for c in range(len(data["columns"])))
     }
     for verdict, ids in cells:
-        severities = [data["findings"][i][0] for i in ids]
+        severities = [_findings(data)[i][0] for i in ids]
         assert severities == sorted(severities)
         names = {data["severities"][s] for s in severities}
         expected = (
@@ -302,8 +405,12 @@ def test_errors_come_first_and_verdicts_match_severities(data: dict[str, Any]) -
         assert data["verdicts"][verdict] == expected
 
 
-def test_rendering_is_deterministic_and_small(data: dict[str, Any]) -> None:
-    release = data["release"]
+@slow
+@pytest.mark.parametrize("release", ["0.5.7"])
+def test_rendering_is_deterministic_and_small(release: str) -> None:
+    """A fresh computation in another interpreter, with another hash seed, writes the bytes
+    the site build got (through its cache)."""
+    data = _data(release)
     text = render_finder_data(release, data)
     assert json.loads(text) == json.loads(json.dumps(data))
     # Another interpreter, with another hash seed, writes the same bytes.
@@ -341,11 +448,15 @@ def test_import_compat_stays_light() -> None:
     assert result.stdout.strip() == "[]"
 
 
-def test_hook_adds_the_data_to_the_site_and_refuses_a_committed_copy(tmp_path: Path) -> None:
+@slow
+def test_hook_adds_the_data_to_the_site_and_refuses_a_committed_copy(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from mkdocs.config import load_config
     from mkdocs.exceptions import PluginError
     from mkdocs.structure.files import File, Files
 
+    monkeypatch.setenv(RELEASES_VARIABLE, sample_env()[RELEASES_VARIABLE])
     config = load_config(str(ROOT / "mkdocs.yml"), site_dir=str(tmp_path / "site"))
     # Through MkDocs' own event dispatch, which runs the hooks listed in mkdocs.yml.
     files = config.plugins.on_files(Files([]), config=config)
@@ -354,7 +465,7 @@ def test_hook_adds_the_data_to_the_site_and_refuses_a_committed_copy(tmp_path: P
     prefix = f"window.{INDEX_GLOBAL} = "
     line = next(line for line in index.content_string.splitlines() if line.startswith(prefix))
     listed = json.loads(line.removeprefix(prefix).removesuffix(";"))
-    assert [entry["release"] for entry in listed] == list(FINDER_RELEASES)
+    assert [entry["release"] for entry in listed] == list(SAMPLE_RELEASES)
     for entry in listed:
         path = data_path(entry["release"])
         assert path.endswith("/" + entry["file"])
@@ -366,7 +477,7 @@ def test_hook_adds_the_data_to_the_site_and_refuses_a_committed_copy(tmp_path: P
         assert not (ROOT / "docs" / path).exists()
     assert not (ROOT / "docs" / INDEX_PATH).exists()
 
-    for path in (INDEX_PATH, *map(data_path, FINDER_RELEASES)):
+    for path in generated_names():
         committed = File(path, str(tmp_path), str(tmp_path / "site"), use_directory_urls=True)
         with pytest.raises(PluginError, match="generated at build time"):
             config.plugins.on_files(Files([committed]), config=config)
@@ -380,6 +491,7 @@ def _pair_config(data: dict[str, Any], index: int, column: int) -> AttentionConf
     )
 
 
+@slow
 def test_pairs_equal_check_or_name_the_prefill_refusal(data: dict[str, Any]) -> None:
     """Each pair column is check() of that prefill/decode pair; where the prefill backend is
     refused whatever the partner, the column holds exactly the errors all pairs share."""
@@ -409,6 +521,7 @@ def test_pairs_equal_check_or_name_the_prefill_refusal(data: dict[str, Any]) -> 
     assert refused_seen and served_seen
 
 
+@slow
 def test_fa4_prefill_with_an_fp4_cache_on_b200(data: dict[str, Any]) -> None:
     """PR #14467's headline case: the decode partners of fa4 prefill with an FP4 cache, as
     check() has them."""
@@ -430,6 +543,7 @@ def test_fa4_prefill_with_an_fp4_cache_on_b200(data: dict[str, Any]) -> None:
     assert passing and "trtllm_mha" not in passing
 
 
+@slow
 def test_fixes_where_nothing_passes_are_the_guards_suggestions(data: dict[str, Any]) -> None:
     backends = len(data["backends"])
     count = math.prod(_radix(data))

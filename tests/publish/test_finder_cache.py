@@ -73,6 +73,9 @@ def test_an_edit_to_any_package_source_changes_the_key(tmp_path: Path) -> None:
     assert finder_cache.source_digest(package) != before
     (package / "cli" / "new.py").write_text("")
     assert len({before, finder_cache.source_digest(package)}) == 2
+    # The key also says which files: a build of fewer releases keeps its own entry.
+    names = finder.generated_names()
+    assert finder_cache.entry_key(names) != finder_cache.entry_key(names[:2])
 
 
 def test_computed_once_then_read_back(_cache_in: Path) -> None:
@@ -211,7 +214,7 @@ def test_the_site_build_adds_only_the_finders_files(
     names = finder.generated_names()
     fresh = [(name, f"// fresh {name}\n") for name in names]
     monkeypatch.setattr(finder, "generated_files", lambda: fresh)
-    key = finder_cache.source_digest()
+    key = finder_cache.entry_key(names)
     outside = tmp_path / "outside.js"
     _plant(
         _cache_in,

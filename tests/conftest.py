@@ -20,6 +20,7 @@ SLOW_MODULES = frozenset(
         # Whole spaces: the consistency proof, the fuzzers, the built site and its browser.
         "guard/test_consistency.py",
         "cli/test_hostile_fuzz.py",
+        "guard/test_fuzz.py",
         "publish/test_site.py",
         "publish/test_browser.py",
         "test_benchmark_smoke.py",

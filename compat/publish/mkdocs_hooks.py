@@ -92,7 +92,10 @@ def on_files(files: Files, config: MkDocsConfig) -> Files:
     from compat.publish import finder
     from compat.publish.finder_cache import cached
 
-    names = finder.generated_names()
+    try:
+        names = finder.generated_names()
+    except ValueError as error:  # COMPAT_FINDER_RELEASES names a release that is not modelled
+        raise PluginError(str(error)) from None
     for path in names:
         if files.get_file_from_path(path) is not None:
             raise PluginError(

@@ -278,6 +278,15 @@ def test_every_modelled_release_is_offered_newest_first(
         with pytest.raises(ValueError, match=r"choose among 0\.5\.7, 0\.5\.8") as error:
             offered_releases()
         assert "\n" not in str(error.value)
+    # The site build says so in one line too (MkDocs' PluginError), before computing anything.
+    from mkdocs.config import load_config
+    from mkdocs.exceptions import PluginError
+    from mkdocs.structure.files import Files
+
+    monkeypatch.setenv(RELEASES_VARIABLE, "0.5.99")
+    config = load_config(str(ROOT / "mkdocs.yml"))
+    with pytest.raises(PluginError, match=r"0\.5\.99 is not a modelled release"):
+        config.plugins.on_files(Files([]), config=config)
 
 
 def test_the_releases_differ_where_sglang_changed() -> None:

@@ -40,6 +40,10 @@ for _path in (ROOT / "tests" / "support", ROOT):
     if str(_path) not in sys.path:
         sys.path.insert(0, str(_path))
 
+# The consistency proof is about the PR #14467 baseline, which SGLang 0.5.7 shipped (as in
+# the tests and benchmarks/run.py).
+os.environ.setdefault("COMPAT_SGLANG_VERSION", "0.5.7")
+
 BUILD_NO_CACHE_RATIO = 5.0
 BUILD_CACHED_RATIO = 2.0
 DATA_BYTES = 150_000

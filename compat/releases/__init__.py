@@ -20,9 +20,11 @@ from dataclasses import replace
 from functools import cache
 from typing import Any
 
-from compat.claim.matrix import Matrix
+from compat.claim.cells import Cell
+from compat.claim.matrix import Matrix, Row
 from compat.engine.rules import ReleaseRules
 from compat.releases.entry import Change, DocChange, Release
+from compat.vocab.evidence import Evidence
 
 __all__ = [
     "ENTRIES",
@@ -33,6 +35,7 @@ __all__ = [
     "DocChange",
     "Release",
     "UnknownReleaseError",
+    "doc_changes_of",
     "release_matrix",
     "release_rules",
     "releases_accepting",
@@ -139,15 +142,67 @@ def release_matrix(release: str) -> Matrix:
 
 
 def _apply_doc(matrix: Matrix, changes: tuple[DocChange, ...]) -> Matrix:
-    backends = matrix.backends
-    sources = matrix.sources
+    """`matrix` with each of `changes` applied, in order (`DocChange` lists what moves)."""
     for change in changes:
-        backends = tuple(replace(b, phases=change.phases.get(b.name, b.phases)) for b in backends)
-        backends += change.backends
-        for backend in change.backends:
-            if backend.evidence is not None and backend.evidence not in sources:
-                sources += (backend.evidence,)
-    return replace(matrix, backends=backends, sources=sources)
+        matrix = _apply_one(matrix, change)
+    return matrix
+
+
+def _apply_one(matrix: Matrix, change: DocChange) -> Matrix:
+    gone = frozenset(change.removed)
+    backends = {b.name: b for b in matrix.backends if b.name not in gone}
+    for backend in change.backends:
+        backends[backend.name] = backend
+    rows = {t.arch: {r.backend: r for r in t.rows if r.backend not in gone} for t in matrix.tables}
+    for new in change.rows:
+        rows[new.arch][new.row.backend] = _sourced_row(new.row, change.evidence)
+    for cell_change in change.cells:
+        row = rows[cell_change.arch][cell_change.backend]
+        cell = _sourced(cell_change.cell, change.evidence)
+        rows[cell_change.arch][row.backend] = replace(
+            row, cells={**row.cells, cell_change.column: cell}
+        )
+    tables = tuple(
+        replace(
+            table,
+            rows=tuple(rows[table.arch].values()),
+            evidence=change.page or table.evidence,
+        )
+        for table in matrix.tables
+    )
+    aliases = {a: b for a, b in matrix.aliases.items() if a not in gone and b not in gone}
+    aliases.update(change.aliases)
+    columns = {c.id: c for c in matrix.columns}
+    columns.update({c.id: c for c in change.columns})
+    requirements = {r.dtype: r for r in matrix.dtype_requirements}
+    requirements.update({r.dtype: r for r in change.requirements})
+    for dtype in change.dropped_dtypes:
+        del requirements[dtype]
+    sources = matrix.sources + tuple(
+        dict.fromkeys(
+            b.evidence
+            for b in change.backends
+            if b.evidence is not None and b.evidence not in matrix.sources
+        )
+    )
+    return replace(
+        matrix,
+        backends=tuple(backends.values()),
+        tables=tables,
+        columns=tuple(columns.values()),
+        dtype_requirements=tuple(requirements.values()),
+        aliases=aliases,
+        sources=sources,
+    )
+
+
+def _sourced(cell: Cell, evidence: Evidence) -> Cell:
+    """A changed cell keeps its own evidence, else takes its change's."""
+    return cell if cell.evidence is not None else replace(cell, evidence=evidence)
+
+
+def _sourced_row(row: Row, evidence: Evidence) -> Row:
+    return replace(row, cells={c: _sourced(cell, evidence) for c, cell in row.cells.items()})
 
 
 def releases_accepting(attribute: str, value: str) -> tuple[str, ...]:
@@ -158,3 +213,8 @@ def releases_accepting(attribute: str, value: str) -> tuple[str, ...]:
 def changes_of(release: str) -> tuple[Change, ...]:
     """What changed in `release`'s start-up rules (nothing for the baseline)."""
     return ENTRIES[release].changes
+
+
+def doc_changes_of(release: str) -> tuple[DocChange, ...]:
+    """What changed on `release`'s page (nothing for the baseline)."""
+    return ENTRIES[release].doc_changes

@@ -267,10 +267,11 @@ def _check_consistency(matrix: Matrix) -> None:
     column_ids = {column.id for column in matrix.columns}
     problems = _column_problems(matrix.columns)
     for table in matrix.tables:
+        expected = set(table.columns)
         for row in table.rows:
             if row.backend not in names:
                 problems.append(f"{table.arch.value} row names unknown backend {row.backend!r}")
-            if set(row.cells) != set(table.columns):
+            if row.cells.keys() != expected:
                 cells = sorted(column.value for column in row.cells)
                 problems.append(f"{table.arch.value} row {row.backend!r} has cells {cells}")
         for column_id in table.columns:
@@ -297,7 +298,7 @@ def _column_problems(columns: tuple[Column, ...]) -> list[str]:
     families = [c.when.family for c in columns if isinstance(c.when, KvDtypeIn)]
     problems += [
         f"two columns speak for {family.value} KV dtypes"
-        for family in KvFamily
+        for family in dict.fromkeys(families)
         if families.count(family) > 1
     ]
     problems += [

@@ -142,57 +142,50 @@ def release_matrix(release: str) -> Matrix:
 
 
 def _apply_doc(matrix: Matrix, changes: tuple[DocChange, ...]) -> Matrix:
-    """`matrix` with each of `changes` applied, in order (`DocChange` lists what moves)."""
-    for change in changes:
-        matrix = _apply_one(matrix, change)
-    return matrix
-
-
-def _apply_one(matrix: Matrix, change: DocChange) -> Matrix:
-    gone = frozenset(change.removed)
-    backends = {b.name: b for b in matrix.backends if b.name not in gone}
-    for backend in change.backends:
-        backends[backend.name] = backend
-    rows = {t.arch: {r.backend: r for r in t.rows if r.backend not in gone} for t in matrix.tables}
-    for new in change.rows:
-        rows[new.arch][new.row.backend] = _sourced_row(new.row, change.evidence)
-    for cell_change in change.cells:
-        row = rows[cell_change.arch][cell_change.backend]
-        cell = _sourced(cell_change.cell, change.evidence)
-        rows[cell_change.arch][row.backend] = replace(
-            row, cells={**row.cells, cell_change.column: cell}
-        )
-    tables = tuple(
-        replace(
-            table,
-            rows=tuple(rows[table.arch].values()),
-            evidence=change.page or table.evidence,
-        )
-        for table in matrix.tables
-    )
-    aliases = {a: b for a, b in matrix.aliases.items() if a not in gone and b not in gone}
-    aliases.update(change.aliases)
+    """`matrix` with each of `changes` applied, in order (`DocChange` lists what moves);
+    one matrix per release, validated once."""
+    backends = {b.name: b for b in matrix.backends}
+    rows = {t.arch: {r.backend: r for r in t.rows} for t in matrix.tables}
+    page = matrix.tables[0].evidence
+    aliases = dict(matrix.aliases)
     columns = {c.id: c for c in matrix.columns}
-    columns.update({c.id: c for c in change.columns})
     requirements = {r.dtype: r for r in matrix.dtype_requirements}
-    requirements.update({r.dtype: r for r in change.requirements})
-    for dtype in change.dropped_dtypes:
-        del requirements[dtype]
-    sources = matrix.sources + tuple(
-        dict.fromkeys(
-            b.evidence
-            for b in change.backends
-            if b.evidence is not None and b.evidence not in matrix.sources
-        )
-    )
+    sources = dict.fromkeys(matrix.sources)
+    for change in changes:
+        gone = frozenset(change.removed)
+        for name in gone:
+            del backends[name]
+            for table_rows in rows.values():
+                table_rows.pop(name, None)
+        aliases = {a: b for a, b in aliases.items() if a not in gone and b not in gone}
+        aliases.update(change.aliases)
+        for backend in change.backends:
+            backends[backend.name] = backend
+            if backend.evidence is not None:
+                sources.setdefault(backend.evidence)
+        for new in change.rows:
+            rows[new.arch][new.row.backend] = _sourced_row(new.row, change.evidence)
+        for cell_change in change.cells:
+            row = rows[cell_change.arch][cell_change.backend]
+            cell = _sourced(cell_change.cell, change.evidence)
+            rows[cell_change.arch][row.backend] = replace(
+                row, cells={**row.cells, cell_change.column: cell}
+            )
+        page = change.page or page
+        columns.update({c.id: c for c in change.columns})
+        requirements.update({r.dtype: r for r in change.requirements})
+        for dtype in change.dropped_dtypes:
+            del requirements[dtype]
     return replace(
         matrix,
         backends=tuple(backends.values()),
-        tables=tables,
+        tables=tuple(
+            replace(t, rows=tuple(rows[t.arch].values()), evidence=page) for t in matrix.tables
+        ),
         columns=tuple(columns.values()),
         dtype_requirements=tuple(requirements.values()),
         aliases=aliases,
-        sources=sources,
+        sources=tuple(sources),
     )
 
 

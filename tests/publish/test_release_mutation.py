@@ -251,3 +251,26 @@ def test_every_release_flips_cells_it_brought_and_every_column() -> None:
         matrix = release_matrix(release)
         assert columns[release] == {c for t in matrix.tables for c in t.columns}
     assert counts["0.5.19"] > counts["0.5.18"]  # the two MiniCPM rows read from code
+
+
+@pytest.mark.parametrize("release", ["0.5.7", "0.5.16", "0.5.23"])
+def test_the_flashmla_fp4_cell_never_moves_what_sglang_starts(release: str) -> None:
+    """The case of the issue: flashmla's FP4 cell flipped, in any release's page, moves
+    the documented verdict of an FP4 launch on it and never the predicted start-up."""
+    matrix = release_matrix(release)
+    cut = (Arch.MLA, "flashmla", ColumnId.FP4_KV)
+    row = matrix.row(Arch.MLA, "flashmla")
+    assert row is not None
+    mutated = with_cell(matrix, cut, flipped(row.cells[ColumnId.FP4_KV]))
+    rules = RELEASES[release]
+    for dtype in (d for d in rules.kv_choices if KV_DTYPE_SPELLINGS[d].is_fp4):
+        config = AttentionConfig(
+            attention_arch="mla", attention_backend="flashmla", kv_cache_dtype=dtype,
+            platform="cuda", compute_capability=(10, 0), sglang_version=release,
+        )  # fmt: skip
+        before, after = check(config, matrix), check(config, mutated)
+        assert startup(before) == startup(after)
+        fp4 = [{f.backend for f in r.findings if f.rule == "fp4-kv"} for r in (before, after)]
+        assert fp4[0] != fp4[1], "the documented verdict follows the cell"
+        if dtype in rules.kv4.spellings:  # what the release's own KV4 check says
+            assert before.refused_at_startup is ("flashmla" not in rules.kv4.single[Arch.MLA])

@@ -2,7 +2,7 @@
 
 A documented change names its source: a commit of SGLang's documentation, the page of a
 release's tag, or a line of a release's wheel (for a row the page never had, read from the
-backend's code). These helpers build that evidence and the cells that carry it.
+backend's code). These functions build that evidence and the cells that carry it.
 """
 
 from __future__ import annotations

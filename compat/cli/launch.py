@@ -31,7 +31,7 @@ from compat.cli.check import (
 from compat.guard.policy import POLICY_VARIABLE, Policy, PolicyError, policy_from_environment
 from compat.guard.report import Report
 from compat.inputs.assemble import InputError
-from compat.inputs.command import shown
+from compat.inputs.checks import shown
 from compat.inputs.config import InvalidConfigError
 from compat.inputs.detect import PlatformDetectionError
 

@@ -22,12 +22,12 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from compat.engine.parser.lookup import RELEASE
+from compat.inputs.checks import shown
 from compat.inputs.command import (
     LaunchFlags,
     launch_release,
     model_config_conflicts,
     parse_launch_command,
-    shown,
     summarized,
 )
 from compat.inputs.config import AttentionConfig, InputProblem, InvalidConfigError
@@ -38,14 +38,15 @@ if TYPE_CHECKING:
     from compat.inputs.detect import DetectedPlatform
 
 
-class InputError(ValueError):
+class InputError(InvalidConfigError):
     """Input that cannot be read into a configuration; the message is one line.
 
+    An InvalidConfigError, so that the API raises what its error contract names.
     `problems` holds the invalid flag values among its problems (flag, value, choices).
     """
 
     def __init__(self, message: str, problems: Sequence[InputProblem] = ()) -> None:
-        super().__init__(message)
+        ValueError.__init__(self, message)
         self.problems = tuple(problems)
 
 

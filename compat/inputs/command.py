@@ -15,8 +15,10 @@ import shlex
 from collections import Counter, deque
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 from compat.engine.parser.lookup import RELEASE, UnknownFlagError, canonical_flag, release_flags
+from compat.inputs.checks import SHOWN_CHARS, shown
 from compat.inputs.config import chosen_release
 from compat.inputs.flags import FLAGS, flag_of
 from compat.inputs.launch_file import CONFIG_FLAG, LaunchFile, LaunchFileError, merge_config_file
@@ -29,8 +31,6 @@ MODEL_PATH_FLAGS = ("--model-path", "--model")
 LAUNCH_MODULE = "sglang.launch_server"
 LAUNCH_SCRIPT = "sglang/launch_server.py"
 SERVE_COMMAND = ("sglang", "serve")
-# Quoted values and problems are cut to this many characters (a pasted 100 KB argument).
-SHOWN_CHARS = 60
 # At most this many distinct problems are listed; the rest are counted.
 LISTED_PROBLEMS = 5
 
@@ -59,13 +59,6 @@ class LaunchFlags:
     def sglang_launch(self) -> bool:
         """Whether the command starts an SGLang server (empty: flags alone, no program)."""
         return is_sglang_launch(self.words)
-
-
-def shown(value: str) -> str:
-    """`value` quoted for a one-line message, cut to SHOWN_CHARS characters."""
-    if len(value) <= SHOWN_CHARS:
-        return repr(value)
-    return f"{value[: SHOWN_CHARS - 3]!r}... ({len(value)} characters)"
 
 
 def summarized(problems: Sequence[str]) -> str:
@@ -145,7 +138,7 @@ def parse_launch_command(tokens: Sequence[str], release: str = RELEASE) -> Launc
             continue
         written, has_inline, inline = token.partition("=")
         try:
-            flag = canonical_flag(written, release)
+            flag = _canonical(written, release)
         except UnknownFlagError as error:
             problems.append(where + _unknown(error, written, release))
             while index < len(argv) and not argv[index].startswith("--"):
@@ -194,6 +187,23 @@ def parse_launch_command(tokens: Sequence[str], release: str = RELEASE) -> Launc
         config_file,
         frozenset(file_flags),
     )
+
+
+def _canonical(flag: str, release: str) -> str:
+    """`canonical_flag`, its refusals remembered: a pasted command may repeat an unknown
+    flag 30,000 times, and each miss looks for the closest flag."""
+    found = _lookup(flag, release)
+    if isinstance(found, UnknownFlagError):
+        raise found.with_traceback(None)
+    return found
+
+
+@lru_cache(maxsize=256)
+def _lookup(flag: str, release: str) -> str | UnknownFlagError:
+    try:
+        return canonical_flag(flag, release)
+    except UnknownFlagError as error:
+        return error
 
 
 def _unknown(error: UnknownFlagError, written: str, release: str) -> str:
@@ -317,7 +327,7 @@ def _spaced(token: str) -> bool:
 def _values_taken(flag: str, arities: dict[str, str], release: str) -> int:
     """How many of the next words are `flag`'s values: 0, 1, or -1 for all up to a flag."""
     try:
-        arity = arities[canonical_flag(flag, release)]
+        arity = arities[_canonical(flag, release)]
     except UnknownFlagError:
         return -1  # the parser skips an unknown flag's values: they are never split
     return {"switch": 0, "value": 1, "optional": 1}.get(arity, -1)

@@ -23,7 +23,8 @@ from jinja2.sandbox import ImmutableSandboxedEnvironment
 
 
 class TemplateTooCostlyError(SecurityError):
-    """A template asks for more than a page needs (a huge range, string or power)."""
+    """A template asks for more than a page needs (a huge range, string or power), or its
+    code fails with something other than a template error."""
 
 
 # What one template expression may build: far above any page, far below a hang.
@@ -91,14 +92,16 @@ class ConfinedLoader(jinja2.BaseLoader):
         return source, path, uptodate
 
 
-# What rendering raises besides TemplateError: the sandbox's range limit is an
-# OverflowError, a self-including template a RecursionError.
-_RENDER_FAILURES = (OverflowError, RecursionError, MemoryError)
-
-
 def render(template: jinja2.Template, **context: Any) -> str:
-    """`template` rendered; a template that asks too much is a TemplateError, as any other."""
+    """`template` rendered; whatever a template's own code raises is a TemplateError.
+
+    A template named by `--template-dir` is the user's input: the sandbox's range limit
+    (an OverflowError), a filter given the wrong type (a TypeError), a template that
+    includes itself (a RecursionError) make the page impossible to render, not a bug here.
+    """
     try:
         return template.render(**context)
-    except _RENDER_FAILURES as error:
+    except jinja2.TemplateError:
+        raise
+    except (Exception, RecursionError, MemoryError) as error:
         raise TemplateTooCostlyError(f"{type(error).__name__}: {error}") from None

@@ -8,7 +8,7 @@ tries: deep, huge and odd JSON, non-UTF-8 arguments and strict or ASCII stdout, 
 devices, symbolic links out of the tree, read-only and broken trees, pasted commands.
 
 Run directly for the acceptance figures:
-    python tests/hostile.py --cli 10000 --api 20000 [--seed N]
+    python tests/support/hostile.py --cli 10000 --api 20000 [--seed N]
 """
 
 from __future__ import annotations
@@ -39,9 +39,13 @@ from compat import (
     enforce,
 )
 from compat.cli import main
-from compat.inputs.config import FLAG_FIELDS, SPECULATIVE_ALGORITHMS
+from compat.inputs.config import FLAG_FIELDS
 from compat.inputs.model_config import load_model_facts
+from compat.releases import NEWEST, RELEASES
 from compat.vocab.terms import KV_DTYPE_SPELLINGS
+
+# Every release's algorithms are the newest's or a subset (a removed one is a refusal too).
+SPECULATIVE_ALGORITHMS = RELEASES[NEWEST].algorithm_choices
 
 BACKENDS = MATRIX.backend_names
 NEAR_MISSES = (
@@ -178,15 +182,49 @@ def _check_argv(rng: random.Random, zoo: list[str]) -> list[str]:
             launch += ["--model-path", rng.choice(zoo)]
         if rng.random() < 0.3:
             launch.insert(rng.randrange(len(launch) + 1), _weird(rng))
-        pasted = rng.random() < 0.4  # the whole command quoted as one argument
-        argv += ["--", " ".join(launch)] if pasted else ["--", *launch]
+        argv += ["--", *_shaped(rng, launch)]
+    return argv
+
+
+def _shaped(rng: random.Random, launch: list[str]) -> list[str]:
+    """The launch command as an operator pastes it: as words, quoted whole (on one line or
+    several, with backslash continuations), or with a flag quoted together with its value."""
+    roll = rng.random()
+    if roll < 0.3:
+        return [" ".join(launch)]
+    if roll < 0.45:
+        return [" \\\n  ".join(launch) if rng.random() < 0.8 else "\n".join(launch)]
+    if roll < 0.6:
+        flags = [i for i, word in enumerate(launch[:-1]) if word.startswith("--")]
+        if flags:
+            at = rng.choice(flags)
+            return [*launch[:at], f"{launch[at]} {launch[at + 1]}", *launch[at + 2 :]]
+    return launch
+
+
+def _launch_argv(rng: random.Random, zoo: list[str], space: Workspace) -> list[str]:
+    """`compat launch --dry-run`: the check's flags, a launch command, maybe a --config file."""
+    argv = _check_argv(rng, zoo)
+    argv = ["launch", "--dry-run", *[t for t in argv[1:] if t not in ("--json", "--parity")]]
+    if "--" not in argv:
+        argv += ["--", "python3", "-m", "sglang.launch_server"]
+    if rng.random() < 0.2:
+        argv += ["--config", rng.choice(space.launch_configs)]
+    if rng.random() < 0.1:
+        argv.insert(argv.index("--") + 1, rng.choice(["", "bash", "vllm", "sglang serve"]))
+    if rng.random() < 0.2:
+        argv.insert(1, rng.choice(["--parity", "--warn-only", "--any-command"]))
     return argv
 
 
 def cli_case(rng: random.Random, space: Workspace, tally: Tally) -> None:
     roll = rng.random()
-    if roll < 0.5:
+    if roll < 0.4:
         run_cli(_check_argv(rng, space.zoo), rng, tally)
+    elif roll < 0.5:
+        code, out, _ = run_cli(_launch_argv(rng, space.zoo, space), rng, tally)
+        if code == 0 and "would run: " not in out:
+            tally.fail("launch --dry-run exited 0 without saying what it would run")
     elif roll < 0.6:
         argv = ["matrix", *_flags(rng, space.zoo, rng.randint(0, 3))]
         run_cli([t for t in argv if t != "--sliding-window"], rng, tally)

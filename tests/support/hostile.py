@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from hostile_files import Workspace, make_tree, random_json, workspace
+from hostile_launch import launch_argv, shaped
 
 from compat import (
     MATRIX,
@@ -182,38 +183,7 @@ def _check_argv(rng: random.Random, zoo: list[str]) -> list[str]:
             launch += ["--model-path", rng.choice(zoo)]
         if rng.random() < 0.3:
             launch.insert(rng.randrange(len(launch) + 1), _weird(rng))
-        argv += ["--", *_shaped(rng, launch)]
-    return argv
-
-
-def _shaped(rng: random.Random, launch: list[str]) -> list[str]:
-    """The launch command as an operator pastes it: as words, quoted whole (on one line or
-    several, with backslash continuations), or with a flag quoted together with its value."""
-    roll = rng.random()
-    if roll < 0.3:
-        return [" ".join(launch)]
-    if roll < 0.45:
-        return [" \\\n  ".join(launch) if rng.random() < 0.8 else "\n".join(launch)]
-    if roll < 0.6:
-        flags = [i for i, word in enumerate(launch[:-1]) if word.startswith("--")]
-        if flags:
-            at = rng.choice(flags)
-            return [*launch[:at], f"{launch[at]} {launch[at + 1]}", *launch[at + 2 :]]
-    return launch
-
-
-def _launch_argv(rng: random.Random, zoo: list[str], space: Workspace) -> list[str]:
-    """`compat launch --dry-run`: the check's flags, a launch command, maybe a --config file."""
-    argv = _check_argv(rng, zoo)
-    argv = ["launch", "--dry-run", *[t for t in argv[1:] if t not in ("--json", "--parity")]]
-    if "--" not in argv:
-        argv += ["--", "python3", "-m", "sglang.launch_server"]
-    if rng.random() < 0.2:
-        argv += ["--config", rng.choice(space.launch_configs)]
-    if rng.random() < 0.1:
-        argv.insert(argv.index("--") + 1, rng.choice(["", "bash", "vllm", "sglang serve"]))
-    if rng.random() < 0.2:
-        argv.insert(1, rng.choice(["--parity", "--warn-only", "--any-command"]))
+        argv += ["--", *shaped(rng, launch)]
     return argv
 
 
@@ -222,7 +192,7 @@ def cli_case(rng: random.Random, space: Workspace, tally: Tally) -> None:
     if roll < 0.4:
         run_cli(_check_argv(rng, space.zoo), rng, tally)
     elif roll < 0.5:
-        code, out, _ = run_cli(_launch_argv(rng, space.zoo, space), rng, tally)
+        code, out, _ = run_cli(launch_argv(rng, _check_argv(rng, space.zoo), space), rng, tally)
         if code == 0 and "would run: " not in out:
             tally.fail("launch --dry-run exited 0 without saying what it would run")
     elif roll < 0.6:

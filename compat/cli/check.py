@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from compat.engine.parser.lookup import RELEASE
+from compat.guard.findings import UNMODELLED_RELEASE_RULE
 from compat.guard.judge import judge as judge_assembled
 from compat.guard.report import Enforcement, Report, Suggestion, runs_as
 from compat.inputs.assemble import MODEL_FACTS, Assembled, InputError, LaunchRequest, assemble
@@ -153,10 +154,11 @@ def format_report(
     errors, warnings = len(report.errors), len(report.warnings)
     verdict = "compatible" if report.ok else "incompatible"
     counts = f"{errors} error{'s' * (errors != 1)}, {warnings} warning{'s' * (warnings != 1)}"
-    lines = [
-        f"{verdict}: {counts}",
-        f"  {runs_as(report.resolved, detected='detected' in context)}",
-    ]
+    lines = [f"{verdict}: {counts}"]
+    # A release newer than modelled qualifies every answer: said first, once.
+    newer = [f for f in report.findings if f.rule == UNMODELLED_RELEASE_RULE]
+    lines += [f"  warning: {finding.message}" for finding in newer]
+    lines.append(f"  {runs_as(report.resolved, detected='detected' in context)}")
     lines.append(f"  {report.startup_summary}")
     if "model_config" in context:
         lines.append(f"  model config: {context['model_config']}")
@@ -168,7 +170,11 @@ def format_report(
     for name, fact in context.get("from_model_config", {}).items():
         lines.append(f"  from the model config: {name}={fact['value']} ({fact['why']})")
     startup = [f for f in report.findings if f.enforced is Enforcement.STARTUP]
-    documented = [f for f in report.findings if f.enforced is not Enforcement.STARTUP]
+    documented = [
+        f
+        for f in report.findings
+        if f.enforced is not Enforcement.STARTUP and f.rule != UNMODELLED_RELEASE_RULE
+    ]
     for title, group in (
         (f"what SGLang {report.sglang_version} does at start-up:", startup),
         ("what the page documents:", documented),

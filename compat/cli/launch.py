@@ -3,8 +3,10 @@
 For every release, 0.5.7-0.5.10 included (they have no plugin framework): the command after
 `--` is judged as `compat check` judges it, with the policy of `COMPAT_POLICY` (`--parity` and
 `--warn-only` override it); an accepted command replaces this process (`exec`), a refused one
-never starts. A command that does not start an SGLang server is not run unless
-`--any-command` says so. Exit 1: refused; 2: invalid input; 127: the command was not found;
+never starts. For an installed release newer than the newest modelled, nothing is refused
+unless a policy is asked for (the variable or a flag): the findings are printed, it runs.
+A command that does not start an SGLang server is not run unless `--any-command` says so.
+Exit 1: refused; 2: invalid input; 127: the command was not found;
 126: it cannot be run; otherwise the command's own exit status.
 """
 
@@ -28,7 +30,14 @@ from compat.cli.check import (
     format_report,
     judge,
 )
-from compat.guard.policy import POLICY_VARIABLE, Policy, PolicyError, policy_from_environment
+from compat.guard.policy import (
+    DEFAULT_POLICY,
+    POLICY_VARIABLE,
+    Policy,
+    PolicyError,
+    explicit_policy,
+    policy_for,
+)
 from compat.guard.report import Report
 from compat.inputs.assemble import InputError
 from compat.inputs.checks import shown
@@ -90,7 +99,7 @@ def run(args: argparse.Namespace) -> int:
                 "no launch command: give it after `--`, e.g. compat launch -- python3 -m "
                 "sglang.launch_server --model-path MODEL [flags]"
             )
-        policy: Policy = args.policy or policy_from_environment()
+        explicit: Policy | None = args.policy or explicit_policy()
         report, assembled = judge(args)
     except (InputError, InvalidConfigError, PlatformDetectionError, PolicyError) as error:
         print(f"compat launch: {error}", file=sys.stderr)
@@ -106,6 +115,16 @@ def run(args: argparse.Namespace) -> int:
     # What was judged is what runs: a command pasted as one argument runs as its words.
     words = list(launch.words)
     command = shlex.join(words)
+    unmodelled = report.unmodelled_release is not None
+    policy = policy_for(explicit, unmodelled_release=unmodelled)
+    if unmodelled and explicit is None and not accepts(report, DEFAULT_POLICY):
+        print(
+            f"compat launch: running it anyway: SGLang {report.unmodelled_release} is newer than "
+            f"the releases modelled, so nothing is refused unless asked for ({POLICY_VARIABLE}="
+            f"{DEFAULT_POLICY.value} or parity, or --parity, refuses on {report.sglang_version}'s "
+            "answers)",
+            file=sys.stderr,
+        )
     if not accepts(report, policy):
         print(
             f"compat launch: not running it ({POLICY_VARIABLE}={policy.value}; {_why(report)})",

@@ -25,13 +25,13 @@ from compat.engine.parser.lookup import RELEASE
 from compat.inputs.checks import shown
 from compat.inputs.command import (
     LaunchFlags,
-    launch_release,
     model_config_conflicts,
     parse_launch_command,
     summarized,
 )
-from compat.inputs.config import AttentionConfig, InputProblem, InvalidConfigError
+from compat.inputs.config import AttentionConfig, InputProblem, InvalidConfigError, chosen_release
 from compat.inputs.flags import FLAGS, flag_of
+from compat.releases import RELEASES, UnknownReleaseError
 from compat.vocab.hardware import ComputeCapability
 
 if TYPE_CHECKING:
@@ -132,7 +132,8 @@ def _input_error(problems: list[str], fields: dict[str, Any]) -> InputError:
         invalid = error.problems
     except TypeError:  # a field's value of a type no config takes: its flag says so already
         pass
-    return InputError(summarized([*problems, *map(str, invalid)]), invalid)
+    more = [text for text in map(str, invalid) if text not in problems]  # each once
+    return InputError(summarized([*problems, *more]), invalid)
 
 
 def _read_launch(request: LaunchRequest, problems: list[str]) -> tuple[LaunchFlags, str]:
@@ -140,9 +141,18 @@ def _read_launch(request: LaunchRequest, problems: list[str]) -> tuple[LaunchFla
     if not request.command:
         return LaunchFlags({}, None, ()), RELEASE
     try:
-        release = launch_release(request.sglang_version)
-        launch = parse_launch_command(request.command, release)
-    except ValueError as error:  # a release not modelled, or without a flag list
+        # Read with the flags of the release that answers; for a release newer than the
+        # newest modelled, a flag that one does not know is listed, not refused.
+        rules, _, newer = chosen_release(request.sglang_version)
+        release = rules.release
+        launch = parse_launch_command(request.command, release, unknown_listed=newer is not None)
+    except UnknownReleaseError as error:  # worded as the configuration's validation words it
+        choices = tuple(RELEASES)
+        problems.append(
+            str(InputProblem("--sglang-version", request.sglang_version, error.reason, choices))
+        )
+        return LaunchFlags({}, None, ()), RELEASE
+    except ValueError as error:  # a release without a flag list
         problems.append(str(error))
         return LaunchFlags({}, None, ()), RELEASE
     problems += launch.problems

@@ -22,6 +22,7 @@ from compat.inputs.checks import SHOWN_CHARS, shown
 from compat.inputs.config import chosen_release
 from compat.inputs.flags import FLAGS, flag_of
 from compat.inputs.launch_file import CONFIG_FLAG, LaunchFile, LaunchFileError, merge_config_file
+from compat.vocab.spelling import did_you_mean
 
 MODELED_FLAGS = {flag.option: flag.field for flag in FLAGS}
 # Flags of the launch command that say where the model is; used to find its config.json.
@@ -81,7 +82,7 @@ def launch_release(version: str | None) -> str:
     `COMPAT_SGLANG_VERSION`, else the installed sglang, else the newest modelled. Raises
     `UnknownReleaseError` (a ValueError, naming the known releases) for one not modelled.
     """
-    rules, _ = chosen_release(version)
+    rules, _, _ = chosen_release(version)
     return rules.release
 
 
@@ -102,14 +103,18 @@ def is_sglang_launch(words: Sequence[str]) -> bool:
     return False
 
 
-def parse_launch_command(tokens: Sequence[str], release: str = RELEASE) -> LaunchFlags:
+def parse_launch_command(
+    tokens: Sequence[str], release: str = RELEASE, *, unknown_listed: bool = False
+) -> LaunchFlags:
     """Pick the modeled flags out of `python3 -m sglang.launch_server --flag value ...`.
 
     The program and module come before the first flag and are skipped. `--flag=value`
     and `--flag value` are both understood. A whole command pasted as one argument
     (`-- "python3 -m ... --flag value"`) is split with shell rules, and a note says so;
     so is a flag quoted with its value. `--config FILE` adds the file's flags, the command
-    line's winning, as in SGLang.
+    line's winning, as in SGLang. A flag `release` does not know is a problem, unless
+    `unknown_listed` (the command is for a newer release than `release`, which answers for
+    it): then it is listed with the flags not modelled, with a did-you-mean where one fits.
     """
     arities = release_flags(release)
     words, notes, problems = _shell_words(tokens, release)
@@ -140,9 +145,17 @@ def parse_launch_command(tokens: Sequence[str], release: str = RELEASE) -> Launc
         try:
             flag = _canonical(written, release)
         except UnknownFlagError as error:
-            problems.append(where + _unknown(error, written, release))
+            first_value = index
             while index < len(argv) and not argv[index].startswith("--"):
                 index += 1  # its values: one error per unknown flag is enough
+            if unknown_listed:
+                spelled = [written, *([inline] if has_inline else []), *argv[first_value:index]]
+                hint = did_you_mean(error.did_you_mean)
+                ignored.append(
+                    f"{' '.join(spelled)}{source * in_file} (not a flag of SGLang {release}{hint})"
+                )
+            else:
+                problems.append(where + _unknown(error, written, release))
             continue
         taken: list[str] = [inline] if has_inline else []
         arity = arities[flag]
@@ -229,7 +242,8 @@ def corrected_command(
     A flag the command already has keeps its place and gets the new value; a new one is
     appended (after a `--config` file's flags, so it wins over them, as in SGLang).
     `tokens` must be the words of a command that parses without problems with `release`'s
-    flags (`LaunchFlags.words`).
+    flags (`LaunchFlags.words`); a flag `release` does not know (a newer release's, listed
+    as not modelled) keeps its place and every word up to the next flag.
     """
     arities = release_flags(release)
     setting = dict(sets)
@@ -241,13 +255,17 @@ def corrected_command(
         token = tokens[index]
         index += 1
         written, has_inline, _ = token.partition("=")
-        flag = canonical_flag(written, release)
+        try:
+            flag = canonical_flag(written, release)
+            arity = arities[flag]
+        except UnknownFlagError:  # a newer release's flag (listed, not modelled): kept whole
+            flag, arity = written, "list"
         span = [token]
-        if not has_inline and arities[flag] != "switch":
+        if not has_inline and arity != "switch":
             while index < len(tokens) and not tokens[index].startswith("--"):
                 span.append(tokens[index])
                 index += 1
-                if arities[flag] in ("value", "optional"):
+                if arity in ("value", "optional"):
                     break
         if flag in dropping:
             continue

@@ -33,6 +33,9 @@ __all__ = [
     "DocChange",
     "Release",
     "UnknownReleaseError",
+    "answering_rules",
+    "newer_than_modelled",
+    "release_key",
     "release_matrix",
     "release_rules",
     "releases_accepting",
@@ -106,23 +109,68 @@ def _apply(before: ReleaseRules, entry: Release) -> ReleaseRules:
 
 RELEASES: Mapping[str, ReleaseRules] = _Releases()
 
-_VERSION = re.compile(r"^v?(\d+)\.(\d+)\.(\d+)(?:\.?post\d+|rc\d+)?$")
+# A release name: X.Y.Z, maybe with a post, pre-release, dev or local suffix (0.5.23.post1,
+# 0.5.24rc1, 0.5.24.dev0+g1234). Post releases share their release's rules.
+_VERSION = re.compile(
+    r"^v?(\d+)\.(\d+)\.(\d+)((?:[.-]?(?:post|rc|a|b|dev)\d*)*)(?:\+[\w.]+)?$", re.IGNORECASE
+)
 
 
 class UnknownReleaseError(ValueError):
-    """A release this package does not model."""
+    """A release this package does not model; `reason` says why, without the known list."""
+
+    def __init__(self, reason: str) -> None:
+        self.reason = reason
+        super().__init__(f"{reason}; known releases: {', '.join(RELEASES)}")
+
+
+def release_key(version: str) -> tuple[int, int, int] | None:
+    """(major, minor, patch) of a release name, or None for a name that is not one."""
+    match = _VERSION.match(version.strip())
+    if match is None:
+        return None
+    major, minor, patch = (int(part) for part in match.groups()[:3])
+    return major, minor, patch
+
+
+def newer_than_modelled(version: str) -> bool:
+    """Whether `version` names a release after the newest one modelled (0.5.24, 0.6.0rc1)."""
+    key = release_key(version)
+    newest = release_key(NEWEST)
+    return key is not None and newest is not None and key > newest
 
 
 def release_rules(version: str) -> ReleaseRules:
-    """The rules of `version` (post releases share their release's rules)."""
-    match = _VERSION.match(version.strip())
-    key = ".".join(match.groups()) if match else version
-    rules = RELEASES.get(key)
-    if rules is None:
+    """The rules of `version` (post releases share their release's rules).
+
+    Raises UnknownReleaseError for a release not modelled: one newer than the newest
+    modelled (naming it, and how to ask for it), one older than the oldest, or a name
+    that is not a release.
+    """
+    key = release_key(version)
+    rules = RELEASES.get(".".join(map(str, key)) if key else version)
+    if rules is not None:
+        return rules
+    if newer_than_modelled(version):
         raise UnknownReleaseError(
-            f"SGLang {version} is not modelled; known releases: {', '.join(RELEASES)}"
+            f"SGLang {version} is newer than the newest release modelled ({NEWEST}): "
+            f"--sglang-version {NEWEST} asks for its answers"
         )
-    return rules
+    if key is not None and key < (release_key(BASELINE) or key):
+        raise UnknownReleaseError(
+            f"SGLang {version} is older than the oldest release modelled ({BASELINE})"
+        )
+    raise UnknownReleaseError(f"SGLang {version} is not modelled")
+
+
+def answering_rules(version: str) -> tuple[ReleaseRules, str | None]:
+    """The rules that answer for `version`, and `version` itself when it is newer than the
+    newest release modelled: then the newest modelled release answers (an installed SGLang
+    is often a release ahead of this package). Any other release not modelled raises
+    UnknownReleaseError, as `release_rules` does."""
+    if newer_than_modelled(version):
+        return RELEASES[NEWEST], version
+    return release_rules(version), None
 
 
 @cache

@@ -16,6 +16,7 @@ from typing import Any
 from compat.claim.matrix import ArchStatus, Matrix
 from compat.cli.json_errors import json_text
 from compat.guard.check import check
+from compat.guard.findings import UNMODELLED_RELEASE_RULE, unmodelled_release_finding
 from compat.guard.report import Report
 from compat.inputs.assemble import InputError
 from compat.inputs.config import (
@@ -121,8 +122,12 @@ def run(args: argparse.Namespace) -> int:
         return _print_tables(matrix, args.json)
     verdicts = {arch: judge(matrix, arch, fields) for arch in archs}
     if args.json:
-        print(json_text(_verdicts_json(fields, verdicts)))
+        data = _verdicts_json(fields, verdicts)
+        print(json_text({**data, "unmodelled_sglang_version": probe.parsed.unmodelled_release}))
         return 0
+    if probe.parsed.unmodelled_release is not None:  # said once, not on every backend's row
+        said = unmodelled_release_finding(probe.parsed.unmodelled_release, release.release)
+        print(f"warning: {said.message}\n")
     _print_verdicts(matrix, fields, verdicts)
     return 0
 
@@ -241,7 +246,7 @@ def _print_verdicts(
         width = max(len(name) for name in reports)
         for name, report in reports.items():
             if report.ok:
-                notes = sorted({f.rule for f in report.warnings})
+                notes = sorted({f.rule for f in report.warnings} - {UNMODELLED_RELEASE_RULE})
                 extra = f"  warnings: {', '.join(notes)}" if notes else ""
                 lines.append(f"ok       {name.ljust(width)}{extra}".rstrip())
         for name, report in reports.items():

@@ -15,10 +15,11 @@ from __future__ import annotations
 import importlib
 import pkgutil
 import re
+import sys
 from collections.abc import Iterator, Mapping
 from dataclasses import replace
 from functools import cache
-from typing import Any
+from typing import Any, cast
 
 from compat.claim.matrix import Matrix
 from compat.engine.rules import ReleaseRules
@@ -39,6 +40,7 @@ __all__ = [
     "release_matrix",
     "release_rules",
     "releases_accepting",
+    "stand_in",
 ]
 
 _MODULE = re.compile(r"^v(\d+)_(\d+)_(\d+)$")
@@ -96,6 +98,10 @@ class _Releases(Mapping[str, ReleaseRules]):
 
     def __contains__(self, release: object) -> bool:
         return release in ENTRIES
+
+    def forget(self) -> None:
+        """Fold again on next use (the release list changed: `stand_in`)."""
+        self._folded.clear()
 
 
 def _apply(before: ReleaseRules, entry: Release) -> ReleaseRules:
@@ -196,6 +202,43 @@ def _apply_doc(matrix: Matrix, changes: tuple[DocChange, ...]) -> Matrix:
             if backend.evidence is not None and backend.evidence not in sources:
                 sources += (backend.evidence,)
     return replace(matrix, backends=backends, sources=sources)
+
+
+# The layers that read the release list when they are imported (NEWEST, RELEASE_NAMES).
+_READERS = ("compat.inputs", "compat.guard", "compat.publish", "compat.cli", "compat.sglang_plugin")
+
+
+def stand_in(name: str, rules_of: str | None = None) -> Release:
+    """For `tools/intake.py` only: model release `name` as one that changed nothing since
+    `rules_of` (default: the newest modelled), for the rest of this process.
+
+    `RELEASES[name]` is then `rules_of`'s rules and page, labelled `name`, exactly as a file
+    holding `RELEASE = Release(name)` would make them; releases after `rules_of` are set
+    aside (so 0.5.22's rules can stand in for 0.5.23). This answers "do the previous rules
+    already hold for a new release?". Call it before any module that reads the release
+    list is imported; RuntimeError otherwise.
+    """
+    global RELEASE_NAMES, NEWEST
+    loaded = sorted(m for m in sys.modules if m.startswith(_READERS))
+    if loaded:
+        raise RuntimeError(f"stand_in() must come before importing {', '.join(loaded[:3])}")
+    base = NEWEST if rules_of is None else rules_of
+    key, base_key = release_key(name), release_key(base)
+    if base not in ENTRIES or base_key is None:
+        raise UnknownReleaseError(f"SGLang {base} is not modelled")
+    if key is None or key <= base_key:
+        raise UnknownReleaseError(f"SGLang {name} is not a release after {base}")
+    entry = Release(name)
+    kept = {r: ENTRIES[r] for r in RELEASE_NAMES[: RELEASE_NAMES.index(base) + 1]}
+    entries = cast(dict[str, Release], ENTRIES)
+    entries.clear()
+    entries.update(kept)
+    entries[name] = entry
+    RELEASE_NAMES = tuple(entries)
+    NEWEST = name
+    cast(_Releases, RELEASES).forget()
+    release_matrix.cache_clear()
+    return entry
 
 
 def releases_accepting(attribute: str, value: str) -> tuple[str, ...]:

@@ -11,6 +11,7 @@ records `file:line (function)` of the release's code that made it; the last one 
 
 from __future__ import annotations
 
+import linecache
 import sys
 import types
 from collections.abc import Callable
@@ -109,11 +110,15 @@ class WriteLog:
                 candidates += values
                 candidates += [v for c in values if isinstance(c, type) for v in vars(c).values()]
         for value in candidates:
-            code = getattr(value, "__code__", None)
-            if code is None or not self._inside(code.co_filename):
+            # Functions only: a stub's attributes are never read (reading one is an error).
+            function = value.__func__ if isinstance(value, (staticmethod, classmethod)) else value
+            if not isinstance(function, types.FunctionType):
                 continue
-            if source in (getattr(value, "__qualname__", None), getattr(value, "__name__", None)):
-                return self._place(code.co_filename, code.co_firstlineno, source)
+            code = function.__code__
+            if source in (function.__qualname__, function.__name__) and self._inside(
+                code.co_filename
+            ):
+                return self._place(code.co_filename, _def_line(code), source)
         return None
 
     def _inside(self, filename: str) -> bool:
@@ -123,3 +128,11 @@ class WriteLog:
         path = Path(filename)
         shown = path.relative_to(self.root) if path.is_relative_to(self.root) else path.name
         return f"{shown}:{line} ({function})"
+
+
+def _def_line(code: types.CodeType) -> int:
+    """The `def` line of a function (its first line is its first decorator's)."""
+    line = code.co_firstlineno
+    while linecache.getline(code.co_filename, line).lstrip().startswith("@"):
+        line += 1
+    return line

@@ -44,11 +44,6 @@ def parse_policy(text: str | None) -> Policy:
     )
 
 
-def policy_from_environment() -> Policy:
-    """The policy `COMPAT_POLICY` names; raises PolicyError for a value that is not one."""
-    return parse_policy(os.environ.get(POLICY_VARIABLE))
-
-
 def explicit_policy() -> Policy | None:
     """The policy `COMPAT_POLICY` names, or None when it is unset or empty; raises
     PolicyError for a value that is not one."""

@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING, Any
 
 import jinja2
 from jinja2 import TemplateError
-from jinja2.sandbox import ImmutableSandboxedEnvironment
 
 from compat.claim.backends import Backend
 from compat.claim.cells import CellKind
@@ -30,6 +29,7 @@ from compat.publish.changes_text import ReleaseNews
 from compat.publish.filters import FILTERS
 from compat.publish.outputs import package_templates
 from compat.publish.tables import TABLE_FILTERS
+from compat.publish.templating import ConfinedLoader, Sandbox, render
 from compat.releases import NEWEST, RELEASE_NAMES, RELEASES, release_matrix
 from compat.vocab.evidence import Evidence
 from compat.vocab.terms import Arch, Phase, SpeculativeAttentionMode
@@ -226,8 +226,8 @@ def _environment(template_dir: Path) -> jinja2.Environment:
     # Sandboxed: a template named by --template-dir cannot reach os.system and friends;
     # immutable: it receives the live matrix, whose caches the guard reads, and must not
     # change them.
-    environment = ImmutableSandboxedEnvironment(
-        loader=jinja2.FileSystemLoader(str(template_dir)),
+    environment = Sandbox(
+        loader=ConfinedLoader(template_dir),
         undefined=jinja2.StrictUndefined,
         keep_trailing_newline=True,
         autoescape=False,
@@ -250,7 +250,7 @@ def render_page(
     from `matrix` (that release's by default), ending in exactly one newline."""
     directory = template_dir if template_dir is not None else package_templates()
     template = _environment(directory).get_template(TEMPLATE_NAME)
-    text = template.render(page=build_page(matrix, release, here))
+    text = render(template, page=build_page(matrix, release, here))
     return text.rstrip("\n") + "\n"
 
 
@@ -263,8 +263,8 @@ def render_pages(template_dir: Path | None = None) -> tuple[tuple[Path, str], ..
     directory = template_dir if template_dir is not None else package_templates()
     template = _environment(directory).get_template(CHANGES_TEMPLATE)
     news = tuple(release_text.news(r) for r in release_text.releases_with_changes()[1:])
-    text = template.render(
-        news=news, releases=RELEASE_DIR, newest=NEWEST, baseline=RELEASE_NAMES[0]
+    text = render(
+        template, news=news, releases=RELEASE_DIR, newest=NEWEST, baseline=RELEASE_NAMES[0]
     )
     pages.append((CHANGES_PATH, text.rstrip("\n") + "\n"))
     return tuple(pages)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from typing import Any
 
@@ -13,6 +12,7 @@ from compat.claim.baseline import MATRIX
 from compat.claim.cells import Cell, CellKind, PlatformSupport
 from compat.claim.columns import ColumnId
 from compat.claim.matrix import ArchStatus, Matrix
+from compat.cli.json_errors import json_text
 from compat.cli.matrix import aligned
 from compat.vocab.evidence import Evidence
 from compat.vocab.spelling import closest, did_you_mean, join_or
@@ -51,7 +51,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"compat explain: error: {unknown_backend(name, matrix)}", file=sys.stderr)
         return 2
     if args.json:
-        print(json.dumps(explain_json(matrix, name), indent=2, ensure_ascii=False))
+        print(json_text(explain_json(matrix, name)))
     else:
         from compat.vocab.spelling import plain
 
@@ -245,22 +245,23 @@ def explain_lines(matrix: Matrix, name: str) -> list[str]:
 
 def explain_json(matrix: Matrix, name: str) -> dict[str, Any]:
     """The export's entries about one backend: the backend, its rows and its defaults."""
-    from compat.publish.export import export_matrix
-    from compat.releases import NEWEST
+    from compat.publish.export import matrix_export
+    from compat.publish.export_releases import release
+    from compat.releases import NEWEST, RELEASE_NAMES
 
-    exported = export_matrix(matrix)
+    exported = matrix_export(matrix)
+    documented = exported["documented"]
     rows = {
         table["arch"]: next((r for r in table["rows"] if r["backend"] == name), None)
-        for table in exported["tables"]
+        for table in documented["tables"]
     }
+    newest = release(NEWEST)
     return {
-        "backend": next(b for b in exported["backends"] if b["name"] == name),
+        "backend": next(b for b in documented["backends"] if b["name"] == name),
         "rows": rows,
         "defaults": [
-            d
-            for d in (*exported["defaults"], *exported["releases"][NEWEST]["model_overrides"])
-            if d["backend"] == name
+            d for d in (*newest["defaults"], *newest["model_overrides"]) if d["backend"] == name
         ],
-        "releases": [r for r, data in exported["releases"].items() if name in data["backends"]],
+        "releases": [r for r in RELEASE_NAMES if name in release(r)["backends"]],
         "evidence": exported["evidence"],
     }

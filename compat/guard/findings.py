@@ -5,7 +5,10 @@ Only called when a check fails, so the cost of formatting stays off the passing 
 
 from __future__ import annotations
 
+from functools import cache
+
 from compat.claim.backends import Backend, phase_rule_id
+from compat.claim.cell_words import not_stated_message
 from compat.claim.cells import Action, Cell, CellKind, PlatformSupport
 from compat.claim.columns import Column
 from compat.claim.matrix import ArchStatus, Matrix
@@ -203,6 +206,17 @@ def cell_finding(
         if resolved.page_size in cell.page_sizes:
             return None
         return _page_size_finding(resolved, column, cell, header, name, flags, phases)
+    if kind is CellKind.NOT_STATED:
+        return Finding(
+            column_id.rule_id,
+            Severity.WARNING,
+            not_stated_message(header, setting, name, arch),
+            flags,
+            value=name,
+            allowed=allowed,
+            backend=name,
+            phases=phases,
+        )
     if kind is CellKind.UNTESTED:
         return Finding(
             column_id.rule_id,
@@ -310,4 +324,21 @@ def cuda_graph_finding(parsed: Parsed, name: str, phases: tuple[Phase, ...]) -> 
         value=name,
         backend=name,
         phases=phases,
+    )
+
+
+UNMODELLED_RELEASE_RULE = "release-newer-than-modelled"
+
+
+@cache
+def unmodelled_release_finding(asked: str, answering: str) -> Finding:
+    """The report answers for `answering`, the newest release modelled, not for `asked`."""
+    return Finding(
+        UNMODELLED_RELEASE_RULE,
+        Severity.WARNING,
+        f"SGLang {asked} is newer than the newest release modelled ({answering}): answers "
+        f"are {answering}'s",
+        ("--sglang-version",),
+        value=asked,
+        allowed=(answering,),
     )

@@ -22,22 +22,32 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from compat.engine.parser.lookup import RELEASE
+from compat.inputs.checks import shown
 from compat.inputs.command import (
     LaunchFlags,
-    launch_release,
     model_config_conflicts,
     parse_launch_command,
+    summarized,
 )
-from compat.inputs.config import AttentionConfig
+from compat.inputs.config import AttentionConfig, InputProblem, InvalidConfigError, chosen_release
 from compat.inputs.flags import FLAGS, flag_of
+from compat.releases import RELEASES, UnknownReleaseError
 from compat.vocab.hardware import ComputeCapability
 
 if TYPE_CHECKING:
     from compat.inputs.detect import DetectedPlatform
 
 
-class InputError(ValueError):
-    """Input that cannot be read into a configuration; the message is one line."""
+class InputError(InvalidConfigError):
+    """Input that cannot be read into a configuration; the message is one line.
+
+    An InvalidConfigError, so that the API raises what its error contract names.
+    `problems` holds the invalid flag values among its problems (flag, value, choices).
+    """
+
+    def __init__(self, message: str, problems: Sequence[InputProblem] = ()) -> None:
+        ValueError.__init__(self, message)
+        self.problems = tuple(problems)
 
 
 # The model's facts a caller may state; each overrides what a model config implies.
@@ -76,48 +86,82 @@ class Assembled:
     """The machine as torch found it, when it was detected."""
     flag_release: str
     """The release whose flag list read the launch command."""
+    launch: LaunchFlags
+    """The launch command as read: its words, its `--config` file, what it sets."""
 
 
 def assemble(request: LaunchRequest) -> Assembled:
-    """The configuration a launch request describes; raises InputError, InvalidConfigError,
-    or PlatformDetectionError when the machine cannot be detected."""
-    launch, release = _read_launch(request)
-    fields = _flag_fields(request, launch)
+    """The configuration a launch request describes; raises InputError (every problem of
+    the request at once, on one line), InvalidConfigError, or PlatformDetectionError when
+    the machine cannot be detected."""
+    problems: list[str] = []
+    launch, release = _read_launch(request, problems)
+    fields = _flag_fields(request, launch, problems)
     context: dict[str, Any] = {"ignored_flags": list(launch.ignored), "from_model_config": {}}
     if launch.notes:
         context["launch_notes"] = list(launch.notes)
-    model_config = request.model_config or _model_path_config(launch.model_path, context)
+    if not launch.sglang_launch:
+        context["not_sglang_launch"] = True
+    model_config = request.model_config
+    if model_config is None:
+        model_config = _model_path_config(launch.model_path, context)
     if model_config is not None:
-        _add_model_config(request, model_config, fields, context)
+        _add_model_config(request, model_config, fields, context, problems)
     for name, value in request.model.items():
         if value is not None:
-            fields[name] = _integer(name, value) if name == "kv_heads" else value
+            fields[name] = _integer(name, value, problems) if name == "kv_heads" else value
     if request.sglang_version is not None:
         fields["sglang_version"] = request.sglang_version
-    if "attention_arch" not in fields:
-        raise InputError(
+    if "attention_arch" not in fields and not problems:
+        problems.append(
             "the model's attention architecture is unknown: pass --attention-arch {mha,mla} "
             "or --model-config PATH"
         )
-    detected = _add_machine(request, fields, context)
-    return Assembled(AttentionConfig(**fields), context, detected, release)
+    detected = _add_machine(request, fields, context, problems)
+    if problems:
+        raise _input_error(problems, fields)
+    return Assembled(AttentionConfig(**fields), context, detected, release, launch)
 
 
-def _read_launch(request: LaunchRequest) -> tuple[LaunchFlags, str]:
+def _input_error(problems: list[str], fields: dict[str, Any]) -> InputError:
+    """Every problem at once: those found reading the request, then the invalid values."""
+    invalid: tuple[InputProblem, ...] = ()
+    try:
+        AttentionConfig(**fields)
+    except InvalidConfigError as error:
+        invalid = error.problems
+    except TypeError:  # a field's value of a type no config takes: its flag says so already
+        pass
+    more = [text for text in map(str, invalid) if text not in problems]  # each once
+    return InputError(summarized([*problems, *more]), invalid)
+
+
+def _read_launch(request: LaunchRequest, problems: list[str]) -> tuple[LaunchFlags, str]:
     """The launch command, read with the flags of the release being predicted."""
     if not request.command:
         return LaunchFlags({}, None, ()), RELEASE
     try:
-        release = launch_release(request.sglang_version)
-        launch = parse_launch_command(request.command, release)
-    except ValueError as error:  # a release not modelled, or without a flag list
-        raise InputError(str(error)) from None
-    if launch.problems:
-        raise InputError("; ".join(launch.problems))
+        # Read with the flags of the release that answers; for a release newer than the
+        # newest modelled, a flag that one does not know is listed, not refused.
+        rules, _, newer = chosen_release(request.sglang_version)
+        release = rules.release
+        launch = parse_launch_command(request.command, release, unknown_listed=newer is not None)
+    except UnknownReleaseError as error:  # worded as the configuration's validation words it
+        choices = tuple(RELEASES)
+        problems.append(
+            str(InputProblem("--sglang-version", request.sglang_version, error.reason, choices))
+        )
+        return LaunchFlags({}, None, ()), RELEASE
+    except ValueError as error:  # a release without a flag list
+        problems.append(str(error))
+        return LaunchFlags({}, None, ()), RELEASE
+    problems += launch.problems
     return launch, release
 
 
-def _flag_fields(request: LaunchRequest, launch: LaunchFlags) -> dict[str, Any]:
+def _flag_fields(
+    request: LaunchRequest, launch: LaunchFlags, problems: list[str]
+) -> dict[str, Any]:
     """The SGLang flags of the launch command and of the request; a flag may come once."""
     fields: dict[str, Any] = dict(launch.values)
     for flag in FLAGS:
@@ -125,28 +169,33 @@ def _flag_fields(request: LaunchRequest, launch: LaunchFlags) -> dict[str, Any]:
         if given is None:
             continue
         if flag.field in fields and fields[flag.field] != given:
-            raise InputError(
+            problems.append(
                 f"{flag.option} is {given!r} here but {fields[flag.field]!r} in the launch "
                 "command; give it once"
             )
         fields[flag.field] = given
     for flag in FLAGS:
         if flag.integer and flag.field in fields:
-            fields[flag.field] = _integer(flag.field, fields[flag.field])
+            fields[flag.field] = _integer(flag.field, fields[flag.field], problems)
     return fields
 
 
-def _integer(field_name: str, value: Any) -> Any:
+def _integer(field_name: str, value: Any, problems: list[str]) -> Any:
     """A flag's integer: text is converted (a bad one worded as the flag's), values pass."""
     if not isinstance(value, str):
         return value  # a value: AttentionConfig's validation judges it
     if re.fullmatch(r"[+-]?\d{1,18}", value.strip()):
         return int(value)
-    raise InputError(f"{flag_of(field_name)}: expected a positive integer, got {value!r}")
+    problems.append(f"{flag_of(field_name)}: expected a positive integer, got {shown(value)}")
+    return None
 
 
 def _add_model_config(
-    request: LaunchRequest, path: str, fields: dict[str, Any], context: dict[str, Any]
+    request: LaunchRequest,
+    path: str,
+    fields: dict[str, Any],
+    context: dict[str, Any],
+    problems: list[str],
 ) -> None:
     """What the model's config.json implies, where the request states nothing else."""
     from compat.inputs.model_config import ModelConfigError, load_model_facts
@@ -154,7 +203,9 @@ def _add_model_config(
     try:
         facts = load_model_facts(path)
     except ModelConfigError as error:
-        raise InputError(str(error)) from None
+        named = "--model-config" if request.model_config is not None else "--model-path"
+        problems.append(f"{named}: {error}")
+        return
     explicit = {name: request.model.get(name) for name in MODEL_FACTS}
     derived = facts.config_fields()
     for name, value in derived.items():
@@ -183,16 +234,21 @@ def _model_path_config(model_path: str | None, context: dict[str, Any]) -> str |
 
 
 def _add_machine(
-    request: LaunchRequest, fields: dict[str, Any], context: dict[str, Any]
+    request: LaunchRequest, fields: dict[str, Any], context: dict[str, Any], problems: list[str]
 ) -> DetectedPlatform | None:
-    """Platform and compute capability from the request, else detected (when allowed)."""
-    hardware = _hardware(request)
+    """Platform and compute capability from the request, else detected (when allowed and
+    the request has no problem already)."""
+    try:
+        hardware = _hardware(request)
+    except InputError as error:
+        problems.append(str(error))
+        hardware = {}
     fields.update(hardware)
     if request.platform is not None:
         fields["platform"] = request.platform
     elif "platform" in hardware:
         context["hardware_from"] = "--gpu" if request.gpu else "--compute-capability"
-    elif request.detect:
+    elif request.detect and not problems:
         detected, context["detected"] = _detect(fields)
         return detected
     return None

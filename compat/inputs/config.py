@@ -35,7 +35,13 @@ from compat.inputs.flags import (
     flag_of,
 )
 from compat.inputs.installed import installed_sglang_version
-from compat.releases import NEWEST, RELEASES, UnknownReleaseError, release_rules
+from compat.releases import (
+    NEWEST,
+    RELEASES,
+    UnknownReleaseError,
+    answering_rules,
+    release_rules,
+)
 from compat.vocab.hardware import ComputeCapability
 from compat.vocab.terms import (
     KV_DTYPE_SPELLINGS,
@@ -99,6 +105,9 @@ class Parsed(Launch):
     spec_mode: SpeculativeAttentionMode
     release: ReleaseRules
     version_source: str
+    unmodelled_release: str | None
+    """The release asked for (COMPAT_SGLANG_VERSION, the installed sglang) when it is newer
+    than the newest modelled: `release`, the newest modelled, answers for it."""
 
 
 @dataclass(frozen=True)
@@ -151,22 +160,43 @@ class AttentionConfig:
 VERSION_VARIABLE = "COMPAT_SGLANG_VERSION"
 
 
-def chosen_release(version: str | None) -> tuple[ReleaseRules, str]:
-    """The rules to predict with and where the release came from; raises UnknownReleaseError."""
+def chosen_release(version: str | None) -> tuple[ReleaseRules, str, str | None]:
+    """The rules to predict with, where the release came from, and the release asked for
+    when it is newer than the newest modelled.
+
+    A release named explicitly (`version`) must be modelled: UnknownReleaseError otherwise.
+    One read from `COMPAT_SGLANG_VERSION` or the installed sglang may be newer than the
+    newest modelled: the newest modelled release answers for it, and the third value names
+    it, so that every answer can say so. An older one, or a name that is not a release,
+    raises UnknownReleaseError wherever it comes from.
+    """
     if version is not None:
-        return _rules(version), "given"
+        return _rules(version), "given", None
     chosen = os.environ.get(VERSION_VARIABLE)
     if chosen:
-        return _rules(chosen), VERSION_VARIABLE
+        return _with_source(chosen, VERSION_VARIABLE)
     installed = installed_sglang_version()
     if installed is not None:
-        return _rules(installed), "installed"
-    return RELEASES[NEWEST], "newest modelled"
+        return _with_source(installed, "installed")
+    return RELEASES[NEWEST], "newest modelled", None
 
 
 def _rules(version: str) -> ReleaseRules:
     # A release's own name is the common case (a lookup); release_rules reads the others.
     return RELEASES.get(version) or release_rules(version)
+
+
+def _with_source(version: str, source: str) -> tuple[ReleaseRules, str, str | None]:
+    """A release that was not named explicitly: one newer than modelled is answered for."""
+    rules = RELEASES.get(version)
+    if rules is not None:
+        return rules, source, None
+    try:
+        rules, newer = answering_rules(version)
+    except UnknownReleaseError as error:
+        where = "the installed sglang" if source == "installed" else source
+        raise UnknownReleaseError(f"{error.reason} (from {where})") from None
+    return rules, source, newer
 
 
 # -- validation: the one path every AttentionConfig takes ---------------------------------
@@ -228,8 +258,9 @@ def _plain_values(config: AttentionConfig) -> None:
 
 def _checked_release(
     problems: list[InputProblem], version: object
-) -> tuple[ReleaseRules, str] | None:
-    """The release `version` names (with where it came from), or None and the problem."""
+) -> tuple[ReleaseRules, str, str | None] | None:
+    """The release `version` names (with where it came from, and the release asked for when
+    it is newer than modelled), or None and the problem."""
     flag = "--sglang-version"
     if version is not None and not isinstance(version, str):
         problems.append(InputProblem(flag, version, f"expected a string, got {version!r}"))
@@ -237,8 +268,7 @@ def _checked_release(
     try:
         return chosen_release(version)
     except UnknownReleaseError as error:
-        reason = str(error).split(";")[0]
-        problems.append(InputProblem(flag, version, reason, tuple(RELEASES)))
+        problems.append(InputProblem(flag, version, error.reason, tuple(RELEASES)))
         return None
 
 
@@ -279,6 +309,7 @@ def _assemble(
     features: frozenset[ModelFeature],
     release: ReleaseRules,
     version_source: str,
+    unmodelled_release: str | None,
 ) -> Parsed:
     """The canonical form of a config whose values have all been validated."""
     algorithm = config.speculative_algorithm
@@ -304,4 +335,5 @@ def _assemble(
         kv_heads=config.kv_heads,
         release=release,
         version_source=version_source,
+        unmodelled_release=unmodelled_release,
     )

@@ -109,6 +109,10 @@ class ModelFacts:
 
 def load_model_facts(path: str | os.PathLike[str]) -> ModelFacts:
     """Read `path` (a `config.json` or a directory holding one) and derive the model facts."""
+    if not os.fspath(path).strip():  # Path("") would be the current directory
+        raise ModelConfigError(
+            f"an empty path ({os.fspath(path)!r}): give a config.json or the directory holding it"
+        )
     file = _config_file(Path(path))
     data = _read_object(file)
     return _derive(file, data)

@@ -23,6 +23,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from compat.claim.matrix import Matrix
 from compat.guard.check import check
 from compat.guard.report import Report
 from compat.guard.suggest import page_sizes, suggest_fixes
@@ -194,10 +195,8 @@ def _row(base: AttentionConfig, release: str, run: Callable[[AttentionConfig], R
     return Row(tuple(map(_cell, reports)), refused, defaults, fixes)
 
 
-def release_rows(release: str, arch: int, hardware: int) -> list[Row]:
-    """The rows of one architecture and hardware class, in index order. One memo serves them
-    all: the suggestion search asks about neighbouring combinations and columns."""
-    axes, matrix = finder_options(release), release_matrix(release)
+def _memoized(matrix: Matrix) -> Callable[[AttentionConfig], Report]:
+    """`check()` against `matrix`, each configuration once."""
     seen: dict[AttentionConfig, Report] = {}
 
     def run(config: AttentionConfig) -> Report:
@@ -206,16 +205,36 @@ def release_rows(release: str, arch: int, hardware: int) -> list[Row]:
             report = seen[config] = check(config, matrix)
         return report
 
+    return run
+
+
+def release_rows(release: str, arch: int, hardware: int) -> list[Row]:
+    """The rows of one architecture and hardware class, in index order. One memo serves them
+    all: the suggestion search asks about neighbouring combinations and columns."""
+    axes, run = finder_options(release), _memoized(release_matrix(release))
     fixed = (axes[0].options[arch].fields, hardware_classes(axes)[hardware])
     combinations = itertools.product(*(axis.options for axis in axes[2:]))
     fields = (dict(itertools.chain(*fixed, *(o.fields for o in rest))) for rest in combinations)
     return [_row(AttentionConfig(sglang_version=release, **f), release, run) for f in fields]
 
 
-def compute_rows(releases: Sequence[str]) -> dict[str, list[Row]]:
+def combination_row(release: str, values: dict[str, str]) -> Row:
+    """The row of one combination (an option value per axis id), as the build computes it:
+    lets a test hold any release's rows to the guard without computing its whole space."""
+    axes, run = finder_options(release), _memoized(release_matrix(release))
+    chosen = [next(o for o in axis.options if o.value == values[axis.id]) for axis in axes]
+    fields = dict(itertools.chain(*(option.fields for option in chosen)))
+    return _row(AttentionConfig(sglang_version=release, **fields), release, run)
+
+
+def compute_rows(
+    releases: Sequence[str], say: Callable[[str], None] | None = None
+) -> dict[str, list[Row]]:
     """Every row of each release; the parts (an architecture and hardware class each) are
-    computed side by side on every CPU (the result does not depend on where)."""
+    computed side by side on every CPU (the result does not depend on where). `say` gets a
+    line as each release is done: the whole takes minutes, and the builder should see it move."""
     import multiprocessing
+    import time
     from concurrent.futures import ProcessPoolExecutor
 
     parts = []
@@ -223,14 +242,25 @@ def compute_rows(releases: Sequence[str]) -> dict[str, list[Row]]:
         axes = finder_options(release)
         classes = range(len(hardware_classes(axes)))
         parts += [(release, a, h) for a in range(len(axes[0].options)) for h in classes]
+    left = {release: sum(part[0] == release for part in parts) for release in releases}
     workers = min(len(parts), os.cpu_count() or 1)
     # Forked workers need no `__main__` guard in the caller (fork is POSIX's default).
     fork = "fork" if "fork" in multiprocessing.get_all_start_methods() else None
-    with ProcessPoolExecutor(workers, multiprocessing.get_context(fork)) as pool:
-        done = list(pool.map(release_rows, *zip(*parts, strict=True)))
     rows: dict[str, list[Row]] = {release: [] for release in releases}
-    for (release, _, _), part in zip(parts, done, strict=True):
-        rows[release] += part
+    start = time.perf_counter()
+    with ProcessPoolExecutor(workers, multiprocessing.get_context(fork)) as pool:
+        # Results come in the parts' order, so the releases are done newest first.
+        done = pool.map(release_rows, *zip(*parts, strict=True))
+        for (release, _, _), part in zip(parts, done, strict=True):
+            rows[release] += part
+            left[release] -= 1
+            if left[release] == 0 and say is not None:
+                finished = sum(not count for count in left.values())
+                say(
+                    f"finder: SGLang {release}'s verdicts computed ({finished} of "
+                    f"{len(releases)} releases, {time.perf_counter() - start:.0f} s so far, "
+                    f"{workers} processes)"
+                )
     return rows
 
 
@@ -355,11 +385,12 @@ def generated_names() -> tuple[str, ...]:
     return (INDEX_PATH, *map(data_path, offered_releases()))
 
 
-def generated_files() -> list[tuple[str, str]]:
+def generated_files(say: Callable[[str], None] | None = None) -> list[tuple[str, str]]:
     """Every file the finder adds to the built site, as (path, content): the index of the
-    releases and their data files (the initial one first), then one data file per release."""
+    releases and their data files (the initial one first), then one data file per release.
+    `say` gets a line of progress per release."""
     releases = offered_releases()
-    rows = compute_rows(releases)
+    rows = compute_rows(releases, say)
     data = {data_path(r): render_finder_script(r, finder_data(r, rows[r])) for r in rows}
     index = [{"release": r, "file": data_path(r).rsplit("/", 1)[1]} for r in releases]
     script = f"window.{INDEX_GLOBAL} = {json.dumps(index, separators=(',', ':'))};\n"

@@ -102,9 +102,13 @@ def on_files(files: Files, config: MkDocsConfig) -> Files:
                 f"{Path(config.docs_dir).name}/{path} must not exist: the finder's data is "
                 "generated at build time. Delete the file."
             )
+
     # INFO, not WARNING: a cache that is not used is no fault of the site (strict mode
     # fails on warnings), but the build says why it computes afresh.
-    for path, content in cached(finder.generated_files, names, say=_LOG.info):
+    def compute() -> list[tuple[str, str]]:
+        return finder.generated_files(say=_LOG.info)
+
+    for path, content in cached(compute, names, say=_LOG.info):
         if path not in names:  # the cache checks this already; a site file is never replaced
             raise PluginError(f"the finder's data names a file it does not generate: {path!r}")
         files.append(File.generated(config, path, content=content))

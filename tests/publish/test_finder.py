@@ -25,14 +25,19 @@ from compat.publish.finder import (
     FINDER_RELEASES,
     INDEX_GLOBAL,
     INDEX_PATH,
+    MAX_FIXES,
     RELEASES_VARIABLE,
+    VERDICTS,
     Row,
+    combination_row,
     data_path,
+    finder_backends,
     finder_options,
     finding_order,
     generated_files,
     generated_names,
     offered_releases,
+    pair_prefills,
     render_finder_data,
     render_finder_script,
 )
@@ -574,6 +579,64 @@ def test_fixes_where_nothing_passes_are_the_guards_suggestions(data: dict[str, A
         suggestions = check(AttentionConfig(**fields)).suggestions
         stored = _fixes(data, index)
         assert stored and stored == [(s.summary, s.reason) for s in suggestions[: len(stored)]]
+
+
+ROWS_PER_RELEASE = 6
+"""Combinations per release held to the guard by the test below (besides the initial one)."""
+
+
+@slow
+@pytest.mark.parametrize("release", FINDER_RELEASES)
+def test_every_releases_rows_are_the_guards(release: str) -> None:
+    """Every release, not only the sample whose whole data the tests above decode: the
+    rows the build computes for it (seeded combinations and the initial selection) equal
+    check() afresh, column by column, with SGLang's defaults and the guard's fixes. With
+    the sample's data decoded to check() above and in Chromium, this is why CI's site may
+    offer the sample only (`.ci/run`), while the published site computes every release."""
+    axes = finder_options(release)
+    rng = random.Random(f"rows-{release}")
+    picks = [{axis.id: axis.initial for axis in axes}]
+    picks += [
+        {axis.id: rng.choice(axis.options).value for axis in axes} for _ in range(ROWS_PER_RELEASE)
+    ]
+    backends = finder_backends(release)
+    severities = ("error", "warning", "info")
+    for values in picks:
+        row = combination_row(release, values)
+        fields = _fields(values, release)
+        shown = [
+            (VERDICTS[verdict], [(severities[s], rule, msg, ph) for s, rule, msg, ph in found])
+            for verdict, found in row.cells
+        ]
+        reports = [check(AttentionConfig(attention_backend=b, **fields)) for b in backends]
+        assert shown[: len(backends)] == [_expected(r) for r in reports], values
+        pairs = [
+            (p, d, prefill_number)
+            for prefill_number, p in enumerate(pair_prefills(release))
+            for d in backends
+            if d != p
+        ]
+        assert len(row.cells) == len(backends) + len(pairs)
+        for (prefill, decode, number), cell in zip(pairs, shown[len(backends) :], strict=True):
+            report = check(
+                AttentionConfig(
+                    prefill_attention_backend=prefill, decode_attention_backend=decode, **fields
+                )
+            )
+            if row.refused[number] == "1":  # the prefill backend's own errors that all share
+                assert cell[0] == "incompatible" and not report.ok
+                assert {(rule, msg) for _, rule, msg, _ in cell[1]} <= {
+                    (f.rule, f.message) for f in report.errors
+                }
+            else:
+                assert cell == _expected(report), (values, prefill, decode)
+        unset = check(AttentionConfig(**fields))
+        assert row.defaults == (unset.resolved.prefill_backend, unset.resolved.decode_backend)
+        if any(report.ok for report in reports):
+            assert row.fixes is None
+        else:
+            expected = unset.suggestions[:MAX_FIXES]
+            assert row.fixes == tuple((s.summary, s.reason) for s in expected), values
 
 
 def test_finding_ids_follow_the_guards_order_or_the_build_fails() -> None:

@@ -213,7 +213,7 @@ def test_the_site_build_adds_only_the_finders_files(
 
     names = finder.generated_names()
     fresh = [(name, f"// fresh {name}\n") for name in names]
-    monkeypatch.setattr(finder, "generated_files", lambda: fresh)
+    monkeypatch.setattr(finder, "generated_files", lambda say=None: fresh)
     key = finder_cache.entry_key(names)
     outside = tmp_path / "outside.js"
     _plant(

@@ -19,6 +19,7 @@ from paths import ROOT
 from compat import AttentionConfig, Report, check
 from compat.inputs.config import speculation_with_topk
 from compat.inputs.gpus import GPUS, find_gpu
+from compat.publish import finder
 from compat.publish.finder import (
     AXIS_ORDER,
     DATA_GLOBAL,
@@ -579,6 +580,35 @@ def test_fixes_where_nothing_passes_are_the_guards_suggestions(data: dict[str, A
         suggestions = check(AttentionConfig(**fields)).suggestions
         stored = _fixes(data, index)
         assert stored and stored == [(s.summary, s.reason) for s in suggestions[: len(stored)]]
+
+
+def _one_row_a_part(release: str, arch: int, hardware: int) -> list[Row]:
+    """A stand-in for a part's rows (module level: the worker processes unpickle it)."""
+    return [Row((), "", (release, str(arch * 100 + hardware)), None)]
+
+
+def test_computing_says_each_release_as_it_is_done(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The build takes minutes for every release: it tells the builder each one as it is
+    done, newest first, and the parts come back in order whichever process computed them."""
+    monkeypatch.setattr(finder, "release_rows", _one_row_a_part)
+    said: list[str] = []
+    rows = finder.compute_rows(["0.5.23", "0.5.15", "0.5.7"], said.append)
+    assert [line.split("SGLang ", 1)[1].split("'", 1)[0] for line in said] == [
+        "0.5.23",
+        "0.5.15",
+        "0.5.7",
+    ]
+    assert [line.split("(", 1)[1].split(" releases", 1)[0] for line in said] == [
+        "1 of 3",
+        "2 of 3",
+        "3 of 3",
+    ]
+    for release, part in rows.items():
+        axes = finder_options(release)
+        classes = len(finder.hardware_classes(axes))
+        assert [row.defaults for row in part] == [
+            (release, str(a * 100 + h)) for a in range(len(axes[0].options)) for h in range(classes)
+        ]
 
 
 ROWS_PER_RELEASE = 6

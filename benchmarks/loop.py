@@ -6,6 +6,8 @@ Run from the repository root after the README's test set-up:
     python benchmarks/loop.py --tests         # also `python -m pytest` and its fast tier
     python benchmarks/loop.py --tests --ci    # also `.ci/run` in a fresh clone
     python benchmarks/loop.py --no-budgets    # report, but exit 0 when a budget is missed
+    python benchmarks/loop.py --all-releases  # sites offering every release (default: the
+                                              # tests' sample, tests/support/finder_sample.py)
 
 Every figure is wall-clock time on this machine, measured in this run: a budget relative to
 a one-page Material site's build uses that build's median from the same run, measured
@@ -43,6 +45,10 @@ for _path in (ROOT / "tests" / "support", ROOT):
 # The consistency proof is about the PR #14467 baseline, which SGLang 0.5.7 shipped (as in
 # the tests and benchmarks/run.py).
 os.environ.setdefault("COMPAT_SGLANG_VERSION", "0.5.7")
+
+from finder_sample import sample_env  # noqa: E402 (tests/support is on the path above)
+
+from compat.publish.finder import RELEASES_VARIABLE  # noqa: E402
 
 BUILD_NO_CACHE_RATIO = 5.0
 BUILD_CACHED_RATIO = 2.0
@@ -124,8 +130,9 @@ def site_builds(work: Path, env: dict[str, str], runs: int) -> tuple[list[Figure
         )
     one = statistics.median(base)
     figures = [Figure("one-page Material site: mkdocs build --strict", f"{one:.2f} s", "", None)]
+    offered = env.get(RELEASES_VARIABLE) or "all"
     for label, times, ratio in (
-        ("site build without the finder cache", cold, BUILD_NO_CACHE_RATIO),
+        (f"site build without the finder cache (releases: {offered})", cold, BUILD_NO_CACHE_RATIO),
         ("site build with the finder cache", warm, BUILD_CACHED_RATIO),
     ):
         seconds = statistics.median(times)
@@ -304,8 +311,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--runs", type=int, default=3, help="rounds of site builds (default 3)")
     parser.add_argument("--loads", type=int, default=5, help="cold browser loads (default 5)")
     parser.add_argument("--no-budgets", action="store_true", help="exit 0 when a budget fails")
+    parser.add_argument(
+        "--all-releases",
+        action="store_true",
+        help="build sites offering every release (default: the tests' sample; tens of minutes)",
+    )
     args = parser.parse_args(argv)
     env = {**os.environ, "NO_MKDOCS_2_WARNING": "1", "PYTHONDONTWRITEBYTECODE": "1"}
+    # The builds and this process (which reads the built site's data files) offer the same.
+    if args.all_releases:
+        env.pop(RELEASES_VARIABLE, None)
+        os.environ.pop(RELEASES_VARIABLE, None)
+    else:
+        env = sample_env(env)
+        os.environ[RELEASES_VARIABLE] = env[RELEASES_VARIABLE]
     env.pop("COMPAT_NO_FINDER_CACHE", None)
     print(f"{datetime.date.today().isoformat()}, {machine()}", flush=True)
     figures: list[Figure] = []

@@ -603,7 +603,7 @@ def test_payload_size_and_first_verdict(base_url: str, site: Path, watched: Watc
         page.wait_for_selector("#compat-finder[data-ready='true']")
         first = float(page.get_attribute("#compat-finder-results", "data-first-verdict-ms") or "")
         loaded = page.evaluate(
-            "performance.getEntriesByType('navigation')[0].domContentLoadedEventEnd"
+            "performance.getEntriesByType('navigation')[0].domContentLoadedEventStart"
         )
         timings.append(first - loaded)
     for release in SAMPLE_RELEASES[1:]:
@@ -614,11 +614,12 @@ def test_payload_size_and_first_verdict(base_url: str, site: Path, watched: Watc
     report = (
         "finder payload per release: "
         + ", ".join(f"{r} {size} bytes" for r, size in payloads.items())
-        + f"; first verdict {best:.0f} ms after DOMContentLoaded"
+        + f"; first verdict {best:.0f} ms after DOMContentLoaded fired"
     )
     ARTIFACTS.mkdir(exist_ok=True)
     (ARTIFACTS / "finder-metrics.txt").write_text(report + f" (runs: {timings})\n")
-    # Each load shows its first verdict once the page is there; how soon is a budget
+    # Each load shows its first verdict once the page is there (the finder starts when
+    # DOMContentLoaded fires, its handlers may still be running); how soon is a budget
     # (FIRST_VERDICT_BUDGET_MS), measured by benchmarks/loop.py rather than asserted here.
     assert len(timings) == 3 and all(t >= 0 for t in timings), report
 

@@ -57,6 +57,18 @@ def resolve_applying(
         parsed.model_architecture,
         parsed.kv_heads,
         parsed.features,
+        parsed.device,
+        parsed.tp_size,
+        parsed.dp_size,
+        parsed.dp_attention,
+        parsed.deterministic,
+        parsed.quantization,
+        parsed.disaggregation,
+        parsed.trust_remote_code,
+        parsed.round_robin_balance,
+        parsed.model_type,
+        parsed.checkpoint_quantization,
+        parsed.remote_code,
     )
     known = memo.get(key)
     if known is None or known[0] is not release:

@@ -21,16 +21,23 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from compat.engine.models.lookup import ModelKnowledge
 from compat.engine.parser.lookup import RELEASE
 from compat.inputs.command import (
+    SWITCH_GIVEN,
     LaunchFlags,
     launch_release,
     model_config_conflicts,
     parse_launch_command,
 )
-from compat.inputs.config import AttentionConfig
+from compat.inputs.config import AttentionConfig, chosen_release
 from compat.inputs.flags import FLAGS, flag_of
+from compat.releases import UnknownReleaseError
 from compat.vocab.hardware import ComputeCapability
+from compat.vocab.spelling import closest, did_you_mean
+
+# `--device` values that name a platform of their own.
+DEVICE_PLATFORMS = ("cpu", "npu", "xpu")
 
 if TYPE_CHECKING:
     from compat.inputs.detect import DetectedPlatform
@@ -86,21 +93,56 @@ def assemble(request: LaunchRequest) -> Assembled:
     context: dict[str, Any] = {"ignored_flags": list(launch.ignored), "from_model_config": {}}
     if launch.notes:
         context["launch_notes"] = list(launch.notes)
+    models = _release_models(request.sglang_version)
     model_config = request.model_config or _model_path_config(launch.model_path, context)
     if model_config is not None:
-        _add_model_config(request, model_config, fields, context)
+        _add_model_config(request, model_config, models, fields, context)
     for name, value in request.model.items():
         if value is not None:
             fields[name] = _integer(name, value) if name == "kv_heads" else value
     if request.sglang_version is not None:
         fields["sglang_version"] = request.sglang_version
     if "attention_arch" not in fields:
-        raise InputError(
-            "the model's attention architecture is unknown: pass --attention-arch {mha,mla} "
-            "or --model-config PATH"
-        )
+        _implied_arch(fields, models, context)
     detected = _add_machine(request, fields, context)
     return Assembled(AttentionConfig(**fields), context, detected, release)
+
+
+def _release_models(version: str | None) -> ModelKnowledge | None:
+    """What the release being predicted knows about models (None: a release not modelled,
+    which AttentionConfig's validation reports)."""
+    try:
+        return chosen_release(version)[0].models
+    except (UnknownReleaseError, KeyError):
+        return None
+
+
+def _implied_arch(
+    fields: dict[str, Any], models: ModelKnowledge | None, context: dict[str, Any]
+) -> None:
+    """The attention architecture of `--model-architecture`, as the release's ModelConfig
+    decides it; an architecture the release does not serve is invalid input."""
+    name = fields.get("model_architecture")
+    if not isinstance(name, str):
+        raise InputError(
+            "the model's attention architecture is unknown: pass --attention-arch {mha,mla}, "
+            "--model-architecture NAME or --model-config PATH"
+        )
+    arch = None if models is None else models.attention_arch(name)
+    if arch is None:
+        known = () if models is None else tuple(sorted(models.architectures))
+        close = closest(name, known)
+        release = "this release" if models is None else f"SGLang {models.release}"
+        raise InputError(
+            f"--model-architecture: {release} serves no architecture {name!r}"
+            f"{did_you_mean(close)}; pass --attention-arch {{mha,mla}} to check it anyway"
+        )
+    fields["attention_arch"] = arch.value
+    assert models is not None
+    context["from_model_config"]["attention_arch"] = {
+        "value": arch.value,
+        "why": f"SGLang {models.release} runs {name} as {arch.label} (configs/model_config.py)",
+    }
 
 
 def _read_launch(request: LaunchRequest) -> tuple[LaunchFlags, str]:
@@ -121,8 +163,11 @@ def _flag_fields(request: LaunchRequest, launch: LaunchFlags) -> dict[str, Any]:
     """The SGLang flags of the launch command and of the request; a flag may come once."""
     fields: dict[str, Any] = dict(launch.values)
     for flag in FLAGS:
+        if flag.switch and fields.get(flag.field) == SWITCH_GIVEN:
+            fields[flag.field] = True  # a switch of the launch command is given, or absent
+    for flag in FLAGS:
         given = request.flags.get(flag.field)
-        if given is None:
+        if given is None or (flag.switch and given is False):
             continue
         if flag.field in fields and fields[flag.field] != given:
             raise InputError(
@@ -146,13 +191,17 @@ def _integer(field_name: str, value: Any) -> Any:
 
 
 def _add_model_config(
-    request: LaunchRequest, path: str, fields: dict[str, Any], context: dict[str, Any]
+    request: LaunchRequest,
+    path: str,
+    models: ModelKnowledge | None,
+    fields: dict[str, Any],
+    context: dict[str, Any],
 ) -> None:
     """What the model's config.json implies, where the request states nothing else."""
     from compat.inputs.model_config import ModelConfigError, load_model_facts
 
     try:
-        facts = load_model_facts(path)
+        facts = load_model_facts(path, models)
     except ModelConfigError as error:
         raise InputError(str(error)) from None
     explicit = {name: request.model.get(name) for name in MODEL_FACTS}
@@ -188,10 +237,15 @@ def _add_machine(
     """Platform and compute capability from the request, else detected (when allowed)."""
     hardware = _hardware(request)
     fields.update(hardware)
+    device = fields.get("device")
     if request.platform is not None:
         fields["platform"] = request.platform
     elif "platform" in hardware:
         context["hardware_from"] = "--gpu" if request.gpu else "--compute-capability"
+    elif device in DEVICE_PLATFORMS:
+        # `--device cpu` (npu, xpu) names the machine SGLang runs on: no detection needed.
+        fields["platform"] = device
+        context["hardware_from"] = "--device"
     elif request.detect:
         detected, context["detected"] = _detect(fields)
         return detected

@@ -15,7 +15,9 @@ from compat.engine.parser.lookup import RELEASE, UnknownFlagError, canonical_fla
 from compat.inputs.config import chosen_release
 from compat.inputs.flags import FLAGS, flag_of
 
-MODELED_FLAGS = {flag.option: flag.field for flag in FLAGS}
+MODELED_FLAGS = {option: flag.field for flag in FLAGS for option in flag.options}
+SWITCH_GIVEN = "true"
+"""What a modelled switch of the launch command (`--trust-remote-code`) is read as."""
 # Flags of the launch command that say where the model is; used to find its config.json.
 MODEL_PATH_FLAGS = ("--model-path", "--model")
 
@@ -89,7 +91,7 @@ def parse_launch_command(tokens: Sequence[str], release: str = RELEASE) -> Launc
             continue
         shown = " ".join((written, *taken))
         if flag in MODELED_FLAGS:
-            values[MODELED_FLAGS[flag]] = taken[0]
+            values[MODELED_FLAGS[flag]] = taken[0] if taken else SWITCH_GIVEN
             used.append(shown)
         elif flag in MODEL_PATH_FLAGS:
             model_path = taken[0]

@@ -27,9 +27,12 @@ from compat.inputs.checks import (
 )
 from compat.inputs.flags import (
     BACKEND_FLAGS,
+    DEVICE,
+    DISAGGREGATION_MODE,
     FLAG_FIELDS,
     FLAGS,
     KV_CACHE_DTYPE,
+    QUANTIZATION,
     SPECULATIVE_ALGORITHM,
     SPECULATIVE_ATTENTION_MODE,
     flag_of,
@@ -82,6 +85,10 @@ def speculation_with_topk(topk: int) -> dict[str, Any]:
 
 
 _ARCHS = {arch.value: arch for arch in Arch}
+# `--device`: the devices SGLang's help names; unset, SGLang detects it (the machine's).
+DEVICES = ("cuda", "xpu", "hpu", "npu", "cpu", "musa")
+# `--disaggregation-mode`: SGLang's choices (every release 0.5.7-0.5.23).
+DISAGGREGATION_MODES = ("null", "prefill", "decode")
 _PLATFORMS = {platform.value: platform for platform in Platform}
 _MODES = {mode.value: mode for mode in SpeculativeAttentionMode}
 
@@ -127,9 +134,26 @@ class AttentionConfig:
     model_architecture: str | None = None
     """The model's `architectures[0]` (e.g. `DeepseekV3ForCausalLM`): SGLang's defaults read it."""
     kv_heads: int | None = None
-    """KV heads per tensor-parallel rank (SGLang's ROCm MLA default reads it)."""
+    """The model's KV heads (`num_key_value_heads`); SGLang divides them among `--tp-size`
+    ranks (its ROCm MLA default reads the heads per rank)."""
     sglang_version: str | None = None
     """The SGLang release to predict; default: the installed one, else the newest modelled."""
+    trust_remote_code: bool = False
+    quantization: str | None = None
+    device: str | None = None
+    """`--device`; unset, SGLang runs on the machine's own device (`platform`)."""
+    tp_size: int | None = None
+    dp_size: int | None = None
+    enable_dp_attention: bool = False
+    enable_deterministic_inference: bool = False
+    disaggregation_mode: str = "null"
+    prefill_round_robin_balance: bool = False
+    model_type: str | None = None
+    """The config's `model_type`: whether the release's transformers (or SGLang) can read it."""
+    checkpoint_quantization: str | None = None
+    """The checkpoint's `quantization_config.quant_method` (e.g. `fp8`, `mxfp4`)."""
+    remote_code: bool = False
+    """The config names its own code (`auto_map`): it loads only with `--trust-remote-code`."""
     parsed: Parsed = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -143,7 +167,11 @@ class AttentionConfig:
         """
         from compat.inputs.model_config import load_model_facts
 
-        facts = load_model_facts(path)
+        try:
+            models = chosen_release(flags.get("sglang_version"))[0].models
+        except (UnknownReleaseError, KeyError):
+            models = None  # construction reports the release
+        facts = load_model_facts(path, models)
         return cls(**{**facts.config_fields(), **flags})
 
 
@@ -182,6 +210,10 @@ _FEATURES = {
 }
 _FEATURE_FLAGS = tuple(flag_of(name) for name in _FEATURES)
 _switches = attrgetter(*_FEATURES)
+# The launch's switches and the model's other yes/no fact, validated like the features.
+_BOOLEANS = (*(flag.field for flag in FLAGS if flag.switch), "remote_code")
+_BOOLEAN_FLAGS = tuple(flag_of(name) for name in _BOOLEANS)
+_booleans = attrgetter(*_BOOLEANS)
 _INTEGERS = (*(flag.field for flag in FLAGS if flag.integer), "kv_heads")
 _INTEGER_FLAGS = tuple(flag_of(name) for name in _INTEGERS)
 _integers = attrgetter(*_INTEGERS)
@@ -206,6 +238,8 @@ def _parse(config: AttentionConfig) -> Parsed:
     cuda = cuda_version(problems, config.cuda_version)
     switches: tuple[object, ...] = _switches(config)
     booleans(problems, _FEATURE_FLAGS, switches)
+    booleans(problems, _BOOLEAN_FLAGS, _booleans(config))
+    _check_model_names(problems, config)
     if problems:
         raise InvalidConfigError(problems)
     assert release is not None
@@ -263,6 +297,32 @@ def _check_names(
         upper = algorithm.upper() if isinstance(algorithm, str) else algorithm
         option = SPECULATIVE_ALGORITHM.option
         release_choice(problems, option, upper, rules, "algorithm_choices", rules.algorithm_set)
+    quantization = config.quantization
+    if quantization is not None:
+        release_choice(
+            problems,
+            QUANTIZATION.option,
+            quantization,
+            rules,
+            "quantization_choices",
+            rules.quantization_set,
+        )
+    if config.device is not None:
+        choice(problems, DEVICE.option, config.device, DEVICES)
+    if config.disaggregation_mode != "null":
+        choice(
+            problems, DISAGGREGATION_MODE.option, config.disaggregation_mode, DISAGGREGATION_MODES
+        )
+
+
+def _check_model_names(problems: list[InputProblem], config: AttentionConfig) -> None:
+    """The config's model type and checkpoint quantization: strings, when given."""
+    for flag, value in (
+        ("--model-type", config.model_type),
+        ("--checkpoint-quantization", config.checkpoint_quantization),
+    ):
+        if value is not None and type(value) is not str:
+            problems.append(InputProblem(flag, value, f"expected a string, got {value!r}"))
 
 
 def _features(switches: tuple[object, ...]) -> frozenset[ModelFeature]:
@@ -302,6 +362,18 @@ def _assemble(
         draft_tokens=config.speculative_num_draft_tokens,
         model_architecture=config.model_architecture,
         kv_heads=config.kv_heads,
+        device=config.device,
+        tp_size=config.tp_size or 1,
+        dp_size=config.dp_size or 1,
+        dp_attention=config.enable_dp_attention,
+        deterministic=config.enable_deterministic_inference,
+        quantization=config.quantization,
+        disaggregation=config.disaggregation_mode,
+        trust_remote_code=config.trust_remote_code,
+        round_robin_balance=config.prefill_round_robin_balance,
+        model_type=config.model_type,
+        checkpoint_quantization=config.checkpoint_quantization,
+        remote_code=config.remote_code,
         release=release,
         version_source=version_source,
     )

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from compat.claim.backends import Backend
 from compat.claim.baseline import BOTH, CUDA_ONLY, LATER_RELEASES
 from compat.engine.rules import EITHER_PHASE
 from compat.releases.entry import Change, DocChange, Release, minus, plus
+from compat.releases.families import ON_CPU, ON_CUDA, ON_ROCM_MXFP, ON_XPU
 from compat.releases.shared import (
     ATTENTION_HOOK,
     CHOICES,
@@ -29,6 +32,15 @@ RELEASE = Release(
                "either phase", code("0.5.20", "handle_attention_backend_compatibility",
                                     ATTENTION_HOOK),
                {"mla_prefill_refused": (), "page_snaps": intel_xpu_snaps(EITHER_PHASE)}),
+        Change("mxfp4 quantization is registered on XPU too",
+               code("0.5.20", "QUANTIZATION_METHODS", "sglang/srt/layers/quantization/__init__.py"),
+               {"quantization": lambda before: replace(
+                   before, gated={"mxfp4": (ON_CPU, ON_CUDA, ON_ROCM_MXFP, ON_XPU)})}),
+        Change("deterministic inference counts GLM-5-Next as a DeepSeek-type model",
+               code("0.5.20", "handle_deterministic_inference", ATTENTION_HOOK),
+               {"deterministic": lambda before: replace(
+                   before, deepseek_architectures=before.deepseek_architectures
+                   | {"Glm5NextForConditionalGeneration"})}),
     ),
     doc_changes=(
         DocChange("new backend qsa", LATER_RELEASES, backends=(

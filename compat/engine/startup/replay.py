@@ -23,9 +23,15 @@ from compat.engine.launch import Launch
 from compat.engine.rules import ReleaseRules
 from compat.engine.startup.backend import handle_attention_backend_compatibility
 from compat.engine.startup.kv import handle_kv4_compatibility, handle_kv_dtype_gpu
+from compat.engine.startup.models import (
+    handle_data_parallelism,
+    handle_deterministic_inference,
+    handle_model_loading,
+    handle_model_rules,
+    handle_quantization,
+)
 from compat.engine.startup.prelude import (
     handle_deprecated_args,
-    handle_model_specific_adjustments,
     handle_nvfp4_prefill_backends,
     handle_platform_backends,
 )
@@ -67,14 +73,21 @@ def replay(launch: Launch, rules: ReleaseRules) -> Startup:
     model = launch.model_architecture or rules.assumed_architecture(launch.arch)
     f = ServerArgsFields.of(launch)
     handle_deprecated_args(rules, f, log)
-    chosen = handle_platform_backends(launch, f) or handle_model_specific_adjustments(
-        launch, rules, model, f, log
-    )
+    model = handle_model_loading(launch, rules, model, log)
+    handle_quantization(launch, rules, log)
+    chosen = handle_platform_backends(launch, f)
+    chosen = handle_model_rules(launch, rules, model, f, log) or chosen
+    deterministic = rules.deterministic.picks_default
+    if deterministic:
+        chosen = handle_deterministic_inference(launch, rules, model, f, log) or chosen
     handle_nvfp4_prefill_backends(launch, rules, f, log)
     default = handle_attention_backend_compatibility(launch, rules, model, f, log) or chosen
     handle_kv_dtype_gpu(launch, rules, f, log)
     handle_kv4_compatibility(launch, rules, f, log)
     if f.page_size is None:
         f.page_size = 1  # `_handle_page_size`
+    handle_data_parallelism(launch, rules, f, log)
     handle_speculative_decoding(launch, rules, model, f, log)
+    if not deterministic:
+        handle_deterministic_inference(launch, rules, model, f, log)
     return Startup(f, tuple(log.events), default, model)

@@ -39,37 +39,7 @@ def resolve_applying(
     """
     memo = compiled_guard(matrix).launches
     release = parsed.release
-    key = (
-        id(release),
-        parsed.arch,
-        parsed.platform,
-        parsed.capability,
-        parsed.cuda_version,
-        parsed.backend,
-        parsed.prefill,
-        parsed.decode,
-        parsed.kv_spelling,
-        parsed.page_size,
-        parsed.algorithm,
-        parsed.topk,
-        parsed.steps,
-        parsed.draft_tokens,
-        parsed.model_architecture,
-        parsed.kv_heads,
-        parsed.features,
-        parsed.device,
-        parsed.tp_size,
-        parsed.dp_size,
-        parsed.dp_attention,
-        parsed.deterministic,
-        parsed.quantization,
-        parsed.disaggregation,
-        parsed.trust_remote_code,
-        parsed.round_robin_balance,
-        parsed.model_type,
-        parsed.checkpoint_quantization,
-        parsed.remote_code,
-    )
+    key = parsed.replay_key
     known = memo.get(key)
     if known is None or known[0] is not release:
         if len(memo) > _MEMO_LIMIT:

@@ -11,6 +11,7 @@ from __future__ import annotations
 from functools import singledispatch
 
 from compat.engine import events as e
+from compat.engine import model_events as m
 from compat.guard.report import Enforcement, Finding
 from compat.vocab.terms import Severity
 
@@ -207,7 +208,7 @@ def _(event: e.NgramOffCuda) -> str:
 
 
 @said.register
-def _(event: e.ModelTypeUnknown) -> str:
+def _(event: m.ModelTypeUnknown) -> str:
     return (
         f"its config loader cannot read model type {event.model_type!r} "
         f"({event.transformers}); a newer SGLang may know it"
@@ -215,7 +216,7 @@ def _(event: e.ModelTypeUnknown) -> str:
 
 
 @said.register
-def _(event: e.RemoteCodeUntrusted) -> str:
+def _(event: m.RemoteCodeUntrusted) -> str:
     return (
         f"model type {event.model_type!r} is the checkpoint's own code, which loads only "
         "with --trust-remote-code"
@@ -223,7 +224,7 @@ def _(event: e.RemoteCodeUntrusted) -> str:
 
 
 @said.register
-def _(event: e.ModelReloaded) -> str:
+def _(event: m.ModelReloaded) -> str:
     return (
         f"its transformers cannot read model type {event.model_type!r}; it reloads the model "
         f"as {event.architecture} ({event.source})"
@@ -231,22 +232,22 @@ def _(event: e.ModelReloaded) -> str:
 
 
 @said.register
-def _(event: e.QuantizationMismatch) -> str:
+def _(event: m.QuantizationMismatch) -> str:
     return f"the checkpoint is quantized with {event.checkpoint}, not --quantization {event.given}"
 
 
 @said.register
-def _(event: e.QuantizationUnregistered) -> str:
+def _(event: m.QuantizationUnregistered) -> str:
     return f"quantization {event.method} is registered only on {' or '.join(event.machines)}"
 
 
 @said.register
-def _(event: e.QuantizationOffRocm) -> str:
+def _(event: m.QuantizationOffRocm) -> str:
     return f"quantization {event.method} does not run on ROCm"
 
 
 @said.register
-def _(event: e.GpuRuntimeMissing) -> str:
+def _(event: m.GpuRuntimeMissing) -> str:
     return (
         f"its {event.model} branch asks torch.cuda for the GPU, and this machine has none "
         f"({event.source})"
@@ -254,7 +255,7 @@ def _(event: e.GpuRuntimeMissing) -> str:
 
 
 @said.register
-def _(event: e.ModelBackendList) -> str:
+def _(event: m.ModelBackendList) -> str:
     return (
         f"it allows only {', '.join(event.backends)} for {event.model}, in {event.where}; "
         f"got {event.value} ({event.source})"
@@ -262,23 +263,23 @@ def _(event: e.ModelBackendList) -> str:
 
 
 @said.register
-def _(event: e.ModelBackendRefused) -> str:
+def _(event: m.ModelBackendRefused) -> str:
     return f"it refuses {event.backend} for {event.model} ({event.source})"
 
 
 @said.register
-def _(event: e.ModelPage) -> str:
+def _(event: m.ModelPage) -> str:
     was = "unset" if event.was is None else str(event.was)
     return f"{event.model} runs page size {event.size} (was {was}; {event.source})"
 
 
 @said.register
-def _(event: e.AmxFallback) -> str:
+def _(event: m.AmxFallback) -> str:
     return "intel_amx needs a CPU with AMX; it runs torch_native"
 
 
 @said.register
-def _(event: e.DeterministicBackends) -> str:
+def _(event: m.DeterministicBackends) -> str:
     whose = f" with {event.model}" if event.model else ""
     return (
         f"deterministic inference{whose} runs only on {', '.join(event.backends)}, "
@@ -287,12 +288,12 @@ def _(event: e.DeterministicBackends) -> str:
 
 
 @said.register
-def _(event: e.DeterministicDefault) -> str:
+def _(event: m.DeterministicDefault) -> str:
     return f"deterministic inference picks --attention-backend {event.chosen}"
 
 
 @said.register
-def _(event: e.DecodeRoundRobin) -> str:
+def _(event: m.DecodeRoundRobin) -> str:
     return (
         "a decode server with --dp-size above 1 needs --prefill-round-robin-balance (and the "
         "prefill server's --load-balance-method round_robin)"
@@ -300,7 +301,7 @@ def _(event: e.DecodeRoundRobin) -> str:
 
 
 @said.register
-def _(event: e.DpAttentionSplit) -> str:
+def _(event: m.DpAttentionSplit) -> str:
     return (
         f"DP attention needs --tp-size ({event.tp_size}) to be a multiple of --dp-size "
         f"({event.dp_size})"
@@ -308,12 +309,12 @@ def _(event: e.DpAttentionSplit) -> str:
 
 
 @said.register
-def _(event: e.HybridCachePlatform) -> str:
+def _(event: m.HybridCachePlatform) -> str:
     return f"the Mamba cache of {event.model} runs only on {' or '.join(event.machines)}"
 
 
 @said.register
-def _(event: e.HybridCacheSpeculation) -> str:
+def _(event: m.HybridCacheSpeculation) -> str:
     return (
         f"speculative decoding with {event.model} needs --disable-radix-cache "
         "(its Mamba cache strategy keeps no speculative states)"
@@ -321,12 +322,12 @@ def _(event: e.HybridCacheSpeculation) -> str:
 
 
 @said.register
-def _(event: e.HybridCachePageOne) -> str:
+def _(event: m.HybridCachePageOne) -> str:
     if event.severity is Severity.ERROR:
         return f"the no_buffer Mamba cache of {event.model} runs only page size 1"
     return f"the no_buffer Mamba cache of {event.model} sets the page size to 1 (was {event.value})"
 
 
 @said.register
-def _(event: e.HybridCacheBackend) -> str:
+def _(event: m.HybridCacheBackend) -> str:
     return f"the no_buffer Mamba cache of {event.model} cannot run {event.backend}"

@@ -106,6 +106,9 @@ class Parsed(Launch):
     spec_mode: SpeculativeAttentionMode
     release: ReleaseRules
     version_source: str
+    replay_key: tuple[object, ...] = ()
+    """Everything SGLang's start-up code reads of the launch, with the release: the guard
+    replays each distinct key once (computed once per configuration)."""
 
 
 @dataclass(frozen=True)
@@ -208,12 +211,11 @@ _FEATURES = {
     "dual_chunk_attention": ModelFeature.DUAL_CHUNK,
     "sparse_attention": ModelFeature.SPARSE_DSA,
 }
-_FEATURE_FLAGS = tuple(flag_of(name) for name in _FEATURES)
-_switches = attrgetter(*_FEATURES)
-# The launch's switches and the model's other yes/no fact, validated like the features.
-_BOOLEANS = (*(flag.field for flag in FLAGS if flag.switch), "remote_code")
+# The launch's switches and the model's other yes/no fact are validated with the features.
+_BOOLEANS = (*_FEATURES, *(flag.field for flag in FLAGS if flag.switch), "remote_code")
 _BOOLEAN_FLAGS = tuple(flag_of(name) for name in _BOOLEANS)
 _booleans = attrgetter(*_BOOLEANS)
+_FEATURE_COUNT = len(_FEATURES)
 _INTEGERS = (*(flag.field for flag in FLAGS if flag.integer), "kv_heads")
 _INTEGER_FLAGS = tuple(flag_of(name) for name in _INTEGERS)
 _integers = attrgetter(*_INTEGERS)
@@ -236,14 +238,14 @@ def _parse(config: AttentionConfig) -> Parsed:
     class_name(problems, "--model-architecture", config.model_architecture)
     compute = capability(problems, config.compute_capability)
     cuda = cuda_version(problems, config.cuda_version)
-    switches: tuple[object, ...] = _switches(config)
-    booleans(problems, _FEATURE_FLAGS, switches)
-    booleans(problems, _BOOLEAN_FLAGS, _booleans(config))
-    _check_model_names(problems, config)
+    switches: tuple[object, ...] = _booleans(config)
+    booleans(problems, _BOOLEAN_FLAGS, switches)
+    if config.model_type is not None or config.checkpoint_quantization is not None:
+        _check_model_names(problems, config)
     if problems:
         raise InvalidConfigError(problems)
     assert release is not None
-    return _assemble(config, compute, cuda, _features(switches), *release)
+    return _assemble(config, compute, cuda, _features(switches[:_FEATURE_COUNT]), *release)
 
 
 def _plain_values(config: AttentionConfig) -> None:
@@ -332,6 +334,10 @@ def _features(switches: tuple[object, ...]) -> frozenset[ModelFeature]:
     return frozenset(f for f, on in zip(_FEATURES.values(), switches, strict=True) if on)
 
 
+# The launch's fields the start-up replay reads (the rest of Parsed is the guard's own).
+_replayed = attrgetter(*(name for name in Launch.__dataclass_fields__))
+
+
 def _assemble(
     config: AttentionConfig,
     capability: ComputeCapability | None,
@@ -342,7 +348,7 @@ def _assemble(
 ) -> Parsed:
     """The canonical form of a config whose values have all been validated."""
     algorithm = config.speculative_algorithm
-    return Parsed(
+    parsed = Parsed(
         arch=_ARCHS[config.attention_arch],
         platform=_PLATFORMS[config.platform],
         capability=capability,
@@ -377,3 +383,5 @@ def _assemble(
         release=release,
         version_source=version_source,
     )
+    object.__setattr__(parsed, "replay_key", (id(release), *_replayed(parsed)))
+    return parsed

@@ -238,7 +238,7 @@ def _derive(file: Path, data: Mapping[str, Any], models: ModelKnowledge | None) 
     arch = _attention_arch(reader, architectures, models, evidence)
     sparse = _flag_from_keys(reader, SPARSE_INDEXER_KEYS, "sparse_attention", evidence)
     sliding = _sliding_window(reader, evidence)
-    multimodal = _multimodal(reader, architectures, evidence)
+    multimodal = _multimodal(reader, architectures, models, evidence)
     encoder_decoder = False
     for scope in reader.scopes:
         if reader.optional_bool(scope, ENCODER_DECODER_KEY):
@@ -265,13 +265,12 @@ def _derive(file: Path, data: Mapping[str, Any], models: ModelKnowledge | None) 
         evidence.append(("model_architecture", f"architectures[0] in {file.name}"))
     if model_type is not None:
         evidence.append(("model_type", f"model_type in {file.name}"))
-    quantization = _checkpoint_quantization(reader, evidence)
     remote_code = top.data.get(REMOTE_CODE_KEY) is not None
     if remote_code:
         evidence.append(("remote_code", f"{REMOTE_CODE_KEY} is set in {file.name}"))
     return ModelFacts(
         kv_heads=kv_heads,
-        checkpoint_quantization=quantization,
+        checkpoint_quantization=_checkpoint_quantization(reader, evidence),
         remote_code=remote_code,
         path=file,
         architectures=architectures,
@@ -295,18 +294,12 @@ def _checkpoint_quantization(reader: _Reader, evidence: list[tuple[str, str]]) -
     for scope, config in reader.present(QUANTIZATION_KEY):
         if not isinstance(config, dict):
             reader.bad(scope.name(QUANTIZATION_KEY), config, "an object or null")
-        method = config.get("quant_method")
-        if method is None:
-            continue
-        if not isinstance(method, str):
-            reader.bad(scope.name(f"{QUANTIZATION_KEY}.quant_method"), method, "a string")
-        evidence.append(
-            (
-                "checkpoint_quantization",
-                reader.where(scope, f"{QUANTIZATION_KEY}.quant_method", method),
-            )
-        )
-        return method
+        key, method = f"{QUANTIZATION_KEY}.quant_method", config.get("quant_method")
+        if method is not None and not isinstance(method, str):
+            reader.bad(scope.name(key), method, "a string")
+        if method is not None:
+            evidence.append(("checkpoint_quantization", reader.where(scope, key, method)))
+            return method
     return None
 
 
@@ -385,10 +378,17 @@ def _sliding_window(reader: _Reader, evidence: list[tuple[str, str]]) -> bool:
 
 
 def _multimodal(
-    reader: _Reader, architectures: tuple[str, ...], evidence: list[tuple[str, str]]
+    reader: _Reader,
+    architectures: tuple[str, ...],
+    models: ModelKnowledge | None,
+    evidence: list[tuple[str, str]],
 ) -> bool:
     top = reader.scopes[0]
     subconfigs = [key for key in MULTIMODAL_KEYS if top.data.get(key) is not None]
+    if models is not None and architectures[:1] and architectures[0] in models.multimodal:
+        evidence.append(("multimodal", _by_name(architectures[0], "a multimodal model", models)))
+        if not subconfigs:
+            return True
     if not subconfigs:
         return False
     generation = [name for name in architectures if name.endswith(CONDITIONAL_GENERATION_SUFFIX)]

@@ -15,6 +15,7 @@ outcomes are cached beside the wheels, keyed by the wheel and the harness code.
 
 from __future__ import annotations
 
+import functools
 import json
 from collections import Counter
 from pathlib import Path
@@ -34,11 +35,16 @@ MAX_ZOO = 2_600
 MACHINES = {"H200", "B200", "MI300X", "CPU-AMX"}
 
 
-@pytest.fixture(scope="module", params=releases.selected())
-def rows(request: pytest.FixtureRequest) -> list[dict[str, Any]]:
-    version: str = request.param
+@functools.cache
+def _zoo(version: str) -> list[dict[str, Any]]:
+    """SGLang's outcomes on `version`'s zoo, once per session (cached beside the wheels)."""
     require_zoo(version)
     return zoo_rows(version, workers=2, cache=True, zoo=True)
+
+
+@pytest.fixture(scope="module", params=releases.selected())
+def rows(request: pytest.FixtureRequest) -> list[dict[str, Any]]:
+    return _zoo(request.param)
 
 
 def test_zoo_covers_every_model_machine_and_flag(rows: list[dict[str, Any]]) -> None:
@@ -107,11 +113,10 @@ def test_the_issue_examples_answer_as_sglang_does(
 ) -> None:
     if release not in releases.selected():
         pytest.skip(f"{release} is not among {releases.ENVIRONMENT}")
-    require_zoo(release)
     argv = zoo_flags if zoo_flags is not None else written
     outcome = next(
         row["outcome"]
-        for row in zoo_rows(release, workers=2, cache=True, zoo=True)
+        for row in _zoo(release)
         if row["gpu"] == gpu and row["model"] == model and row["argv"] == argv
     )
     config = tmp_path / "config.json"

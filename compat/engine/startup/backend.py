@@ -13,7 +13,6 @@ from collections.abc import Callable
 from compat.engine.events import (
     NOTE,
     WARN,
-    AmxFallback,
     DecodeOnly,
     DtypeFallenBack,
     DualChunkNeeded,
@@ -25,6 +24,7 @@ from compat.engine.events import (
     PrefillOnly,
 )
 from compat.engine.launch import Launch
+from compat.engine.model_events import AmxFallback
 from compat.engine.rules import ReleaseRules
 from compat.engine.startup.state import (
     AB_OR_DB,

@@ -1,30 +1,20 @@
-"""SGLang's start-up code that reads the model, replayed: its loader, its quantization check,
-its model-specific branches, deterministic inference and data parallelism.
+"""SGLang's start-up code that reads the model, replayed: its loader, its quantization check
+and its model-specific branches.
 
 The loader and the quantization check run when `ModelConfig` is built (before any backend
 is chosen); the model branches run before the backend check
-(`_handle_model_specific_adjustments`); deterministic inference before it from 0.5.12, after
-it before; the data-parallel check after it (`_handle_data_parallelism`).
+(`_handle_model_specific_adjustments`), each with its Mamba cache
+(`compat.engine.startup.hybrid`).
 """
 
 from __future__ import annotations
 
-from compat.engine.events import (
-    NOTE,
-    REFUSE,
-    WARN,
-    DecodeRoundRobin,
-    DeterministicBackends,
-    DeterministicDefault,
-    DpAttentionSplit,
+from compat.engine.events import NOTE, WARN, ModelKvDtypes
+from compat.engine.launch import Launch
+from compat.engine.model_events import (
     GpuRuntimeMissing,
-    HybridCacheBackend,
-    HybridCachePageOne,
-    HybridCachePlatform,
-    HybridCacheSpeculation,
     ModelBackendList,
     ModelBackendRefused,
-    ModelKvDtypes,
     ModelPage,
     ModelReloaded,
     ModelTypeUnknown,
@@ -33,11 +23,11 @@ from compat.engine.events import (
     QuantizationUnregistered,
     RemoteCodeUntrusted,
 )
-from compat.engine.launch import Launch
-from compat.engine.model_rules import HybridCacheRules, MambaCache, ModelRule, SpecWithRadix
-from compat.engine.predicates import AB, gpu_gate_holds
+from compat.engine.model_rules import ModelRule
+from compat.engine.predicates import AB
 from compat.engine.rules import ReleaseRules
 from compat.engine.startup.backend import default_backend
+from compat.engine.startup.hybrid import handle_mamba_cache
 from compat.engine.startup.state import ServerArgsFields, StartupLog
 from compat.vocab.terms import ModelFeature, Platform
 
@@ -242,67 +232,6 @@ def _default(
     return chosen
 
 
-def handle_mamba_cache(
-    launch: Launch, hybrid: HybridCacheRules, rule: ModelRule, f: ServerArgsFields, log: StartupLog
-) -> None:
-    """`_handle_mamba_radix_cache`: the strategy of a hybrid model's Mamba cache, and its needs."""
-    if not hybrid.handled:
-        return  # each model's branch acts alone (its default)
-    if rule.mamba is MambaCache.NONE:
-        f.radix_cache = False
-        return
-    if not f.radix_cache:
-        return
-    if hybrid.picks_strategy and rule.mamba is MambaCache.EXTRA_BUFFER:
-        if not any(machine.holds(launch) for machine in hybrid.extra_buffer_machines):
-            log.add(
-                HybridCachePlatform(
-                    flags=("--platform",),
-                    value=launch.platform.value,
-                    model=rule.model,
-                    machines=tuple(m.label for m in hybrid.extra_buffer_machines),
-                )
-            )
-        return
-    if f.page_size not in (None, 1) and (hybrid.page_one or hybrid.picks_strategy):
-        log.add(
-            HybridCachePageOne(
-                severity=REFUSE if hybrid.picks_strategy else WARN,
-                flags=("--page-size",),
-                value=f.page_size,
-                allowed=(1,),
-                model=rule.model,
-            )
-        )
-        f.page_size = 1
-    if hybrid.picks_strategy:
-        if f.attention == "trtllm_mha":
-            log.add(
-                HybridCacheBackend(
-                    flags=("--attention-backend",),
-                    value=f.attention,
-                    backend=f.attention,
-                    model=rule.model,
-                )
-            )
-        return
-    if f.algorithm is None:
-        if f.attention == "trtllm_mha":
-            f.radix_cache = False  # trtllm_mha cannot run page size 1
-        return
-    spec = hybrid.spec
-    if spec is SpecWithRadix.RADIX_OFF or (
-        spec is SpecWithRadix.REFUSE_BUT_ROCM and launch.platform is Platform.ROCM
-    ):
-        f.radix_cache = False
-    else:
-        log.add(
-            HybridCacheSpeculation(
-                flags=("--speculative-algorithm",), value=f.algorithm, model=rule.model
-            )
-        )
-
-
 def _check_list(rule: ModelRule, f: ServerArgsFields, log: StartupLog) -> None:
     """The model's list of backends, read where the branch reads it."""
     if not rule.allowed:
@@ -348,83 +277,5 @@ def _model_kv_dtype(launch: Launch, rule: ModelRule, f: ServerArgsFields, log: S
                 allowed=allowed,
                 model=rule.model,
                 dtypes=allowed,
-            )
-        )
-
-
-def handle_deterministic_inference(
-    launch: Launch, rules: ReleaseRules, model: str, f: ServerArgsFields, log: StartupLog
-) -> str | None:
-    """`_handle_deterministic_inference`: its own default (when it runs before the default
-    decision), then its lists. Returns the backend it chose, if any."""
-    if not launch.deterministic:
-        return None
-    deterministic = rules.deterministic
-    deepseek = model in deterministic.deepseek_architectures
-    chosen = None
-    if f.attention is None:
-        if gpu_gate_holds(deterministic.default_gate, launch):
-            chosen = "triton" if deepseek else "flashinfer"
-        else:
-            chosen = "fa3"
-        f.attention = chosen
-        log.add(
-            DeterministicDefault(
-                flags=("--enable-deterministic-inference", "--attention-backend"),
-                value=chosen,
-                backend=chosen,
-                chosen=chosen,
-            )
-        )
-    elif f.attention not in deterministic.backends:
-        log.add(
-            DeterministicBackends(
-                flags=("--enable-deterministic-inference", "--attention-backend"),
-                value=f.attention,
-                allowed=deterministic.backends,
-                backend=f.attention,
-                backends=deterministic.backends,
-            )
-        )
-    if deepseek and f.attention not in deterministic.deepseek_backends:
-        log.add(
-            DeterministicBackends(
-                flags=("--enable-deterministic-inference", "--attention-backend"),
-                value=f.attention,
-                allowed=deterministic.deepseek_backends,
-                backend=f.attention,
-                backends=deterministic.deepseek_backends,
-                model=model,
-            )
-        )
-    return chosen
-
-
-def handle_data_parallelism(
-    launch: Launch, rules: ReleaseRules, f: ServerArgsFields, log: StartupLog
-) -> None:
-    """`_handle_data_parallelism`: DP attention splits the TP ranks into `--dp-size` groups;
-    `_handle_pd_disaggregation`: a decode server's DP needs the round-robin balance."""
-    if (
-        rules.decode_dp_needs_round_robin
-        and launch.disaggregation == "decode"
-        and launch.dp_size > 1
-        and not launch.round_robin_balance
-    ):
-        log.add(
-            DecodeRoundRobin(
-                flags=("--disaggregation-mode", "--dp-size", "--prefill-round-robin-balance"),
-                value=launch.dp_size,
-            )
-        )
-    if launch.dp_size == 1:
-        f.dp_attention = False
-    if f.dp_attention and launch.tp_size % launch.dp_size:
-        log.add(
-            DpAttentionSplit(
-                flags=("--tp-size", "--dp-size", "--enable-dp-attention"),
-                value=launch.tp_size,
-                tp_size=launch.tp_size,
-                dp_size=launch.dp_size,
             )
         )

@@ -24,8 +24,6 @@ from compat.engine.rules import ReleaseRules
 from compat.engine.startup.backend import handle_attention_backend_compatibility
 from compat.engine.startup.kv import handle_kv4_compatibility, handle_kv_dtype_gpu
 from compat.engine.startup.models import (
-    handle_data_parallelism,
-    handle_deterministic_inference,
     handle_model_loading,
     handle_model_rules,
     handle_quantization,
@@ -35,6 +33,7 @@ from compat.engine.startup.prelude import (
     handle_nvfp4_prefill_backends,
     handle_platform_backends,
 )
+from compat.engine.startup.serving import handle_data_parallelism, handle_deterministic_inference
 from compat.engine.startup.spec import handle_speculative_decoding
 from compat.engine.startup.state import ServerArgsFields, StartupLog
 from compat.vocab.terms import Severity

@@ -21,7 +21,8 @@ class ModelTypeUnknown(StartupEvent):
 
     rule: str = "model-type"
     model_type: str
-    transformers: str
+    source: str
+    """Where the loader is, with the transformers the release pins."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -211,7 +211,7 @@ def _(event: e.NgramOffCuda) -> str:
 def _(event: m.ModelTypeUnknown) -> str:
     return (
         f"its config loader cannot read model type {event.model_type!r} "
-        f"({event.transformers}); a newer SGLang may know it"
+        f"({event.source}); a newer SGLang may know it"
     )
 
 

@@ -6,10 +6,19 @@ from dataclasses import replace
 
 from compat.claim.backends import Backend
 from compat.claim.baseline import BOTH, CUDA_ONLY, LATER_RELEASES
-from compat.engine.model_rules import MachineChoice
+from compat.engine.model_rules import MachineChoice, MachinePage
 from compat.engine.rules import ANY_FLAG, EITHER_PHASE, BackendGate
 from compat.releases.entry import Change, DocChange, Release, plus
-from compat.releases.families import MODEL_HOOK, ON_BLACKWELL, ON_SM100, changed, moved
+from compat.releases.families import (
+    MODEL_HOOK,
+    ON_BLACKWELL,
+    ON_NPU,
+    ON_ROCM,
+    ON_SM100,
+    ON_XPU,
+    changed,
+    moved,
+)
 from compat.releases.shared import ATTENTION_HOOK, TRTLLM_MHA_DECODE_GPUS, code
 
 RELEASE = Release(
@@ -38,6 +47,12 @@ RELEASE = Release(
                        MachineChoice("trtllm_mha", ON_SM100, speculative=True, topk_one=True),
                        MachineChoice("triton", ON_BLACKWELL, speculative=True),
                        MachineChoice("trtllm_mha", ON_SM100, speculative=False)))}),
+        Change("DeepSeek DSA on XPU skips its GPU branch (page size, KV dtype, torch.cuda)",
+               code("0.5.19", "_deepseek_family_overrides",
+                    "sglang/srt/arg_groups/model_overrides/deepseek_v2.py"),
+               {"model_rules": changed("dsa-backend", pages=(
+                   MachinePage(None, ON_NPU), MachinePage(None, ON_XPU), MachinePage(1, ON_ROCM),
+                   MachinePage(64)))}),
         Change("the model-specific checks move to arg_groups/model_hook.py",
                code("0.5.19", "handle_model_specific_adjustments", "sglang/srt/arg_groups/model_hook.py"),
                {"model_rules": moved(MODEL_HOOK)}),

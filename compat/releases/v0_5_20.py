@@ -6,9 +6,18 @@ from dataclasses import replace
 
 from compat.claim.backends import Backend
 from compat.claim.baseline import BOTH, CUDA_ONLY, LATER_RELEASES
+from compat.engine.model_rules import MachinePage
 from compat.engine.rules import EITHER_PHASE
 from compat.releases.entry import Change, DocChange, Release, minus, plus
-from compat.releases.families import ON_CPU, ON_CUDA, ON_ROCM_MXFP, ON_XPU
+from compat.releases.families import (
+    ON_CPU,
+    ON_CUDA,
+    ON_NPU,
+    ON_ROCM,
+    ON_ROCM_MXFP,
+    ON_XPU,
+    changed,
+)
 from compat.releases.shared import (
     ATTENTION_HOOK,
     CHOICES,
@@ -32,6 +41,12 @@ RELEASE = Release(
                "either phase", code("0.5.20", "handle_attention_backend_compatibility",
                                     ATTENTION_HOOK),
                {"mla_prefill_refused": (), "page_snaps": intel_xpu_snaps(EITHER_PHASE)}),
+        Change("DeepSeek DSA runs page size 128 on XPU",
+               code("0.5.20", "_deepseek_family_overrides",
+                    "sglang/srt/arg_groups/model_overrides/deepseek_v2.py"),
+               {"model_rules": changed("dsa-backend", pages=(
+                   MachinePage(None, ON_NPU), MachinePage(128, ON_XPU), MachinePage(1, ON_ROCM),
+                   MachinePage(64)))}),
         Change("mxfp4 quantization is registered on XPU too",
                code("0.5.20", "QUANTIZATION_METHODS", "sglang/srt/layers/quantization/__init__.py"),
                {"quantization": lambda before: replace(

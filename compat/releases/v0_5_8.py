@@ -18,8 +18,9 @@ RELEASE = Release(
                code("0.5.8", COMPAT), {"defaults": defaults(None)}),
         Change("GPT-OSS also runs ascend", code("0.5.8", MODEL_ADJUSTMENTS),
                {"model_rules": extended("gpt-oss-backends", allowed=("ascend",))}),
-        Change("DeepSeek DSA runs page size 1 on ROCm", code("0.5.8", MODEL_ADJUSTMENTS),
-               {"model_rules": changed("dsa-backend", pages=(
+        Change("DeepSeek DSA runs page size 1 on ROCm, and turns DP attention on only for its "
+               "prefill context parallelism", code("0.5.8", MODEL_ADJUSTMENTS),
+               {"model_rules": changed("dsa-backend", forces_dp_attention=False, pages=(
                    MachinePage(None, ON_NPU), MachinePage(1, ON_ROCM), MachinePage(64)))}),
         Change("Nemotron-H: speculative decoding turns the radix cache off, and with it the "
                "SM100 default", code("0.5.8", MODEL_ADJUSTMENTS),

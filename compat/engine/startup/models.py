@@ -65,7 +65,7 @@ def handle_model_loading(launch: Launch, rules: ReleaseRules, model: str, log: S
                 flags=("--model-path",),
                 value=model_type,
                 model_type=model_type,
-                transformers=loader.source,
+                source=loader.source,
             )
         )
     return model

@@ -100,7 +100,8 @@ def _resolution_notes(parsed: Parsed, startup: Startup) -> Iterator[Finding]:
             "default-backend",
             Severity.INFO,
             f"--attention-backend is unset: SGLang {parsed.release.release} picks {chosen} for "
-            f"{parsed.arch.label} models on {_where(parsed)}{unused}",
+            f"{parsed.arch.label} models on {_where(parsed)}"
+            f"{'' if startup.default_by is None else f' ({startup.default_by})'}{unused}",
             ("--attention-backend",),
             value=chosen,
             backend=chosen,

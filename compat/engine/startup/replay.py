@@ -50,6 +50,9 @@ class Startup:
     """The backend SGLang's default decision chose, when it had to choose one."""
     model: str
     """The model architecture the replay read (the launch's, else the release's usual one)."""
+    default_by: str | None = None
+    """Who chose the default when not the default decision: the model's own branch, the
+    device, or deterministic inference."""
 
     @property
     def refused(self) -> bool:
@@ -74,13 +77,17 @@ def replay(launch: Launch, rules: ReleaseRules) -> Startup:
     handle_deprecated_args(rules, f, log)
     model = handle_model_loading(launch, rules, model, log)
     handle_quantization(launch, rules, log)
+    by: str | None = f"--device {launch.on_device}"
     chosen = handle_platform_backends(launch, f)
-    chosen = handle_model_rules(launch, rules, model, f, log) or chosen
+    if (own := handle_model_rules(launch, rules, model, f, log)) is not None:
+        chosen, by = own, f"{model}'s own branch"
     deterministic = rules.deterministic.picks_default
-    if deterministic:
-        chosen = handle_deterministic_inference(launch, rules, model, f, log) or chosen
+    if deterministic and (own := handle_deterministic_inference(launch, rules, model, f, log)):
+        chosen, by = own, "deterministic inference"
     handle_nvfp4_prefill_backends(launch, rules, f, log)
-    default = handle_attention_backend_compatibility(launch, rules, model, f, log) or chosen
+    default = handle_attention_backend_compatibility(launch, rules, model, f, log)
+    if default is not None or chosen is None:
+        chosen, by = default, None
     handle_kv_dtype_gpu(launch, rules, f, log)
     handle_kv4_compatibility(launch, rules, f, log)
     if f.page_size is None:
@@ -89,4 +96,4 @@ def replay(launch: Launch, rules: ReleaseRules) -> Startup:
     handle_speculative_decoding(launch, rules, model, f, log)
     if not deterministic:
         handle_deterministic_inference(launch, rules, model, f, log)
-    return Startup(f, tuple(log.events), default, model)
+    return Startup(f, tuple(log.events), chosen, model, by)

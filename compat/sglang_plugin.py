@@ -20,7 +20,8 @@ from compat.guard.policy import (
     POLICY_VARIABLE,
     Policy,
     PolicyError,
-    policy_from_environment,
+    explicit_policy,
+    policy_for,
 )
 from compat.guard.report import IncompatibleConfigError, Report, runs_as
 
@@ -40,8 +41,11 @@ class LaunchRefusedError(IncompatibleConfigError):
         self.policy = policy
 
 
-def refusal_message(report: Report, policy: Policy, *, detected: bool = False) -> str:
-    """The text of a refusal: one block, readable in SGLang's start-up log."""
+def refusal_message(
+    report: Report, policy: Policy, *, detected: bool = False, asked: bool = True
+) -> str:
+    """The text of a refusal: one block, readable in SGLang's start-up log. `asked`: the
+    policy was named (`COMPAT_POLICY`), not chosen for a release newer than modelled."""
     count = len(report.errors)
     noun = "problem" if count == 1 else "problems"
     what = (
@@ -49,9 +53,9 @@ def refusal_message(report: Report, policy: Policy, *, detected: bool = False) -
         if policy is Policy.WARN
         else "refused this launch before the model loads"
     )
+    setting = f"{POLICY_VARIABLE}={policy.value}" if asked else f"{POLICY_VARIABLE} unset"
     lines = [
-        f"attention-compat {what} ({count} {noun}; "
-        f"SGLang {report.sglang_version}, {POLICY_VARIABLE}={policy.value}):",
+        f"attention-compat {what} ({count} {noun}; SGLang {report.sglang_version}, {setting}):",
         f"  {runs_as(report.resolved, detected=detected)}",
     ]
     for finding in report.errors:
@@ -62,6 +66,11 @@ def refusal_message(report: Report, policy: Policy, *, detected: bool = False) -
         lines.append(
             f"  SGLang itself would start; {POLICY_VARIABLE}=parity refuses only what it "
             "refuses, =warn only logs"
+        )
+    if not asked and report.unmodelled_release is not None:
+        lines.append(
+            f"  SGLang {report.unmodelled_release} is newer than the releases modelled: nothing "
+            f"is refused unless {POLICY_VARIABLE}={DEFAULT_POLICY.value} or parity asks for it"
         )
     lines.append(f"  (SGLANG_PLUGINS without {ENTRY_POINT} disables this check)")
     return "\n".join(lines)
@@ -113,18 +122,29 @@ def _hook(version: str) -> Any:
 
 
 def check_launch(server_args: Any, version: str) -> Report | None:
-    """Judge one resolved ServerArgs; raises LaunchRefusedError only, else logs and returns."""
+    """Judge one resolved ServerArgs; raises LaunchRefusedError only, else logs and returns.
+
+    A release newer than the newest modelled is judged as `compat check` judges it without
+    `--sglang-version`: the newest modelled release answers, and says so; it is refused
+    only under a policy asked for (`COMPAT_POLICY`), else the findings are logged.
+    """
+    from compat.releases import newer_than_modelled
+
+    newer = newer_than_modelled(version)
     try:
-        policy = policy_from_environment()
+        explicit = explicit_policy()
     except PolicyError as error:
-        logger.warning("attention-compat: %s; using %s", error, DEFAULT_POLICY.value)
-        policy = DEFAULT_POLICY
+        fallback = policy_for(None, unmodelled_release=newer)
+        logger.warning("attention-compat: %s; using %s", error, fallback.value)
+        explicit = None
+    policy = policy_for(explicit, unmodelled_release=newer)
     try:
         from compat.guard.enforce import enforce
 
         return enforce(
             server_args,
-            sglang_version=version,
+            # Named, a release must be modelled; unnamed, the installed one is answered for.
+            sglang_version=None if newer else version,
             parity=policy is Policy.PARITY,
         )
     except IncompatibleConfigError as error:
@@ -135,7 +155,10 @@ def check_launch(server_args: Any, version: str) -> Report | None:
     detected = True  # the hook never names the platform: it is always detected
     if policy is Policy.WARN:
         try:
-            logger.warning("%s", refusal_message(refusal.report, policy, detected=detected))
+            message = refusal_message(
+                refusal.report, policy, detected=detected, asked=explicit is not None
+            )
+            logger.warning("%s", message)
         except Exception as error:
             _could_not_check(error)
         return refusal.report

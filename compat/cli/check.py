@@ -6,17 +6,17 @@ Exit 0: compatible (warnings allowed); 1: incompatible; 2: invalid input.
 from __future__ import annotations
 
 import argparse
-import json
 import shlex
 import sys
 from collections.abc import Sequence
 from typing import Any
 
 from compat.engine.parser.lookup import RELEASE
+from compat.guard.findings import UNMODELLED_RELEASE_RULE
 from compat.guard.judge import judge as judge_assembled
 from compat.guard.report import Enforcement, Report, Suggestion, runs_as
-from compat.inputs.assemble import MODEL_FACTS, InputError, LaunchRequest, assemble
-from compat.inputs.command import corrected_command
+from compat.inputs.assemble import MODEL_FACTS, Assembled, InputError, LaunchRequest, assemble
+from compat.inputs.command import LaunchFlags, corrected_command
 from compat.inputs.config import InvalidConfigError
 from compat.inputs.detect import PlatformDetectionError
 from compat.inputs.flags import FLAGS
@@ -96,7 +96,7 @@ def add_model_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     try:
-        report, context, release = judge(args)
+        report, assembled = judge(args)
     except (InputError, InvalidConfigError, PlatformDetectionError) as error:
         if args.json:
             from compat.cli.json_errors import print_json_error
@@ -105,28 +105,33 @@ def run(args: argparse.Namespace) -> int:
         print(f"compat check: {error}", file=sys.stderr)
         return EXIT_INVALID
     if args.json:
-        data = {**report.to_dict(), **context}
+        from compat.cli.json_errors import json_text
+
+        data = {**report.to_dict(), **assembled.context}
         if args.launch:
+            launch = assembled.launch
             for entry, suggestion in zip(data["suggestions"], report.suggestions, strict=True):
                 command = corrected_command(
-                    args.launch, suggestion.flags, suggestion.removes, release
+                    launch.words, suggestion.flags, suggestion.removes, assembled.flag_release
                 )
                 entry["command"] = shlex.join(command)
-        print(json.dumps(data, indent=2, ensure_ascii=False))
+                in_file = config_file_removes(launch, suggestion)
+                if in_file:
+                    entry["remove_from_config_file"] = in_file
+        print(json_text(data))
     else:
-        print(format_report(report, context, launch=args.launch, release=release))
+        print(format_report(report, assembled.context, assembled.launch, assembled.flag_release))
     passes = not report.refused_at_startup if args.parity else report.ok
     return EXIT_OK if passes else EXIT_INCOMPATIBLE
 
 
-def judge(args: argparse.Namespace) -> tuple[Report, dict[str, Any], str]:
-    """The report on the flags and launch command of `args`, what was read to make it, and
-    the release whose flags read the launch command.
+def judge(args: argparse.Namespace) -> tuple[Report, Assembled]:
+    """The report on the flags and launch command of `args`, and what was read to make it.
 
     Raises InputError, InvalidConfigError or PlatformDetectionError for input it cannot judge.
     """
     assembled = assemble(request_of(args))
-    return judge_assembled(assembled), assembled.context, assembled.flag_release
+    return judge_assembled(assembled), assembled
 
 
 def request_of(args: argparse.Namespace) -> LaunchRequest:
@@ -149,16 +154,17 @@ _LABELS = {Severity.ERROR: "error  ", Severity.WARNING: "warning", Severity.INFO
 def format_report(
     report: Report,
     context: dict[str, Any],
-    launch: Sequence[str] | None = None,
+    launch: LaunchFlags | None = None,
     release: str = RELEASE,
 ) -> str:
     errors, warnings = len(report.errors), len(report.warnings)
     verdict = "compatible" if report.ok else "incompatible"
     counts = f"{errors} error{'s' * (errors != 1)}, {warnings} warning{'s' * (warnings != 1)}"
-    lines = [
-        f"{verdict}: {counts}",
-        f"  {runs_as(report.resolved, detected='detected' in context)}",
-    ]
+    lines = [f"{verdict}: {counts}"]
+    # A release newer than modelled qualifies every answer: said first, once.
+    newer = [f for f in report.findings if f.rule == UNMODELLED_RELEASE_RULE]
+    lines += [f"  warning: {finding.message}" for finding in newer]
+    lines.append(f"  {runs_as(report.resolved, detected='detected' in context)}")
     lines.append(f"  {report.startup_summary}")
     if "model_config" in context:
         lines.append(f"  model config: {context['model_config']}")
@@ -170,7 +176,11 @@ def format_report(
     for name, fact in context.get("from_model_config", {}).items():
         lines.append(f"  from the model config: {name}={fact['value']} ({fact['why']})")
     startup = [f for f in report.findings if f.enforced is Enforcement.STARTUP]
-    documented = [f for f in report.findings if f.enforced is not Enforcement.STARTUP]
+    documented = [
+        f
+        for f in report.findings
+        if f.enforced is not Enforcement.STARTUP and f.rule != UNMODELLED_RELEASE_RULE
+    ]
     for title, group in (
         (f"what SGLang {report.sglang_version} does at start-up:", startup),
         ("what the page documents:", documented),
@@ -184,6 +194,8 @@ def format_report(
     if report.suggestions:
         lines += format_suggestions(report.suggestions, launch, release)
     lines += [f"note: {note}" for note in context.get("launch_notes", ())]
+    if context.get("not_sglang_launch"):
+        lines.append(f"note: {NOT_SGLANG}")
     if context.get("ignored_flags"):
         lines.append("ignored launch flags (not modeled): " + " ".join(context["ignored_flags"]))
     return "\n".join(lines)
@@ -193,20 +205,39 @@ _ORDER = {Severity.ERROR: 0, Severity.WARNING: 1, Severity.INFO: 2}
 
 
 def format_suggestions(
-    suggestions: Sequence[Suggestion], launch: Sequence[str] | None = None, release: str = RELEASE
+    suggestions: Sequence[Suggestion], launch: LaunchFlags | None = None, release: str = RELEASE
 ) -> list[str]:
-    """Ready-to-paste flags, or the whole corrected launch command when one was given."""
-    if launch:
+    """Ready-to-paste flags, or the whole corrected launch command when one was given.
+
+    A corrected command is the command as read (a pasted one split into its words), with
+    the changes made in it: a runnable shell command that passes when checked again.
+    """
+    if launch is not None and launch.words:
         lines = ["corrected launch commands (each checked to pass; fewest changes first):"]
         for suggestion in suggestions:
             lines.append(f"  # {_changes(suggestion)}: {suggestion.reason}")
-            command = corrected_command(launch, suggestion.flags, suggestion.removes, release)
+            command = corrected_command(launch.words, suggestion.flags, suggestion.removes, release)
             lines.append(f"  {shlex.join(command)}")
+            in_file = config_file_removes(launch, suggestion)
+            if in_file and launch.config_file is not None:
+                lines.append(f"  # and delete {', '.join(in_file)} from {launch.config_file.path}")
         return lines
     lines = ["suggested flags (each checked to pass; fewest changes first):"]
     width = min(max(len(s.summary) for s in suggestions), 40)
     lines += [f"  {s.summary:<{width}}  # {s.reason}" for s in suggestions]
     return lines
+
+
+NOT_SGLANG = (
+    "the command does not start an SGLang server (python3 -m sglang.launch_server or sglang "
+    "serve): its flags were judged as SGLang's, with SGLang's defaults for the rest"
+)
+
+
+def config_file_removes(launch: LaunchFlags, suggestion: Suggestion) -> list[str]:
+    """The flags a suggestion removes that the launch's `--config` file sets: the command
+    line cannot unset them."""
+    return [flag for flag in suggestion.removes if flag in launch.from_config_file]
 
 
 def _changes(suggestion: Suggestion) -> str:

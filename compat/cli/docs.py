@@ -74,10 +74,12 @@ def run(args: argparse.Namespace) -> int:
             if not stale:
                 print(f"{len(pages)} pages are up to date")
             return stale
+        # All pages or none: a full disk never leaves a site of mixed versions.
         written = [
-            path.as_posix()
-            for path, content in pages
-            if outputs.write_if_changed(root / path, content, root=root)
+            path.relative_to(root).as_posix()
+            for path in outputs.write_all_if_changed(
+                [(root / path, content) for path, content in pages], root=root
+            )
         ]
     except outputs.OutputError as error:
         print(f"compat docs: {error}", file=sys.stderr)

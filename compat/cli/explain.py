@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from typing import Any
 
@@ -13,6 +12,7 @@ from compat.claim.baseline import MATRIX
 from compat.claim.cells import Cell, CellKind, PlatformSupport
 from compat.claim.columns import ColumnId
 from compat.claim.matrix import ArchStatus, Matrix
+from compat.cli.json_errors import json_text
 from compat.cli.matrix import aligned
 from compat.vocab.evidence import Evidence
 from compat.vocab.spelling import closest, did_you_mean, join_or
@@ -51,7 +51,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"compat explain: error: {unknown_backend(name, matrix)}", file=sys.stderr)
         return 2
     if args.json:
-        print(json.dumps(explain_json(matrix, name), indent=2, ensure_ascii=False))
+        print(json_text(explain_json(matrix, name)))
     else:
         from compat.vocab.spelling import plain
 

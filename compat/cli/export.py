@@ -61,7 +61,13 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from compat.publish.outputs import is_directory, project_root, staleness, write_if_changed
+    from compat.publish.outputs import (
+        is_directory,
+        project_root,
+        staleness,
+        write_all_if_changed,
+        write_if_changed,
+    )
 
     root: Path = args.root if args.root is not None else project_root()
     if args.output == "-":
@@ -96,7 +102,9 @@ def _run(args: argparse.Namespace) -> int:
             print(f"{' and '.join(stale)} {verb} stale: run `{fix}` to regenerate")
             return 1
         return 0
-    for relative, content in _targets():
-        changed = write_if_changed(root / relative, content, root=root)
-        print(f"wrote {relative}" if changed else f"{relative} is up to date")
+    targets = list(_targets())
+    # Both files or neither: the export never disagrees with its schema.
+    written = write_all_if_changed([(root / rel, content) for rel, content in targets], root=root)
+    for relative, _ in targets:
+        print(f"wrote {relative}" if root / relative in written else f"{relative} is up to date")
     return 0

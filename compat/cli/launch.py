@@ -3,28 +3,44 @@
 For every release, 0.5.7-0.5.10 included (they have no plugin framework): the command after
 `--` is judged as `compat check` judges it, with the policy of `COMPAT_POLICY` (`--parity` and
 `--warn-only` override it); an accepted command replaces this process (`exec`), a refused one
-never starts. Exit 1: refused; 2: invalid input; otherwise the command's own exit status.
+never starts. For an installed release newer than the newest modelled, nothing is refused
+unless a policy is asked for (the variable or a flag): the findings are printed, it runs.
+A command that does not start an SGLang server is not run unless `--any-command` says so.
+Exit 1: refused; 2: invalid input; 127: the command was not found;
+126: it cannot be run; otherwise the command's own exit status.
 """
 
 from __future__ import annotations
 
 import argparse
+import errno
 import os
 import shlex
+import signal
 import sys
+from collections.abc import Sequence
 from typing import Any
 
 from compat.cli.check import (
     EXIT_INCOMPATIBLE,
     EXIT_INVALID,
     EXIT_OK,
+    NOT_SGLANG,
     add_model_arguments,
     format_report,
     judge,
 )
-from compat.guard.policy import POLICY_VARIABLE, Policy, PolicyError, policy_from_environment
+from compat.guard.policy import (
+    DEFAULT_POLICY,
+    POLICY_VARIABLE,
+    Policy,
+    PolicyError,
+    explicit_policy,
+    policy_for,
+)
 from compat.guard.report import Report
 from compat.inputs.assemble import InputError
+from compat.inputs.checks import shown
 from compat.inputs.config import InvalidConfigError
 from compat.inputs.detect import PlatformDetectionError
 
@@ -59,24 +75,56 @@ def register(subparsers: Any) -> None:
         const=Policy.WARN,
         help="never refuse: print the findings and run the command",
     )
+    parser.add_argument(
+        "--any-command",
+        action="store_true",
+        help="run a command that does not start an SGLang server (a wrapper script, say), "
+        "its flags judged as SGLang's",
+    )
     parser.add_argument("launch", nargs="*", metavar="-- LAUNCH COMMAND", help=argparse.SUPPRESS)
     parser.set_defaults(run=run, policy=None)
 
 
+# What a shell answers for a command it cannot run: not found, found but not runnable.
+EXIT_NOT_FOUND, EXIT_CANNOT_RUN = 127, 126
+# Python ignores these at start-up; an exec'd program inherits that unless they are reset,
+# and a server that ignores SIGPIPE or SIGXFSZ behaves unlike one started from a shell.
+RESET_SIGNALS = ("SIGPIPE", "SIGXFSZ")
+
+
 def run(args: argparse.Namespace) -> int:
     try:
-        if not args.launch:
+        if not args.launch or not any(token.strip() for token in args.launch):
             raise InputError(
                 "no launch command: give it after `--`, e.g. compat launch -- python3 -m "
                 "sglang.launch_server --model-path MODEL [flags]"
             )
-        policy: Policy = args.policy or policy_from_environment()
-        report, context, release = judge(args)
+        explicit: Policy | None = args.policy or explicit_policy()
+        report, assembled = judge(args)
     except (InputError, InvalidConfigError, PlatformDetectionError, PolicyError) as error:
         print(f"compat launch: {error}", file=sys.stderr)
         return EXIT_INVALID
-    print(format_report(report, context, launch=args.launch, release=release))
-    command = shlex.join(args.launch)
+    launch = assembled.launch
+    if not launch.sglang_launch and not args.any_command:
+        print(
+            f"compat launch: not running it: {NOT_SGLANG}; give --any-command to run it anyway",
+            file=sys.stderr,
+        )
+        return EXIT_INVALID
+    print(format_report(report, assembled.context, launch, assembled.flag_release))
+    # What was judged is what runs: a command pasted as one argument runs as its words.
+    words = list(launch.words)
+    command = shlex.join(words)
+    unmodelled = report.unmodelled_release is not None
+    policy = policy_for(explicit, unmodelled_release=unmodelled)
+    if unmodelled and explicit is None and not accepts(report, DEFAULT_POLICY):
+        print(
+            f"compat launch: running it anyway: SGLang {report.unmodelled_release} is newer than "
+            f"the releases modelled, so nothing is refused unless asked for ({POLICY_VARIABLE}="
+            f"{DEFAULT_POLICY.value} or parity, or --parity, refuses on {report.sglang_version}'s "
+            "answers)",
+            file=sys.stderr,
+        )
     if not accepts(report, policy):
         print(
             f"compat launch: not running it ({POLICY_VARIABLE}={policy.value}; {_why(report)})",
@@ -89,11 +137,28 @@ def run(args: argparse.Namespace) -> int:
     print(f"running: {command}")
     sys.stdout.flush()
     sys.stderr.flush()
+    return _exec(words)
+
+
+def _exec(words: Sequence[str]) -> int:
+    """Replace this process with the command, its signals as a shell leaves them; or say
+    why it cannot run, with a shell's exit status."""
+    saved = {
+        name: signal.signal(getattr(signal, name), signal.SIG_DFL)
+        for name in RESET_SIGNALS
+        if hasattr(signal, name)
+    }
     try:
-        os.execvp(args.launch[0], args.launch)
-    except OSError as error:
-        print(f"compat launch: cannot run {args.launch[0]!r}: {error.strerror}", file=sys.stderr)
-    return EXIT_INVALID
+        os.execvp(words[0], list(words))
+    except (OSError, ValueError) as error:  # ValueError: an empty name, a NUL in it
+        failure = error
+    finally:  # only reached when the exec failed: this process goes on printing
+        for name, handler in saved.items():
+            signal.signal(getattr(signal, name), handler)
+    missing = not isinstance(failure, OSError) or failure.errno == errno.ENOENT
+    reason = "command not found" if missing else str(getattr(failure, "strerror", failure))
+    print(f"compat launch: cannot run {shown(words[0])}: {reason}", file=sys.stderr)
+    return EXIT_NOT_FOUND if missing else EXIT_CANNOT_RUN
 
 
 def accepts(report: Report, policy: Policy) -> bool:

@@ -8,18 +8,21 @@ reasons it refuses the others.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import unicodedata
 from collections.abc import Sequence
 from typing import Any
 
 from compat.claim.matrix import ArchStatus, Matrix
+from compat.cli.json_errors import json_text
 from compat.guard.check import check
+from compat.guard.findings import UNMODELLED_RELEASE_RULE, unmodelled_release_finding
 from compat.guard.report import Report
+from compat.inputs.assemble import InputError
 from compat.inputs.config import (
     DEFAULT_SPECULATIVE_ALGORITHM,
     AttentionConfig,
+    InputProblem,
     InvalidConfigError,
     speculation_with_topk,
 )
@@ -75,11 +78,6 @@ def register(subparsers: Any) -> None:
     parser.set_defaults(run=run)
 
 
-def _error(message: str) -> int:
-    print(f"compat matrix: error: {message}", file=sys.stderr)
-    return 2
-
-
 def run(args: argparse.Namespace) -> int:
     fields: dict[str, Any] = {}
     for name in _FILTERS:
@@ -89,37 +87,47 @@ def run(args: argparse.Namespace) -> int:
     if args.speculative_eagle_topk is not None:
         fields.update(speculation_with_topk(args.speculative_eagle_topk))
     archs = tuple(Arch)
+    problems: list[str] = []  # every problem of the input is reported at once
     if args.model_config is not None:
         from compat.inputs.model_config import ModelConfigError, load_model_facts
 
         try:
             facts = load_model_facts(args.model_config)
         except ModelConfigError as error:
-            return _error(str(error))
-        fields = {**facts.config_fields(), **fields}
-        archs = (facts.attention_arch,)
+            problems.append(f"--model-config: {error}")
+        else:
+            fields = {**facts.config_fields(), **fields}
+            archs = (facts.attention_arch,)
     if args.attention_arch is not None:
         fields["attention_arch"] = args.attention_arch
-        archs = (Arch(args.attention_arch),)
     filtered = bool(set(fields) - {"sglang_version"}) or args.attention_arch is not None
+    invalid: tuple[InputProblem, ...] = ()
     try:
         probe = AttentionConfig(**{"attention_arch": "mha", **fields})
     except InvalidConfigError as error:
+        invalid = error.problems
+    if problems or invalid:
         if args.json:
             from compat.cli.json_errors import print_json_error
 
-            print_json_error(error)
-        for problem in error.problems:
+            print_json_error(InputError("; ".join([*problems, *map(str, invalid)]), invalid))
+        for problem in [*problems, *invalid]:
             print(f"compat matrix: error: {problem}", file=sys.stderr)
         return 2
+    if args.attention_arch is not None:
+        archs = (Arch(args.attention_arch),)
     release = probe.parsed.release
     matrix = release_matrix(release.release)
     if not filtered:
         return _print_tables(matrix, args.json)
     verdicts = {arch: judge(matrix, arch, fields) for arch in archs}
     if args.json:
-        print(json.dumps(_verdicts_json(fields, verdicts), indent=2, ensure_ascii=False))
+        data = _verdicts_json(fields, verdicts)
+        print(json_text({**data, "unmodelled_sglang_version": probe.parsed.unmodelled_release}))
         return 0
+    if probe.parsed.unmodelled_release is not None:  # said once, not on every backend's row
+        said = unmodelled_release_finding(probe.parsed.unmodelled_release, release.release)
+        print(f"warning: {said.message}\n")
     _print_verdicts(matrix, fields, verdicts)
     return 0
 
@@ -201,7 +209,7 @@ def _print_tables(matrix: Matrix, as_json: bool) -> int:
 
         exported = export_matrix(matrix)
         payload = {"tables": exported["tables"], "evidence": exported["evidence"]}
-        print(json.dumps(payload, indent=2, ensure_ascii=False))
+        print(json_text(payload))
         return 0
     blocks = [
         "\n".join([*table_lines(matrix, table.arch), "", *_without_row(matrix, table.arch)])
@@ -238,7 +246,7 @@ def _print_verdicts(
         width = max(len(name) for name in reports)
         for name, report in reports.items():
             if report.ok:
-                notes = sorted({f.rule for f in report.warnings})
+                notes = sorted({f.rule for f in report.warnings} - {UNMODELLED_RELEASE_RULE})
                 extra = f"  warnings: {', '.join(notes)}" if notes else ""
                 lines.append(f"ok       {name.ljust(width)}{extra}".rstrip())
         for name, report in reports.items():

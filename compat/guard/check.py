@@ -23,6 +23,7 @@ from compat.guard.findings import (
     missing_row_finding,
     phase_finding,
     platform_finding,
+    unmodelled_release_finding,
 )
 from compat.guard.plan import ActiveColumns, BackendPlan, CompiledGuard, FindingMemo
 from compat.guard.plan import compiled as compiled_guard
@@ -70,6 +71,9 @@ def check(config: AttentionConfig, matrix: Matrix | None = None) -> Report:
     release = parsed.release
     if applied or release.backend_build:
         _mark_enforcement(findings, applied, release.backend_build, compiled.findings)
+    unmodelled = parsed.unmodelled_release
+    if unmodelled is not None:  # every answer says which release it is for
+        findings.append(unmodelled_release_finding(unmodelled, release.release))
     return Report(
         config,
         resolved,
@@ -77,6 +81,7 @@ def check(config: AttentionConfig, matrix: Matrix | None = None) -> Report:
         _suggester(compiled),
         release.release,
         parsed.version_source,
+        unmodelled,
     )
 
 

@@ -3,15 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from compat.guard.judge import judge
 from compat.guard.report import IncompatibleConfigError, Report
 from compat.inputs.assemble import LaunchRequest, assemble
+from compat.inputs.checks import InputProblem, InvalidConfigError
 from compat.inputs.flags import FLAG_FIELDS
-
-if TYPE_CHECKING:
-    pass
 
 
 def enforce(
@@ -36,16 +34,26 @@ def enforce(
     IncompatibleConfigError when the page documents the launch as unsupported, or, with
     `parity=True`, only when SGLang's own start-up code refuses it. Warnings are logged on
     the `compat` logger. `server_args` is read by attribute, or by key when it is a mapping.
-    Every refusal is a ValueError (see the README's error contract); a `server_args` that
-    cannot hold flags is a TypeError.
+    Every refusal is a ValueError (see the README's error contract): IncompatibleConfigError,
+    InvalidConfigError (a bad flag value, or no architecture known for the model),
+    PlatformDetectionError. A `server_args`
+    that cannot hold flags is a TypeError.
     """
     server_args = _flag_holder(server_args)
     model = _model_facts(server_args)
     arch = attention_arch or model.get("attention_arch")
     if arch is None:
-        raise TypeError(
-            "enforce(): the model's attention architecture is unknown; pass "
-            "attention_arch='mha' or 'mla' (or call it after SGLang built server_args.model_config)"
+        raise InvalidConfigError(
+            [
+                InputProblem(
+                    "attention_arch",
+                    None,
+                    "the model's attention architecture is unknown: pass enforce(..., "
+                    "attention_arch='mha' or 'mla'), or call it after SGLang built "
+                    "server_args.model_config",
+                    ("mha", "mla"),
+                )
+            ]
         )
     assembled = assemble(
         LaunchRequest(

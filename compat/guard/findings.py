@@ -5,6 +5,8 @@ Only called when a check fails, so the cost of formatting stays off the passing 
 
 from __future__ import annotations
 
+from functools import cache
+
 from compat.claim.backends import Backend, phase_rule_id
 from compat.claim.cells import Action, Cell, CellKind, PlatformSupport
 from compat.claim.columns import Column
@@ -310,4 +312,21 @@ def cuda_graph_finding(parsed: Parsed, name: str, phases: tuple[Phase, ...]) -> 
         value=name,
         backend=name,
         phases=phases,
+    )
+
+
+UNMODELLED_RELEASE_RULE = "release-newer-than-modelled"
+
+
+@cache
+def unmodelled_release_finding(asked: str, answering: str) -> Finding:
+    """The report answers for `answering`, the newest release modelled, not for `asked`."""
+    return Finding(
+        UNMODELLED_RELEASE_RULE,
+        Severity.WARNING,
+        f"SGLang {asked} is newer than the newest release modelled ({answering}): answers "
+        f"are {answering}'s",
+        ("--sglang-version",),
+        value=asked,
+        allowed=(answering,),
     )

@@ -44,6 +44,17 @@ def parse_policy(text: str | None) -> Policy:
     )
 
 
-def policy_from_environment() -> Policy:
-    """The policy `COMPAT_POLICY` names; raises PolicyError for a value that is not one."""
-    return parse_policy(os.environ.get(POLICY_VARIABLE))
+def explicit_policy() -> Policy | None:
+    """The policy `COMPAT_POLICY` names, or None when it is unset or empty; raises
+    PolicyError for a value that is not one."""
+    text = os.environ.get(POLICY_VARIABLE)
+    return None if text is None or not text.strip() else parse_policy(text)
+
+
+def policy_for(explicit: Policy | None, *, unmodelled_release: bool) -> Policy:
+    """The policy a launch gets: the one asked for; else the default, except for a release
+    newer than the newest modelled, which is only warned about: this package must never
+    block a valid launch because it is out of date."""
+    if explicit is not None:
+        return explicit
+    return Policy.WARN if unmodelled_release else DEFAULT_POLICY

@@ -142,6 +142,9 @@ class Report:
     """The SGLang release whose start-up code the report predicts."""
     version_source: str = ""
     """Where `sglang_version` came from: given, the installed package, or the newest modelled."""
+    unmodelled_release: str | None = None
+    """The release asked for (COMPAT_SGLANG_VERSION, the installed sglang) when it is newer
+    than the newest modelled; `sglang_version`, the newest modelled, answers for it."""
 
     @property
     def ok(self) -> bool:
@@ -162,6 +165,8 @@ class Report:
         where = {"given": "--sglang-version", "installed": "installed"}.get(
             self.version_source, self.version_source
         )
+        if self.unmodelled_release is not None:
+            where = f"answering for the {where} {self.unmodelled_release}"
         head = f"SGLang {self.sglang_version} ({where})"
         if self.refused_at_startup:
             return f"{head}: refuses to start"
@@ -217,6 +222,7 @@ class Report:
             "ok": self.ok,
             "sglang_version": self.sglang_version,
             "sglang_version_source": self.version_source,
+            "unmodelled_sglang_version": self.unmodelled_release,
             "refused_at_startup": self.refused_at_startup,
             "resolved": self.resolved.to_dict(),
             "errors": [f.to_dict() for f in self.errors],

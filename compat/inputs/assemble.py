@@ -23,29 +23,38 @@ from typing import TYPE_CHECKING, Any
 
 from compat.engine.models.lookup import ModelKnowledge
 from compat.engine.parser.lookup import RELEASE
+from compat.inputs.checks import shown
 from compat.inputs.command import (
     SWITCH_GIVEN,
     LaunchFlags,
-    launch_release,
     model_config_conflicts,
     parse_launch_command,
+    summarized,
 )
-from compat.inputs.config import AttentionConfig, chosen_release
+from compat.inputs.config import AttentionConfig, InputProblem, InvalidConfigError, chosen_release
 from compat.inputs.flags import FLAGS, flag_of
-from compat.releases import UnknownReleaseError
+from compat.releases import RELEASES, UnknownReleaseError
 from compat.vocab.hardware import ComputeCapability
 from compat.vocab.spelling import closest, did_you_mean
-
-# `--device` values that name a platform of their own.
-DEVICE_PLATFORMS = ("cpu", "npu", "xpu")
 
 if TYPE_CHECKING:
     from compat.inputs.detect import DetectedPlatform
 
 
-class InputError(ValueError):
-    """Input that cannot be read into a configuration; the message is one line."""
+class InputError(InvalidConfigError):
+    """Input that cannot be read into a configuration; the message is one line.
 
+    An InvalidConfigError, so that the API raises what its error contract names.
+    `problems` holds the invalid flag values among its problems (flag, value, choices).
+    """
+
+    def __init__(self, message: str, problems: Sequence[InputProblem] = ()) -> None:
+        ValueError.__init__(self, message)
+        self.problems = tuple(problems)
+
+
+# `--device` values that name a platform of their own.
+DEVICE_PLATFORMS = ("cpu", "npu", "xpu")
 
 # The model's facts a caller may state; each overrides what a model config implies.
 MODEL_FACTS = ("attention_arch", "sliding_window", "multimodal", "model_architecture", "kv_heads")
@@ -83,34 +92,57 @@ class Assembled:
     """The machine as torch found it, when it was detected."""
     flag_release: str
     """The release whose flag list read the launch command."""
+    launch: LaunchFlags
+    """The launch command as read: its words, its `--config` file, what it sets."""
 
 
 def assemble(request: LaunchRequest) -> Assembled:
-    """The configuration a launch request describes; raises InputError, InvalidConfigError,
-    or PlatformDetectionError when the machine cannot be detected."""
-    launch, release = _read_launch(request)
-    fields = _flag_fields(request, launch)
+    """The configuration a launch request describes; raises InputError (every problem of
+    the request at once, on one line), InvalidConfigError, or PlatformDetectionError when
+    the machine cannot be detected."""
+    problems: list[str] = []
+    launch, release = _read_launch(request, problems)
+    fields = _flag_fields(request, launch, problems)
     context: dict[str, Any] = {"ignored_flags": list(launch.ignored), "from_model_config": {}}
     if launch.notes:
         context["launch_notes"] = list(launch.notes)
+    if not launch.sglang_launch:
+        context["not_sglang_launch"] = True
     models = _release_models(request.sglang_version)
-    model_config = request.model_config or _model_path_config(launch.model_path, context)
+    model_config = request.model_config
+    if model_config is None:
+        model_config = _model_path_config(launch.model_path, context)
     if model_config is not None:
-        _add_model_config(request, model_config, models, fields, context)
+        _add_model_config(request, model_config, models, fields, context, problems)
     for name, value in request.model.items():
         if value is not None:
-            fields[name] = _integer(name, value) if name == "kv_heads" else value
+            fields[name] = _integer(name, value, problems) if name == "kv_heads" else value
     if request.sglang_version is not None:
         fields["sglang_version"] = request.sglang_version
-    if "attention_arch" not in fields:
-        _implied_arch(fields, models, context)
-    detected = _add_machine(request, fields, context)
-    return Assembled(AttentionConfig(**fields), context, detected, release)
+    if "attention_arch" not in fields and not problems:
+        _implied_arch(fields, models, context, problems)
+    detected = _add_machine(request, fields, context, problems)
+    if problems:
+        raise _input_error(problems, fields)
+    return Assembled(AttentionConfig(**fields), context, detected, release, launch)
+
+
+def _input_error(problems: list[str], fields: dict[str, Any]) -> InputError:
+    """Every problem at once: those found reading the request, then the invalid values."""
+    invalid: tuple[InputProblem, ...] = ()
+    try:
+        AttentionConfig(**fields)
+    except InvalidConfigError as error:
+        invalid = error.problems
+    except TypeError:  # a field's value of a type no config takes: its flag says so already
+        pass
+    more = [text for text in map(str, invalid) if text not in problems]  # each once
+    return InputError(summarized([*problems, *more]), invalid)
 
 
 def _release_models(version: str | None) -> ModelKnowledge | None:
     """What the release being predicted knows about models (None: a release not modelled,
-    which AttentionConfig's validation reports)."""
+    which the configuration's validation reports)."""
     try:
         return chosen_release(version)[0].models
     except (UnknownReleaseError, KeyError):
@@ -118,48 +150,63 @@ def _release_models(version: str | None) -> ModelKnowledge | None:
 
 
 def _implied_arch(
-    fields: dict[str, Any], models: ModelKnowledge | None, context: dict[str, Any]
+    fields: dict[str, Any],
+    models: ModelKnowledge | None,
+    context: dict[str, Any],
+    problems: list[str],
 ) -> None:
     """The attention architecture of `--model-architecture`, as the release's ModelConfig
     decides it; an architecture the release does not serve is invalid input."""
     name = fields.get("model_architecture")
     if not isinstance(name, str):
-        raise InputError(
+        problems.append(
             "the model's attention architecture is unknown: pass --attention-arch {mha,mla}, "
             "--model-architecture NAME or --model-config PATH"
         )
+        return
     arch = None if models is None else models.attention_arch(name)
-    if arch is None:
+    if models is None or arch is None:
         known = () if models is None else tuple(sorted(models.architectures))
-        close = closest(name, known)
         release = "this release" if models is None else f"SGLang {models.release}"
-        raise InputError(
-            f"--model-architecture: {release} serves no architecture {name!r}"
-            f"{did_you_mean(close)}; pass --attention-arch {{mha,mla}} to check it anyway"
+        problems.append(
+            f"--model-architecture: {release} serves no architecture {shown(name)}"
+            f"{did_you_mean(closest(name, known))}; pass --attention-arch {{mha,mla}} to "
+            "check it anyway"
         )
+        return
     fields["attention_arch"] = arch.value
-    assert models is not None
     context["from_model_config"]["attention_arch"] = {
         "value": arch.value,
         "why": f"SGLang {models.release} runs {name} as {arch.label} (configs/model_config.py)",
     }
 
 
-def _read_launch(request: LaunchRequest) -> tuple[LaunchFlags, str]:
+def _read_launch(request: LaunchRequest, problems: list[str]) -> tuple[LaunchFlags, str]:
     """The launch command, read with the flags of the release being predicted."""
     if not request.command:
         return LaunchFlags({}, None, ()), RELEASE
     try:
-        release = launch_release(request.sglang_version)
-        launch = parse_launch_command(request.command, release)
-    except ValueError as error:  # a release not modelled, or without a flag list
-        raise InputError(str(error)) from None
-    if launch.problems:
-        raise InputError("; ".join(launch.problems))
+        # Read with the flags of the release that answers; for a release newer than the
+        # newest modelled, a flag that one does not know is listed, not refused.
+        rules, _, newer = chosen_release(request.sglang_version)
+        release = rules.release
+        launch = parse_launch_command(request.command, release, unknown_listed=newer is not None)
+    except UnknownReleaseError as error:  # worded as the configuration's validation words it
+        choices = tuple(RELEASES)
+        problems.append(
+            str(InputProblem("--sglang-version", request.sglang_version, error.reason, choices))
+        )
+        return LaunchFlags({}, None, ()), RELEASE
+    except ValueError as error:  # a release without a flag list
+        problems.append(str(error))
+        return LaunchFlags({}, None, ()), RELEASE
+    problems += launch.problems
     return launch, release
 
 
-def _flag_fields(request: LaunchRequest, launch: LaunchFlags) -> dict[str, Any]:
+def _flag_fields(
+    request: LaunchRequest, launch: LaunchFlags, problems: list[str]
+) -> dict[str, Any]:
     """The SGLang flags of the launch command and of the request; a flag may come once."""
     fields: dict[str, Any] = dict(launch.values)
     for flag in FLAGS:
@@ -170,24 +217,25 @@ def _flag_fields(request: LaunchRequest, launch: LaunchFlags) -> dict[str, Any]:
         if given is None or (flag.switch and given is False):
             continue
         if flag.field in fields and fields[flag.field] != given:
-            raise InputError(
+            problems.append(
                 f"{flag.option} is {given!r} here but {fields[flag.field]!r} in the launch "
                 "command; give it once"
             )
         fields[flag.field] = given
     for flag in FLAGS:
         if flag.integer and flag.field in fields:
-            fields[flag.field] = _integer(flag.field, fields[flag.field])
+            fields[flag.field] = _integer(flag.field, fields[flag.field], problems)
     return fields
 
 
-def _integer(field_name: str, value: Any) -> Any:
+def _integer(field_name: str, value: Any, problems: list[str]) -> Any:
     """A flag's integer: text is converted (a bad one worded as the flag's), values pass."""
     if not isinstance(value, str):
         return value  # a value: AttentionConfig's validation judges it
     if re.fullmatch(r"[+-]?\d{1,18}", value.strip()):
         return int(value)
-    raise InputError(f"{flag_of(field_name)}: expected a positive integer, got {value!r}")
+    problems.append(f"{flag_of(field_name)}: expected a positive integer, got {shown(value)}")
+    return None
 
 
 def _add_model_config(
@@ -196,6 +244,7 @@ def _add_model_config(
     models: ModelKnowledge | None,
     fields: dict[str, Any],
     context: dict[str, Any],
+    problems: list[str],
 ) -> None:
     """What the model's config.json implies, where the request states nothing else."""
     from compat.inputs.model_config import ModelConfigError, load_model_facts
@@ -203,7 +252,9 @@ def _add_model_config(
     try:
         facts = load_model_facts(path, models)
     except ModelConfigError as error:
-        raise InputError(str(error)) from None
+        named = "--model-config" if request.model_config is not None else "--model-path"
+        problems.append(f"{named}: {error}")
+        return
     explicit = {name: request.model.get(name) for name in MODEL_FACTS}
     derived = facts.config_fields()
     for name, value in derived.items():
@@ -232,10 +283,15 @@ def _model_path_config(model_path: str | None, context: dict[str, Any]) -> str |
 
 
 def _add_machine(
-    request: LaunchRequest, fields: dict[str, Any], context: dict[str, Any]
+    request: LaunchRequest, fields: dict[str, Any], context: dict[str, Any], problems: list[str]
 ) -> DetectedPlatform | None:
-    """Platform and compute capability from the request, else detected (when allowed)."""
-    hardware = _hardware(request)
+    """Platform and compute capability from the request, else detected (when allowed and
+    the request has no problem already)."""
+    try:
+        hardware = _hardware(request)
+    except InputError as error:
+        problems.append(str(error))
+        hardware = {}
     fields.update(hardware)
     device = fields.get("device")
     if request.platform is not None:
@@ -246,7 +302,7 @@ def _add_machine(
         # `--device cpu` (npu, xpu) names the machine SGLang runs on: no detection needed.
         fields["platform"] = device
         context["hardware_from"] = "--device"
-    elif request.detect:
+    elif request.detect and not problems:
         detected, context["detected"] = _detect(fields)
         return detected
     return None

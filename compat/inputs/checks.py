@@ -15,6 +15,18 @@ from compat.releases import RELEASES, releases_accepting
 from compat.vocab.hardware import ComputeCapability
 from compat.vocab.spelling import closest, did_you_mean
 
+SHOWN_CHARS = 60
+"""A value quoted in a message is cut to this many characters (a pasted 100 KB argument)."""
+
+
+def shown(value: object) -> str:
+    """`value`'s repr for a one-line message, cut to SHOWN_CHARS characters."""
+    text = repr(value)
+    if len(text) <= SHOWN_CHARS:
+        return text
+    size = f"{len(value)} characters" if isinstance(value, str) else type(value).__name__
+    return f"{text[: SHOWN_CHARS - 3]}... ({size})"
+
 
 @dataclass(frozen=True)
 class InputProblem:
@@ -55,7 +67,7 @@ def choice(
     options = tuple(choices)
     if not isinstance(value, str):
         # wrong types are named with their type
-        reason = f"expected a string, got {type(value).__name__} {value!r}"
+        reason = f"expected a string, got {type(value).__name__} {shown(value)}"
         problems.append(InputProblem(flag, value, reason, options))
         return
     lowered = {option.lower(): option for option in options}
@@ -66,7 +78,7 @@ def choice(
     suggestion = None if close is None else lowered[close]
     if len(starting) > 1:
         suggestion = " or ".join(starting)
-    problems.append(InputProblem(flag, value, f"unknown value {value!r}", options, suggestion))
+    problems.append(InputProblem(flag, value, f"unknown value {shown(value)}", options, suggestion))
 
 
 def release_choice(
@@ -89,10 +101,10 @@ def release_choice(
     here = order.index(rules.release)
     later = [r for r in accepting if order.index(r) > here]
     if later:
-        reason = f"{value!r} is not in SGLang {rules.release}: added in {later[0]}"
+        reason = f"{shown(value)} is not in SGLang {rules.release}: added in {later[0]}"
     else:
         removed = order[order.index(accepting[-1]) + 1]
-        reason = f"{value!r} was removed in SGLang {removed} (this is {rules.release})"
+        reason = f"{shown(value)} was removed in SGLang {removed} (this is {rules.release})"
         instead = rules.replacements.get(str(value))
         if instead:
             reason += f"; use {' or '.join(instead)}"
@@ -107,7 +119,7 @@ def positive_ints(
         if value is None or (type(value) is int and value >= 1):
             continue
         if isinstance(value, bool) or not isinstance(value, int):
-            reason = f"expected a positive integer, got {value!r}"
+            reason = f"expected a positive integer, got {shown(value)}"
         else:
             reason = f"must be a positive integer, got {value}"
         problems.append(InputProblem(flag, value, reason))
@@ -117,8 +129,15 @@ def class_name(problems: list[InputProblem], flag: str, value: object) -> None:
     """`value` must be None or a Python class name (a model's `architectures[0]`)."""
     if value is None or (type(value) is str and value.isidentifier()):
         return
-    reason = f"expected a class name such as LlamaForCausalLM, got {value!r}"
+    reason = f"expected a class name such as LlamaForCausalLM, got {shown(value)}"
     problems.append(InputProblem(flag, value, reason))
+
+
+def strings(problems: list[InputProblem], flags: Sequence[str], values: Sequence[object]) -> None:
+    """Each value must be None or a string (a fact read from a model's config.json)."""
+    for flag, value in zip(flags, values, strict=True):
+        if value is not None and type(value) is not str:
+            problems.append(InputProblem(flag, value, f"expected a string, got {value!r}"))
 
 
 def booleans(problems: list[InputProblem], flags: Sequence[str], values: Sequence[object]) -> None:
@@ -127,7 +146,9 @@ def booleans(problems: list[InputProblem], flags: Sequence[str], values: Sequenc
         return  # the common case, tested at C speed
     for flag, value in zip(flags, values, strict=True):
         if type(value) is not bool:
-            problems.append(InputProblem(flag, value, f"expected True or False, got {value!r}"))
+            problems.append(
+                InputProblem(flag, value, f"expected True or False, got {shown(value)}")
+            )
 
 
 _BOOL = frozenset({bool})
@@ -154,7 +175,7 @@ def capability(problems: list[InputProblem], value: object) -> ComputeCapability
         and all(isinstance(part, int) and not isinstance(part, bool) for part in value)
     ):
         return _plausible(problems, ComputeCapability(value[0], value[1]), value)
-    reason = f"expected (major, minor), '10.0' or 'sm100', got {value!r}"
+    reason = f"expected (major, minor), '10.0' or 'sm100', got {shown(value)}"
     problems.append(InputProblem(_CAPABILITY_FLAG, value, reason))
     return None
 
@@ -174,7 +195,7 @@ def _plausible(
 ) -> ComputeCapability | None:
     if _is_plausible(capability.major, capability.minor):
         return capability
-    reason = f"{given!r} is not a CUDA compute capability"
+    reason = f"{shown(given)} is not a CUDA compute capability"
     problems.append(InputProblem(_CAPABILITY_FLAG, given, reason))
     return None
 
@@ -191,5 +212,7 @@ def cuda_version(problems: list[InputProblem], value: object) -> tuple[int, int]
         )
     ):
         return (value[0], value[1])
-    problems.append(InputProblem("cuda_version", value, f"expected (major, minor), got {value!r}"))
+    problems.append(
+        InputProblem("cuda_version", value, f"expected (major, minor), got {shown(value)}")
+    )
     return None

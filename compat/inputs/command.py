@@ -3,23 +3,39 @@
 The command is read as the release's own parser reads it: every flag must be one the
 release declares (a typo is refused, with a did-you-mean), and each flag takes as many
 values as it is declared with, so a flag's value is never mistaken for another flag.
+SGLang's own `--config FILE` is read as the release reads it (`compat.inputs.launch_file`).
+
+A command pasted as one argument is read as a shell reads it: split into words, with
+backslash line continuations joined; so is a flag quoted together with its value.
 """
 
 from __future__ import annotations
 
 import shlex
+from collections import Counter, deque
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 from compat.engine.parser.lookup import RELEASE, UnknownFlagError, canonical_flag, release_flags
+from compat.inputs.checks import SHOWN_CHARS, shown
 from compat.inputs.config import chosen_release
 from compat.inputs.flags import FLAGS, flag_of
+from compat.inputs.launch_file import CONFIG_FLAG, LaunchFile, LaunchFileError, merge_config_file
+from compat.vocab.spelling import did_you_mean
 
 MODELED_FLAGS = {option: flag.field for flag in FLAGS for option in flag.options}
 SWITCH_GIVEN = "true"
 """What a modelled switch of the launch command (`--trust-remote-code`) is read as."""
 # Flags of the launch command that say where the model is; used to find its config.json.
 MODEL_PATH_FLAGS = ("--model-path", "--model")
+# What starts an SGLang server: `python -m sglang.launch_server`, the script itself, or the
+# `sglang serve` command (every release from 0.5.7).
+LAUNCH_MODULE = "sglang.launch_server"
+LAUNCH_SCRIPT = "sglang/launch_server.py"
+SERVE_COMMAND = ("sglang", "serve")
+# At most this many distinct problems are listed; the rest are counted.
+LISTED_PROBLEMS = 5
 
 
 @dataclass(frozen=True)
@@ -35,6 +51,30 @@ class LaunchFlags:
     """The flags the guard reads (the modeled ones and the model path), as written."""
     notes: tuple[str, ...] = ()
     """What was done to read the command, e.g. splitting a pasted one-argument command."""
+    words: tuple[str, ...] = ()
+    """The command as a shell would pass it: pasted text split, continuations joined."""
+    config_file: LaunchFile | None = None
+    """The `--config` file SGLang reads, when the command names one."""
+    from_config_file: frozenset[str] = frozenset()
+    """The flags the config file sets (the command line's own value wins over it)."""
+
+    @property
+    def sglang_launch(self) -> bool:
+        """Whether the command starts an SGLang server (empty: flags alone, no program)."""
+        return is_sglang_launch(self.words)
+
+
+def summarized(problems: Sequence[str]) -> str:
+    """The problems on one line: each distinct one once, with its count, the first few."""
+    counts = Counter(problems)
+    listed = [
+        text if count == 1 else f"{text} ({count} times)"
+        for text, count in list(counts.items())[:LISTED_PROBLEMS]
+    ]
+    rest = len(counts) - len(listed)
+    if rest:
+        listed.append(f"and {rest} more problem{'s' * (rest != 1)}")
+    return "; ".join(listed)
 
 
 def launch_release(version: str | None) -> str:
@@ -44,63 +84,153 @@ def launch_release(version: str | None) -> str:
     `COMPAT_SGLANG_VERSION`, else the installed sglang, else the newest modelled. Raises
     `UnknownReleaseError` (a ValueError, naming the known releases) for one not modelled.
     """
-    rules, _ = chosen_release(version)
+    rules, _, _ = chosen_release(version)
     return rules.release
 
 
-def parse_launch_command(tokens: Sequence[str], release: str = RELEASE) -> LaunchFlags:
+def is_sglang_launch(words: Sequence[str]) -> bool:
+    """Whether the program part of `words` (before the first flag) starts an SGLang server.
+
+    A command of flags alone (no program) is one: `compat check` reads bare flags.
+    """
+    program = list(words[: _first_flag(words)])
+    if not program:
+        return True
+    for index, word in enumerate(program):
+        if word == LAUNCH_MODULE or word.endswith(LAUNCH_SCRIPT):
+            return True
+        name = word.rsplit("/", 1)[-1]
+        if (name, *program[index + 1 : index + 2]) == SERVE_COMMAND:
+            return True
+    return False
+
+
+def parse_launch_command(
+    tokens: Sequence[str], release: str = RELEASE, *, unknown_listed: bool = False
+) -> LaunchFlags:
     """Pick the modeled flags out of `python3 -m sglang.launch_server --flag value ...`.
 
     The program and module come before the first flag and are skipped. `--flag=value`
     and `--flag value` are both understood. A whole command pasted as one argument
-    (`-- "python3 -m ... --flag value"`) is split with shell rules, and a note says so.
+    (`-- "python3 -m ... --flag value"`) is split with shell rules, and a note says so;
+    so is a flag quoted with its value. `--config FILE` adds the file's flags, the command
+    line's winning, as in SGLang. A flag `release` does not know is a problem, unless
+    `unknown_listed` (the command is for a newer release than `release`, which answers for
+    it): then it is listed with the flags not modelled, with a did-you-mean where one fits.
     """
     arities = release_flags(release)
+    words, notes, problems = _shell_words(tokens, release)
+    start = _first_flag(words)
+    switches = frozenset(flag for flag, arity in arities.items() if arity == "switch")
+    try:
+        argv, config_file = merge_config_file(words[start:], release, switches)
+    except LaunchFileError as error:
+        problems.append(str(error))
+        argv, config_file = list(words[start:]), None
+    from_file = len(config_file.arguments) if config_file else 0
+    source = f" (from {config_file.path})" if config_file else ""
     values: dict[str, str] = {}
     ignored: list[str] = []
     used: list[str] = []
+    file_flags: set[str] = set()
     model_path: str | None = None
-    tokens, notes, problems = _split_pasted(tokens)
     index = 0
-    while index < len(tokens) and not tokens[index].startswith("--"):
-        index += 1
-    while index < len(tokens):
-        token = tokens[index]
+    while index < len(argv):
+        token = argv[index]
+        in_file = index < from_file
+        where = f"{CONFIG_FLAG} {config_file.path}: " if in_file and config_file else ""
         index += 1
         if not token.startswith("--"):
-            problems.append(f"unexpected argument {token!r} in the launch command")
+            problems.append(f"{where}unexpected argument {shown(token)} in the launch command")
             continue
         written, has_inline, inline = token.partition("=")
         try:
-            flag = canonical_flag(written, release)
+            flag = _canonical(written, release)
         except UnknownFlagError as error:
-            problems.append(str(error))
-            while index < len(tokens) and not tokens[index].startswith("--"):
+            first_value = index
+            while index < len(argv) and not argv[index].startswith("--"):
                 index += 1  # its values: one error per unknown flag is enough
+            if unknown_listed:
+                spelled = [written, *([inline] if has_inline else []), *argv[first_value:index]]
+                hint = did_you_mean(error.did_you_mean)
+                ignored.append(
+                    f"{' '.join(spelled)}{source * in_file} (not a flag of SGLang {release}{hint})"
+                )
+            else:
+                problems.append(where + _unknown(error, written, release))
             continue
         taken: list[str] = [inline] if has_inline else []
         arity = arities[flag]
         if not has_inline and arity != "switch":
-            while index < len(tokens) and not tokens[index].startswith("--"):
-                taken.append(tokens[index])
+            while index < len(argv) and not argv[index].startswith("--"):
+                taken.append(argv[index])
                 index += 1
                 if arity in ("value", "optional"):
                     break
         if arity == "value" and not taken:
-            problems.append(f"{flag} in the launch command has no value")
+            problems.append(f"{where}{flag} in the launch command has no value")
             continue
-        shown = " ".join((written, *taken))
+        if flag == CONFIG_FLAG and token != CONFIG_FLAG:
+            notes.append(
+                f"SGLang {release} reads a config file only from `{CONFIG_FLAG} FILE`, as two "
+                f"arguments: {shown(token)} is accepted and the file is never read"
+            )
+        shown_flag = " ".join((written, *taken)) + source * in_file
+        if in_file:
+            file_flags.add(flag)
         if flag in MODELED_FLAGS:
             values[MODELED_FLAGS[flag]] = taken[0] if taken else SWITCH_GIVEN
-            used.append(shown)
+            used.append(shown_flag)
         elif flag in MODEL_PATH_FLAGS:
             model_path = taken[0]
-            used.append(shown)
-        else:
-            ignored.append(shown)
+            used.append(shown_flag)
+        elif flag != CONFIG_FLAG or token != CONFIG_FLAG:
+            ignored.append(shown_flag)
+    if config_file is not None:
+        notes.append(
+            f"read {CONFIG_FLAG} {config_file.path} as SGLang {release} does: its flags come "
+            "first, so the command line's own flags win over them"
+        )
     return LaunchFlags(
-        values, model_path, tuple(ignored), tuple(problems), tuple(used), tuple(notes)
+        values,
+        model_path,
+        tuple(ignored),
+        tuple(problems),
+        tuple(used),
+        tuple(notes),
+        tuple(words),
+        config_file,
+        frozenset(file_flags),
     )
+
+
+def _canonical(flag: str, release: str) -> str:
+    """`canonical_flag`, its refusals remembered: a pasted command may repeat an unknown
+    flag 30,000 times, and each miss looks for the closest flag."""
+    found = _lookup(flag, release)
+    if isinstance(found, UnknownFlagError):
+        raise found.with_traceback(None)
+    return found
+
+
+@lru_cache(maxsize=256)
+def _lookup(flag: str, release: str) -> str | UnknownFlagError:
+    try:
+        return canonical_flag(flag, release)
+    except UnknownFlagError as error:
+        return error
+
+
+def _unknown(error: UnknownFlagError, written: str, release: str) -> str:
+    """The unknown-flag problem, with a long flag cut for the message."""
+    if len(written) <= SHOWN_CHARS:
+        return str(error)
+    return f"SGLang {release} has no flag {shown(written)}"
+
+
+def _first_flag(words: Sequence[str]) -> int:
+    """The index of the first flag: the program and its module come before it."""
+    return next((i for i, word in enumerate(words) if word.startswith("--")), len(words))
 
 
 def corrected_command(
@@ -112,27 +242,32 @@ def corrected_command(
     """The launch command with flags set (`sets`) and dropped (`removes`).
 
     A flag the command already has keeps its place and gets the new value; a new one is
-    appended. `tokens` must parse without problems with `release`'s flags.
+    appended (after a `--config` file's flags, so it wins over them, as in SGLang).
+    `tokens` must be the words of a command that parses without problems with `release`'s
+    flags (`LaunchFlags.words`); a flag `release` does not know (a newer release's, listed
+    as not modelled) keeps its place and every word up to the next flag.
     """
     arities = release_flags(release)
     setting = dict(sets)
     dropping = set(removes)
     out: list[str] = []
-    index = 0
-    while index < len(tokens) and not tokens[index].startswith("--"):
-        out.append(tokens[index])
-        index += 1
+    index = _first_flag(tokens)
+    out += tokens[:index]
     while index < len(tokens):
         token = tokens[index]
         index += 1
         written, has_inline, _ = token.partition("=")
-        flag = canonical_flag(written, release)
+        try:
+            flag = canonical_flag(written, release)
+            arity = arities[flag]
+        except UnknownFlagError:  # a newer release's flag (listed, not modelled): kept whole
+            flag, arity = written, "list"
         span = [token]
-        if not has_inline and arities[flag] != "switch":
+        if not has_inline and arity != "switch":
             while index < len(tokens) and not tokens[index].startswith("--"):
                 span.append(tokens[index])
                 index += 1
-                if arities[flag] in ("value", "optional"):
+                if arity in ("value", "optional"):
                     break
         if flag in dropping:
             continue
@@ -160,36 +295,86 @@ def model_config_conflicts(
     ]
 
 
-def _split_pasted(tokens: Sequence[str]) -> tuple[list[str], list[str], list[str]]:
-    """Split a token that holds a whole command (or several flags) at shell word boundaries.
+def _shell_words(tokens: Sequence[str], release: str) -> tuple[list[str], list[str], list[str]]:
+    """The command as a shell would have passed it; the notes and the problems.
 
-    Only tokens in the place of a program or a flag are split: a flag's value may hold
-    spaces (`--chat-template "a b"`). Returns the tokens, the notes and the problems.
+    Split with shell rules: the first token when it holds a whole command, and a token in
+    the place of a flag (`"--attention-backend fa3"`); never a flag's value, which may hold
+    spaces (`--chat-template "a b"`), nor a program's own arguments (`sh -c "a b"`).
+    `--flag=a b` is one flag with a spaced value.
     """
-    result: list[str] = []
+    arities = release_flags(release)
+    words: list[str] = []
     notes: list[str] = []
     problems: list[str] = []
-    value_expected = False
-    for token in tokens:
+    queue = deque((token, True) for token in tokens)  # (token, may be split)
+    first = True
+    values = 0  # values the previous flag still takes; -1: any number
+    while queue:
+        token, splittable = queue.popleft()
         is_flag = token.startswith("--")
-        if value_expected and not is_flag:
-            result.append(token)
-            value_expected = False
+        if values and not is_flag:
+            words.append(token)
+            values -= values > 0
             continue
-        # `--flag=a b` is one flag with a spaced value; `--flag a` and `prog --flag a` are not.
-        if any(c.isspace() for c in token.strip()) and not (
-            is_flag and "=" in token.split(None, 1)[0]
-        ):
+        values = 0
+        head = token.split(None, 1)[0] if token.strip() else ""
+        first_token, first = first, False
+        if splittable and (first_token or (is_flag and "=" not in head)) and _spaced(token):
             try:
-                words = shlex.split(token)
+                split = shlex.split(_joined_lines(token))
             except ValueError as error:
-                problems.append(f"cannot split the launch command {token!r}: {error}")
+                problems.append(f"cannot split the launch command {shown(token)}: {error}")
                 continue
-            shown = token if len(token) <= 60 else token[:57] + "..."
-            notes.append(f"split the one-argument launch command {shown!r} with shlex")
-            result += words
-            value_expected = bool(words) and words[-1].startswith("--") and "=" not in words[-1]
+            notes.append(
+                f"split the one-argument launch command {shown(token)} with shell rules (shlex)"
+                if first_token
+                else f"read the quoted {shown(token)} as the words a shell splits it into "
+                "(SGLang's own parser refuses a flag and its value as one argument)"
+            )
+            queue.extendleft((word, False) for word in reversed(split))
             continue
-        result.append(token)
-        value_expected = is_flag and "=" not in token
-    return result, notes, problems
+        words.append(token)
+        if is_flag and "=" not in token:
+            values = _values_taken(token, arities, release)
+    return words, notes, problems
+
+
+def _spaced(token: str) -> bool:
+    return any(c.isspace() for c in token.strip())
+
+
+def _values_taken(flag: str, arities: dict[str, str], release: str) -> int:
+    """How many of the next words are `flag`'s values: 0, 1, or -1 for all up to a flag."""
+    try:
+        arity = arities[_canonical(flag, release)]
+    except UnknownFlagError:
+        return -1  # the parser skips an unknown flag's values: they are never split
+    return {"switch": 0, "value": 1, "optional": 1}.get(arity, -1)
+
+
+def _joined_lines(text: str) -> str:
+    """`text` with backslash-newline pairs removed outside single quotes, as a shell does."""
+    if "\\\n" not in text and "\\\r\n" not in text:
+        return text
+    out: list[str] = []
+    quote = ""
+    index = 0
+    while index < len(text):
+        char = text[index]
+        if quote == "'":
+            quote = "" if char == "'" else quote
+        elif char == "\\":
+            following = text[index + 1 : index + 3]
+            skip = 2 if following.startswith("\n") else 3 if following == "\r\n" else 0
+            if skip:
+                index += skip
+                continue
+            out.append(text[index : index + 2])
+            index += 2
+            continue
+        elif char in "'\"":
+            quote = char if not quote else "" if quote == char else quote
+        out.append(char)
+        index += 1
+    return "".join(out)

@@ -24,6 +24,7 @@ from compat.inputs.checks import (
     cuda_version,
     positive_ints,
     release_choice,
+    strings,
 )
 from compat.inputs.flags import (
     BACKEND_FLAGS,
@@ -38,7 +39,13 @@ from compat.inputs.flags import (
     flag_of,
 )
 from compat.inputs.installed import installed_sglang_version
-from compat.releases import NEWEST, RELEASES, UnknownReleaseError, release_rules
+from compat.releases import (
+    NEWEST,
+    RELEASES,
+    UnknownReleaseError,
+    answering_rules,
+    release_rules,
+)
 from compat.vocab.hardware import ComputeCapability
 from compat.vocab.terms import (
     KV_DTYPE_SPELLINGS,
@@ -85,10 +92,6 @@ def speculation_with_topk(topk: int) -> dict[str, Any]:
 
 
 _ARCHS = {arch.value: arch for arch in Arch}
-# `--device`: the devices SGLang's help names; unset, SGLang detects it (the machine's).
-DEVICES = ("cuda", "xpu", "hpu", "npu", "cpu", "musa")
-# `--disaggregation-mode`: SGLang's choices (every release 0.5.7-0.5.23).
-DISAGGREGATION_MODES = ("null", "prefill", "decode")
 _PLATFORMS = {platform.value: platform for platform in Platform}
 _MODES = {mode.value: mode for mode in SpeculativeAttentionMode}
 
@@ -106,9 +109,11 @@ class Parsed(Launch):
     spec_mode: SpeculativeAttentionMode
     release: ReleaseRules
     version_source: str
+    unmodelled_release: str | None
+    """The release asked for (COMPAT_SGLANG_VERSION, the installed sglang) when it is newer
+    than the newest modelled: `release`, the newest modelled, answers for it."""
     replay_key: tuple[object, ...] = ()
-    """Everything SGLang's start-up code reads of the launch, with the release: the guard
-    replays each distinct key once (computed once per configuration)."""
+    """What start-up reads of the launch, and the release: each key is replayed once."""
 
 
 @dataclass(frozen=True)
@@ -182,22 +187,43 @@ class AttentionConfig:
 VERSION_VARIABLE = "COMPAT_SGLANG_VERSION"
 
 
-def chosen_release(version: str | None) -> tuple[ReleaseRules, str]:
-    """The rules to predict with and where the release came from; raises UnknownReleaseError."""
+def chosen_release(version: str | None) -> tuple[ReleaseRules, str, str | None]:
+    """The rules to predict with, where the release came from, and the release asked for
+    when it is newer than the newest modelled.
+
+    A release named explicitly (`version`) must be modelled: UnknownReleaseError otherwise.
+    One read from `COMPAT_SGLANG_VERSION` or the installed sglang may be newer than the
+    newest modelled: the newest modelled release answers for it, and the third value names
+    it, so that every answer can say so. An older one, or a name that is not a release,
+    raises UnknownReleaseError wherever it comes from.
+    """
     if version is not None:
-        return _rules(version), "given"
+        return _rules(version), "given", None
     chosen = os.environ.get(VERSION_VARIABLE)
     if chosen:
-        return _rules(chosen), VERSION_VARIABLE
+        return _with_source(chosen, VERSION_VARIABLE)
     installed = installed_sglang_version()
     if installed is not None:
-        return _rules(installed), "installed"
-    return RELEASES[NEWEST], "newest modelled"
+        return _with_source(installed, "installed")
+    return RELEASES[NEWEST], "newest modelled", None
 
 
 def _rules(version: str) -> ReleaseRules:
     # A release's own name is the common case (a lookup); release_rules reads the others.
     return RELEASES.get(version) or release_rules(version)
+
+
+def _with_source(version: str, source: str) -> tuple[ReleaseRules, str, str | None]:
+    """A release that was not named explicitly: one newer than modelled is answered for."""
+    rules = RELEASES.get(version)
+    if rules is not None:
+        return rules, source, None
+    try:
+        rules, newer = answering_rules(version)
+    except UnknownReleaseError as error:
+        where = "the installed sglang" if source == "installed" else source
+        raise UnknownReleaseError(f"{error.reason} (from {where})") from None
+    return rules, source, newer
 
 
 # -- validation: the one path every AttentionConfig takes ---------------------------------
@@ -241,7 +267,8 @@ def _parse(config: AttentionConfig) -> Parsed:
     switches: tuple[object, ...] = _booleans(config)
     booleans(problems, _BOOLEAN_FLAGS, switches)
     if config.model_type is not None or config.checkpoint_quantization is not None:
-        _check_model_names(problems, config)
+        strings(problems, ("--model-type", "--checkpoint-quantization"),
+                (config.model_type, config.checkpoint_quantization))  # fmt: skip
     if problems:
         raise InvalidConfigError(problems)
     assert release is not None
@@ -264,8 +291,9 @@ def _plain_values(config: AttentionConfig) -> None:
 
 def _checked_release(
     problems: list[InputProblem], version: object
-) -> tuple[ReleaseRules, str] | None:
-    """The release `version` names (with where it came from), or None and the problem."""
+) -> tuple[ReleaseRules, str, str | None] | None:
+    """The release `version` names (with where it came from, and the release asked for when
+    it is newer than modelled), or None and the problem."""
     flag = "--sglang-version"
     if version is not None and not isinstance(version, str):
         problems.append(InputProblem(flag, version, f"expected a string, got {version!r}"))
@@ -273,8 +301,7 @@ def _checked_release(
     try:
         return chosen_release(version)
     except UnknownReleaseError as error:
-        reason = str(error).split(";")[0]
-        problems.append(InputProblem(flag, version, reason, tuple(RELEASES)))
+        problems.append(InputProblem(flag, version, error.reason, tuple(RELEASES)))
         return None
 
 
@@ -301,30 +328,14 @@ def _check_names(
         release_choice(problems, option, upper, rules, "algorithm_choices", rules.algorithm_set)
     quantization = config.quantization
     if quantization is not None:
-        release_choice(
-            problems,
-            QUANTIZATION.option,
-            quantization,
-            rules,
-            "quantization_choices",
-            rules.quantization_set,
-        )
-    if config.device is not None:
-        choice(problems, DEVICE.option, config.device, DEVICES)
-    if config.disaggregation_mode != "null":
-        choice(
-            problems, DISAGGREGATION_MODE.option, config.disaggregation_mode, DISAGGREGATION_MODES
-        )
-
-
-def _check_model_names(problems: list[InputProblem], config: AttentionConfig) -> None:
-    """The config's model type and checkpoint quantization: strings, when given."""
-    for flag, value in (
-        ("--model-type", config.model_type),
-        ("--checkpoint-quantization", config.checkpoint_quantization),
+        option, accepted = QUANTIZATION.option, rules.quantization_set
+        release_choice(problems, option, quantization, rules, "quantization_choices", accepted)
+    for flag, value, default in (
+        (DEVICE, config.device, None),
+        (DISAGGREGATION_MODE, config.disaggregation_mode, "null"),
     ):
-        if value is not None and type(value) is not str:
-            problems.append(InputProblem(flag, value, f"expected a string, got {value!r}"))
+        if value != default:
+            choice(problems, flag.option, value, flag.choices)
 
 
 def _features(switches: tuple[object, ...]) -> frozenset[ModelFeature]:
@@ -334,8 +345,7 @@ def _features(switches: tuple[object, ...]) -> frozenset[ModelFeature]:
     return frozenset(f for f, on in zip(_FEATURES.values(), switches, strict=True) if on)
 
 
-# The launch's fields the start-up replay reads (the rest of Parsed is the guard's own).
-_replayed = attrgetter(*(name for name in Launch.__dataclass_fields__))
+_replayed = attrgetter(*Launch.__dataclass_fields__)  # what the start-up replay reads
 
 
 def _assemble(
@@ -345,6 +355,7 @@ def _assemble(
     features: frozenset[ModelFeature],
     release: ReleaseRules,
     version_source: str,
+    unmodelled_release: str | None,
 ) -> Parsed:
     """The canonical form of a config whose values have all been validated."""
     algorithm = config.speculative_algorithm
@@ -382,6 +393,7 @@ def _assemble(
         remote_code=config.remote_code,
         release=release,
         version_source=version_source,
+        unmodelled_release=unmodelled_release,
     )
     object.__setattr__(parsed, "replay_key", (id(release), *_replayed(parsed)))
     return parsed

@@ -42,6 +42,8 @@ class Flag:
     value: FlagValue
     aliases: tuple[str, ...] = ()
     """Other spellings SGLang's parser declares for the flag (`--tensor-parallel-size`)."""
+    choices: tuple[str, ...] = ()
+    """A name's values, where every release takes the same (else the release's own lists)."""
     option: str = dataclasses.field(init=False)
     """The flag as written on the command line, e.g. `--page-size`."""
 
@@ -76,12 +78,15 @@ SPECULATIVE_ATTENTION_MODE = Flag("speculative_attention_mode", FlagValue.NAME)
 # The flags that move SGLang's start-up decisions besides the attention flags.
 TRUST_REMOTE_CODE = Flag("trust_remote_code", FlagValue.SWITCH)
 QUANTIZATION = Flag("quantization", FlagValue.NAME)
-DEVICE = Flag("device", FlagValue.NAME)
+# `--device`: the devices SGLang's help names (unset, SGLang detects the machine's own).
+DEVICE = Flag("device", FlagValue.NAME, choices=("cuda", "xpu", "hpu", "npu", "cpu", "musa"))
 TP_SIZE = Flag("tp_size", FlagValue.INTEGER, aliases=("--tensor-parallel-size",))
 DP_SIZE = Flag("dp_size", FlagValue.INTEGER, aliases=("--data-parallel-size",))
 ENABLE_DP_ATTENTION = Flag("enable_dp_attention", FlagValue.SWITCH)
 ENABLE_DETERMINISTIC_INFERENCE = Flag("enable_deterministic_inference", FlagValue.SWITCH)
-DISAGGREGATION_MODE = Flag("disaggregation_mode", FlagValue.NAME)
+DISAGGREGATION_MODE = Flag(
+    "disaggregation_mode", FlagValue.NAME, choices=("null", "prefill", "decode")
+)
 PREFILL_ROUND_ROBIN_BALANCE = Flag("prefill_round_robin_balance", FlagValue.SWITCH)
 
 FLAGS = (

@@ -4,7 +4,8 @@
 the local Hugging Face cache only (`HF_HUB_CACHE`, else `HF_HOME/hub`, else
 `~/.cache/huggingface/hub`), in its snapshot layout:
 `models--ORG--NAME/snapshots/REVISION/config.json`, the revision that `refs/main` names
-first, else the most recently written snapshot.
+first, else the most recently written snapshot. `refs/main` is read as a revision only: a
+40-hex commit id or the name of a snapshot folder, never a path (`../..`, `/etc`).
 """
 
 from __future__ import annotations
@@ -14,8 +15,11 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from compat.inputs.bounded_json import BoundedJsonError, read_bounded
+
 CONFIG_FILE = "config.json"
 _REPO_ID = re.compile(r"[A-Za-z0-9][\w.-]*/[\w.-]+")
+_COMMIT = re.compile(r"[0-9a-f]{40}")
 
 
 @dataclass(frozen=True)
@@ -56,14 +60,16 @@ def locate_model_config(model_path: str) -> Located:
 
 def _snapshot_config(repo: Path) -> Path | None:
     snapshots = repo / "snapshots"
-    try:
-        main = (repo / "refs" / "main").read_text(encoding="utf-8").strip()
-    except (OSError, UnicodeDecodeError):
+    try:  # bounded, and never blocking on a FIFO
+        main = read_bounded(repo / "refs" / "main", 4096, "refs/main").decode("utf-8").strip()
+    except (OSError, BoundedJsonError, UnicodeDecodeError):
         main = ""
     try:
-        if main and (snapshots / main / CONFIG_FILE).is_file():
+        names = os.listdir(snapshots)  # a name here never holds a slash, nor is . or ..
+        named = _COMMIT.fullmatch(main) is not None or main in names
+        if named and (snapshots / main / CONFIG_FILE).is_file():
             return snapshots / main / CONFIG_FILE
-        found = [entry / CONFIG_FILE for entry in snapshots.iterdir()]
+        found = [snapshots / name / CONFIG_FILE for name in names]
         found = [file for file in found if file.is_file()]
     except OSError:
         return None

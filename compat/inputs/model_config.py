@@ -120,11 +120,12 @@ class ModelFacts:
 def load_model_facts(
     path: str | os.PathLike[str], models: ModelKnowledge | None = None
 ) -> ModelFacts:
-    """Read `path` (a `config.json` or a directory holding one) and derive the model facts.
-
-    With `models` (what the release being predicted knows), the facts SGLang's ModelConfig
-    decides by architecture (MLA, encoder-decoder) follow the release's own lists.
-    """
+    """Read `path` (a `config.json` or a directory holding one) and derive the model facts;
+    with `models` (what the predicted release knows), by its own architecture lists too."""
+    if not os.fspath(path).strip():  # Path("") would be the current directory
+        raise ModelConfigError(
+            f"an empty path ({os.fspath(path)!r}): give a config.json or the directory holding it"
+        )
     file = _config_file(Path(path))
     data = _read_object(file)
     return _derive(file, data, models)
@@ -257,10 +258,9 @@ def _derive(file: Path, data: Mapping[str, Any], models: ModelKnowledge | None) 
         )
     kv_heads = None
     for scope, heads in reversed(reader.present(KV_HEADS_KEY)):  # the text config's first
-        if type(heads) is int and 0 < heads < 1 << 20:
+        if kv_heads is None and type(heads) is int and 0 < heads < 1 << 20:
             kv_heads = heads
             evidence.append(("kv_heads", reader.where(scope, KV_HEADS_KEY, heads)))
-            break
     if architectures:
         evidence.append(("model_architecture", f"architectures[0] in {file.name}"))
     if model_type is not None:

@@ -12,6 +12,7 @@ import errno
 import os
 import secrets
 import stat
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -79,6 +80,7 @@ _HINTS = {
     errno.EEXIST: "a file is in the way of a directory; move it",
     errno.EISDIR: "a directory is in the way; move it",
     errno.ELOOP: "a symbolic link loops; fix or remove it",
+    errno.EFBIG: "the file size limit (ulimit -f) is too small; raise it",
 }
 
 
@@ -127,18 +129,44 @@ def write_if_changed(
     (or into `root`), or anywhere with `follow_symlinks`. Anything that exists and is not a
     regular file (a directory, a FIFO, a device) is refused, never replaced.
     """
-    data = content.encode("utf-8")
+    return bool(write_all_if_changed([(path, content)], root=root, follow_symlinks=follow_symlinks))
+
+
+def write_all_if_changed(
+    files: Sequence[tuple[Path, str]], *, root: Path | None = None, follow_symlinks: bool = False
+) -> list[Path]:
+    """Write every changed file, or none: the paths written.
+
+    Each changed file's content is first written in full to a temporary sibling; only when
+    all of them are written (the disk did not fill up) are they renamed over their files.
+    A failure removes every temporary file and leaves every file as it was. Temporary
+    files that a killed writer left beside a file are removed, changed or not.
+    """
+    staged: list[tuple[Path, Path, Path]] = []  # (path, target, temporary)
     try:
-        target = _target(path, root, follow_symlinks)
-        current = _regular_file_size(target)
-        if current == len(data) and _read(target, len(data) + 1) == data:
-            return False
-        if current is None:
-            _make_parent(target, root)
-        _replace(target, data)
-    except OSError as error:
-        raise _failure("write", path, error) from None
-    return True
+        for path, content in files:
+            data = content.encode("utf-8")
+            try:
+                target = _target(path, root, follow_symlinks)
+                _remove_abandoned_temporaries(target)
+                current = _regular_file_size(target)
+                if current == len(data) and _read(target, len(data) + 1) == data:
+                    continue
+                if current is None:
+                    _make_parent(target, root)
+                staged.append((path, target, _stage(target, data)))
+            except OSError as error:
+                raise _failure("write", path, error) from None
+        for path, target, temp in staged:
+            try:
+                os.replace(temp, target)
+            except OSError as error:
+                raise _failure("write", path, error) from None
+    except BaseException:
+        for _, _, temp in staged:
+            temp.unlink(missing_ok=True)
+        raise
+    return [path for path, _, _ in staged]
 
 
 def _target(path: Path, root: Path | None, follow_symlinks: bool) -> Path:
@@ -189,9 +217,9 @@ def _make_parent(target: Path, root: Path | None) -> None:
         raise OutputError(f"refusing to write {target}: {parent} resolves outside {root}")
 
 
-def _replace(target: Path, data: bytes) -> None:
-    """Write a temporary sibling, then rename it over `target`; never leave the sibling."""
-    _remove_abandoned_temporaries(target)
+def _stage(target: Path, data: bytes) -> Path:
+    """Write `data` to a new temporary sibling of `target`, with the mode `target` would get;
+    never leave it behind on a failure."""
     prefix = f".{target.name[:_TEMP_NAME_CHARS]}."
     temp = target.with_name(f"{prefix}{os.getpid()}.{secrets.token_hex(4)}.tmp")
     # 0o666 through open(): the umask applies, exactly as for a file written normally.
@@ -206,12 +234,12 @@ def _replace(target: Path, data: bytes) -> None:
         with os.fdopen(fd, "wb") as handle:
             fd = -1
             handle.write(data)
-        os.replace(temp, target)
     except BaseException:
         if fd != -1:
             os.close(fd)
         temp.unlink(missing_ok=True)
         raise
+    return temp
 
 
 def _remove_abandoned_temporaries(target: Path) -> None:

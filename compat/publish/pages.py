@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING, Any
 
 import jinja2
 from jinja2 import TemplateError
-from jinja2.sandbox import ImmutableSandboxedEnvironment
 
 from compat.claim.backends import Backend
 from compat.claim.baseline import MATRIX
@@ -31,6 +30,7 @@ from compat.publish.changes_text import ReleaseNews
 from compat.publish.filters import FILTERS
 from compat.publish.outputs import package_templates
 from compat.publish.tables import TABLE_FILTERS
+from compat.publish.templating import ConfinedLoader, Sandbox, render
 from compat.releases import NEWEST, RELEASE_NAMES, RELEASES, release_matrix
 from compat.vocab.evidence import Evidence
 from compat.vocab.terms import Arch, Phase, SpeculativeAttentionMode
@@ -215,8 +215,8 @@ def _environment(template_dir: Path) -> jinja2.Environment:
     # Sandboxed: a template named by --template-dir cannot reach os.system and friends;
     # immutable: it receives the live matrix, whose caches the guard reads, and must not
     # change them.
-    environment = ImmutableSandboxedEnvironment(
-        loader=jinja2.FileSystemLoader(str(template_dir)),
+    environment = Sandbox(
+        loader=ConfinedLoader(template_dir),
         undefined=jinja2.StrictUndefined,
         keep_trailing_newline=True,
         autoescape=False,
@@ -238,7 +238,7 @@ def render_page(
     """The Markdown of `docs/attention_backend.md`, ending in exactly one newline."""
     directory = template_dir if template_dir is not None else package_templates()
     template = _environment(directory).get_template(TEMPLATE_NAME)
-    text = template.render(page=build_page(matrix, release, here))
+    text = render(template, page=build_page(matrix, release, here))
     return text.rstrip("\n") + "\n"
 
 
@@ -251,6 +251,6 @@ def render_pages(template_dir: Path | None = None) -> tuple[tuple[Path, str], ..
     directory = template_dir if template_dir is not None else package_templates()
     template = _environment(directory).get_template(CHANGES_TEMPLATE)
     news = tuple(release_text.news(r) for r in release_text.releases_with_changes()[1:])
-    text = template.render(news=news, releases=RELEASE_DIR, newest=NEWEST)
+    text = render(template, news=news, releases=RELEASE_DIR, newest=NEWEST)
     pages.append((CHANGES_PATH, text.rstrip("\n") + "\n"))
     return tuple(pages)

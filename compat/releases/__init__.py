@@ -15,10 +15,11 @@ from __future__ import annotations
 import importlib
 import pkgutil
 import re
+import sys
 from collections.abc import Iterator, Mapping
 from dataclasses import replace
 from functools import cache
-from typing import Any
+from typing import Any, cast
 
 from compat.claim.matrix import Matrix
 from compat.engine.rules import ReleaseRules
@@ -33,9 +34,13 @@ __all__ = [
     "DocChange",
     "Release",
     "UnknownReleaseError",
+    "answering_rules",
+    "newer_than_modelled",
+    "release_key",
     "release_matrix",
     "release_rules",
     "releases_accepting",
+    "stand_in",
 ]
 
 _MODULE = re.compile(r"^v(\d+)_(\d+)_(\d+)$")
@@ -94,6 +99,10 @@ class _Releases(Mapping[str, ReleaseRules]):
     def __contains__(self, release: object) -> bool:
         return release in ENTRIES
 
+    def forget(self) -> None:
+        """Fold again on next use (the release list changed: `stand_in`)."""
+        self._folded.clear()
+
 
 def _apply(before: ReleaseRules, entry: Release) -> ReleaseRules:
     updates: dict[str, Any] = {"release": entry.name}
@@ -106,23 +115,68 @@ def _apply(before: ReleaseRules, entry: Release) -> ReleaseRules:
 
 RELEASES: Mapping[str, ReleaseRules] = _Releases()
 
-_VERSION = re.compile(r"^v?(\d+)\.(\d+)\.(\d+)(?:\.?post\d+|rc\d+)?$")
+# A release name: X.Y.Z, maybe with a post, pre-release, dev or local suffix (0.5.23.post1,
+# 0.5.24rc1, 0.5.24.dev0+g1234). Post releases share their release's rules.
+_VERSION = re.compile(
+    r"^v?(\d+)\.(\d+)\.(\d+)((?:[.-]?(?:post|rc|a|b|dev)\d*)*)(?:\+[\w.]+)?$", re.IGNORECASE
+)
 
 
 class UnknownReleaseError(ValueError):
-    """A release this package does not model."""
+    """A release this package does not model; `reason` says why, without the known list."""
+
+    def __init__(self, reason: str) -> None:
+        self.reason = reason
+        super().__init__(f"{reason}; known releases: {', '.join(RELEASES)}")
+
+
+def release_key(version: str) -> tuple[int, int, int] | None:
+    """(major, minor, patch) of a release name, or None for a name that is not one."""
+    match = _VERSION.match(version.strip())
+    if match is None:
+        return None
+    major, minor, patch = (int(part) for part in match.groups()[:3])
+    return major, minor, patch
+
+
+def newer_than_modelled(version: str) -> bool:
+    """Whether `version` names a release after the newest one modelled (0.5.24, 0.6.0rc1)."""
+    key = release_key(version)
+    newest = release_key(NEWEST)
+    return key is not None and newest is not None and key > newest
 
 
 def release_rules(version: str) -> ReleaseRules:
-    """The rules of `version` (post releases share their release's rules)."""
-    match = _VERSION.match(version.strip())
-    key = ".".join(match.groups()) if match else version
-    rules = RELEASES.get(key)
-    if rules is None:
+    """The rules of `version` (post releases share their release's rules).
+
+    Raises UnknownReleaseError for a release not modelled: one newer than the newest
+    modelled (naming it, and how to ask for it), one older than the oldest, or a name
+    that is not a release.
+    """
+    key = release_key(version)
+    rules = RELEASES.get(".".join(map(str, key)) if key else version)
+    if rules is not None:
+        return rules
+    if newer_than_modelled(version):
         raise UnknownReleaseError(
-            f"SGLang {version} is not modelled; known releases: {', '.join(RELEASES)}"
+            f"SGLang {version} is newer than the newest release modelled ({NEWEST}): "
+            f"--sglang-version {NEWEST} asks for its answers"
         )
-    return rules
+    if key is not None and key < (release_key(BASELINE) or key):
+        raise UnknownReleaseError(
+            f"SGLang {version} is older than the oldest release modelled ({BASELINE})"
+        )
+    raise UnknownReleaseError(f"SGLang {version} is not modelled")
+
+
+def answering_rules(version: str) -> tuple[ReleaseRules, str | None]:
+    """The rules that answer for `version`, and `version` itself when it is newer than the
+    newest release modelled: then the newest modelled release answers (an installed SGLang
+    is often a release ahead of this package). Any other release not modelled raises
+    UnknownReleaseError, as `release_rules` does."""
+    if newer_than_modelled(version):
+        return RELEASES[NEWEST], version
+    return release_rules(version), None
 
 
 @cache
@@ -148,6 +202,43 @@ def _apply_doc(matrix: Matrix, changes: tuple[DocChange, ...]) -> Matrix:
             if backend.evidence is not None and backend.evidence not in sources:
                 sources += (backend.evidence,)
     return replace(matrix, backends=backends, sources=sources)
+
+
+# The layers that read the release list when they are imported (NEWEST, RELEASE_NAMES).
+_READERS = ("compat.inputs", "compat.guard", "compat.publish", "compat.cli", "compat.sglang_plugin")
+
+
+def stand_in(name: str, rules_of: str | None = None) -> Release:
+    """For `tools/intake.py` only: model release `name` as one that changed nothing since
+    `rules_of` (default: the newest modelled), for the rest of this process.
+
+    `RELEASES[name]` is then `rules_of`'s rules and page, labelled `name`, exactly as a file
+    holding `RELEASE = Release(name)` would make them; releases after `rules_of` are set
+    aside (so 0.5.22's rules can stand in for 0.5.23). This answers "do the previous rules
+    already hold for a new release?". Call it before any module that reads the release
+    list is imported; RuntimeError otherwise.
+    """
+    global RELEASE_NAMES, NEWEST
+    loaded = sorted(m for m in sys.modules if m.startswith(_READERS))
+    if loaded:
+        raise RuntimeError(f"stand_in() must come before importing {', '.join(loaded[:3])}")
+    base = NEWEST if rules_of is None else rules_of
+    key, base_key = release_key(name), release_key(base)
+    if base not in ENTRIES or base_key is None:
+        raise UnknownReleaseError(f"SGLang {base} is not modelled")
+    if key is None or key <= base_key:
+        raise UnknownReleaseError(f"SGLang {name} is not a release after {base}")
+    entry = Release(name)
+    kept = {r: ENTRIES[r] for r in RELEASE_NAMES[: RELEASE_NAMES.index(base) + 1]}
+    entries = cast(dict[str, Release], ENTRIES)
+    entries.clear()
+    entries.update(kept)
+    entries[name] = entry
+    RELEASE_NAMES = tuple(entries)
+    NEWEST = name
+    cast(_Releases, RELEASES).forget()
+    release_matrix.cache_clear()
+    return entry
 
 
 def releases_accepting(attribute: str, value: str) -> tuple[str, ...]:

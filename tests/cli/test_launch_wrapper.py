@@ -149,6 +149,7 @@ def test_the_wrapper_really_execs_the_command(tmp_path: Path) -> None:
     command = [sys.executable, "-c", program, "--attention-backend", "flashinfer"]
     env = {k: v for k, v in os.environ.items() if k != POLICY_VARIABLE}
     wrapper = [sys.executable, "-m", "compat", "launch", "--attention-arch", "mha", "--gpu", "H200"]
+    wrapper.append("--any-command")  # python -c is not an SGLang launch: run it all the same
     result = subprocess.run(
         [*wrapper, "--", *command],
         capture_output=True,

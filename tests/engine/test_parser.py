@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
@@ -171,10 +172,13 @@ def test_the_launch_release_is_the_one_the_guard_predicts(monkeypatch: pytest.Mo
     assert launch_release("0.5.23") == "0.5.23"
     assert launch_release(None) == "0.5.9"
     assert launch_release("0.5.12.post1") == "0.5.12"
+    # Named, a release must be modelled, even one newer than all of them.
     with pytest.raises(
-        ValueError, match=r"SGLang 0\.6\.0 is not modelled; known releases: 0\.5\.7"
+        ValueError, match=rf"SGLang 0\.6\.0 is newer than .* \({re.escape(RELEASE_NAMES[-1])}\)"
     ):
         launch_release("0.6.0")
+    with pytest.raises(ValueError, match=r"SGLang 0\.5\.6 is older than the oldest release"):
+        launch_release("0.5.6")
 
 
 def _check(
@@ -213,4 +217,5 @@ def test_a_pasted_command_is_read_with_the_predicted_release() -> None:
     assert f"SGLang 0.5.22 has no flag {NEW_IN_0_5_23}" in from_environment.stderr
     unknown = _check(*args, version="0.6.0")
     assert unknown.returncode == 2
-    assert "SGLang 0.6.0 is not modelled; known releases: 0.5.7" in unknown.stderr
+    newest = RELEASE_NAMES[-1]
+    assert f"SGLang 0.6.0 is newer than the newest release modelled ({newest})" in unknown.stderr

@@ -26,9 +26,12 @@ from paths import MODELS
 from compat import MATRIX, AttentionConfig, InvalidConfigError, Report, Suggestion, check
 from compat.cli import main
 from compat.guard.report import Finding
-from compat.inputs.config import SPECULATIVE_ALGORITHMS
+from compat.releases import BASELINE, RELEASES
 from compat.vocab.hardware import ComputeCapability
 from compat.vocab.terms import KV_DTYPE_SPELLINGS, Arch, Severity
+
+# The algorithms every release accepts (the baseline's); later ones add more.
+SPECULATIVE_ALGORITHMS = RELEASES[BASELINE].algorithm_choices
 
 # Every init field of AttentionConfig, read from the class so a new field is fuzzed too.
 FIELDS = tuple(f.name for f in dataclass_fields(AttentionConfig) if f.init)

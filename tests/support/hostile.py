@@ -8,7 +8,7 @@ tries: deep, huge and odd JSON, non-UTF-8 arguments and strict or ASCII stdout, 
 devices, symbolic links out of the tree, read-only and broken trees, pasted commands.
 
 Run directly for the acceptance figures:
-    python tests/hostile.py --cli 10000 --api 20000 [--seed N]
+    python tests/support/hostile.py --cli 10000 --api 20000 [--seed N]
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from hostile_files import Workspace, make_tree, random_json, workspace
+from hostile_launch import launch_argv, shaped
 
 from compat import (
     MATRIX,
@@ -39,9 +40,13 @@ from compat import (
     enforce,
 )
 from compat.cli import main
-from compat.inputs.config import FLAG_FIELDS, SPECULATIVE_ALGORITHMS
+from compat.inputs.config import FLAG_FIELDS
 from compat.inputs.model_config import load_model_facts
+from compat.releases import NEWEST, RELEASES
 from compat.vocab.terms import KV_DTYPE_SPELLINGS
+
+# Every release's algorithms are the newest's or a subset (a removed one is a refusal too).
+SPECULATIVE_ALGORITHMS = RELEASES[NEWEST].algorithm_choices
 
 BACKENDS = MATRIX.backend_names
 NEAR_MISSES = (
@@ -178,15 +183,19 @@ def _check_argv(rng: random.Random, zoo: list[str]) -> list[str]:
             launch += ["--model-path", rng.choice(zoo)]
         if rng.random() < 0.3:
             launch.insert(rng.randrange(len(launch) + 1), _weird(rng))
-        pasted = rng.random() < 0.4  # the whole command quoted as one argument
-        argv += ["--", " ".join(launch)] if pasted else ["--", *launch]
+        argv += ["--", *shaped(rng, launch)]
     return argv
 
 
 def cli_case(rng: random.Random, space: Workspace, tally: Tally) -> None:
     roll = rng.random()
-    if roll < 0.5:
+    if roll < 0.4:
         run_cli(_check_argv(rng, space.zoo), rng, tally)
+    elif roll < 0.5:
+        argv = launch_argv(rng, _check_argv(rng, space.zoo), space)
+        code, out, _ = run_cli(argv, rng, tally)
+        if code == 0 and "would run: " not in out and "usage:" not in out:  # -h is help
+            tally.fail(f"{argv!r}: --dry-run exited 0 without saying what it would run")
     elif roll < 0.6:
         argv = ["matrix", *_flags(rng, space.zoo, rng.randint(0, 3))]
         run_cli([t for t in argv if t != "--sliding-window"], rng, tally)

@@ -189,6 +189,37 @@ class Workspace:
     originals: dict[str, bytes]
     templates: list[str]
     marker: Path
+    launch_configs: list[str]
+    """SGLang `--config` YAML files, fair and hostile."""
+
+
+def launch_configs(base: Path) -> list[str]:
+    """YAML launch configs: valid, refused values, unknown keys, bombs, wrong kinds."""
+    base.mkdir()
+    aliases = [
+        f"{c}: &{c} [{', '.join([f'*{p}'] * 10)}]\n"
+        for p, c in zip("abcdef", "bcdefg", strict=True)
+    ]
+    texts = {
+        "ok.yaml": "attention-backend: fa3\npage-size: 16\ntp-size: 2\ndisable-radix-cache: true\n",
+        "refused.yml": "attention-backend: trtllm_mha\nkv-cache-dtype: fp4_e2m1\n",
+        "underscore.yaml": "attention_backend: fa3\n",
+        "list.yaml": "- a\n- b\n",
+        "broken.yaml": "a: [\n",
+        "empty.yaml": "",
+        "types.yaml": "page-size: [1, 2]\nmodel-path: {a: 1}\n1: 2\nnone-flag: null\n",
+        "bomb.yaml": "a: &a [x,x,x,x,x,x,x,x,x,x]\n" + "".join(aliases),
+        "deep.yaml": "a: " + "[" * 5000 + "]" * 5000 + "\n",
+        "config.json": '{"attention-backend": "fa3"}',
+    }
+    for name, text in texts.items():
+        (base / name).write_text(text, encoding="utf-8")
+    (base / "binary.yaml").write_bytes(b"a: \xff\xfe\n")
+    (base / "huge.yaml").write_bytes(b"a: " + b"x" * (2 * 1024 * 1024))
+    (base / "dir.yaml").mkdir()
+    os.mkfifo(base / "fifo.yaml")
+    names = [*texts, "binary.yaml", "huge.yaml", "dir.yaml", "fifo.yaml", "missing.yaml"]
+    return [str(base / name) for name in names]
 
 
 @contextlib.contextmanager
@@ -201,6 +232,14 @@ def workspace() -> Iterator[Workspace]:
     binary = base / "binary-templates"
     binary.mkdir()
     (binary / "attention_backend.md.j2").write_bytes(b"\xff\xfe{{")
+    costly = base / "costly-templates"
+    costly.mkdir()
+    (costly / "attention_backend.md.j2").write_text("{% for i in range(10**9) %}{% endfor %}")
+    leaking = base / "leaking-templates"
+    leaking.mkdir()
+    (leaking / "attention_backend.md.j2").write_text("{% include 'out.j2' %}")
+    (leaking / "out.j2").symlink_to(base / "secret")
+    (base / "secret").write_text("secret")
     originals = {relative: (ROOT / relative).read_bytes() for relative in GENERATED}
     logging.getLogger("compat").disabled = True  # enforce() warns on every call otherwise
     try:
@@ -209,8 +248,9 @@ def workspace() -> Iterator[Workspace]:
             model_config_zoo(base / "models"),
             *special_outputs(base / "outputs"),
             originals,
-            [str(ROOT / "templates"), str(evil), str(binary), str(base / "none")],
+            [str(ROOT / "templates"), *map(str, (evil, binary, costly, leaking, base / "none"))],
             marker,
+            launch_configs(base / "launch-configs"),
         )
     finally:
         logging.getLogger("compat").disabled = False

@@ -149,7 +149,7 @@ def prediction(row: dict[str, Any]) -> Verdict:
         prefill=resolved.prefill_backend,
         decode=resolved.decode_backend,
         page=resolved.page_size,
-        reasons=tuple(str(finding) for finding in report.startup_reasons),
+        reasons=tuple(f"[{finding.rule}] {finding.message}" for finding in report.startup_reasons),
     )
 
 

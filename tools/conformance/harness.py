@@ -72,6 +72,9 @@ class StartupOutcome:
     warnings: tuple[str, ...]
     # Where SGLang raised a refusal: "sglang/srt/server_args.py:1234 (function)".
     raised_at: str | None = None
+    # Where a started launch's backend and page-size fields were last written, per field
+    # (see writes.py): the line that chose what it runs with.
+    chosen_at: dict[str, str] | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {**asdict(self), "warnings": list(self.warnings)}
@@ -115,6 +118,7 @@ class Runtime:
             kv_cache_dtype=view.kv_cache_dtype,
             speculative_attention_mode=view.speculative_attention_mode,
             warnings=warnings,
+            chosen_at=dict(sorted(self._runtime.writes.last.items())),
         )
 
     def choices(self, flag: str) -> tuple[str, ...]:

@@ -32,6 +32,7 @@ from typing import Any
 from conformance import fake_torch, stubs
 from conformance.fake_torch import GpuProfile
 from conformance.models import MODELS
+from conformance.writes import WriteLog
 
 # Executed from the release's own source (`.*`: the package and everything under it);
 # what a release does not have is a placeholder there.
@@ -135,6 +136,7 @@ class SglangRuntime:
         self.profile = profile
         self.records = _Records()
         self.raised_at: str | None = None  # where the last refusal was raised
+        self.writes = WriteLog(source_root)  # where the last launch's fields were chosen
 
     # -- entering and leaving -------------------------------------------------------
     def __enter__(self) -> SglangRuntime:
@@ -289,6 +291,9 @@ class SglangRuntime:
         self.common = common
         self.model_config = importlib.import_module("sglang.srt.configs.model_config")
         self.server_args = importlib.import_module("sglang.srt.server_args")
+        if (self.root / "sglang/srt/arg_groups/overrides.py").is_file():
+            importlib.import_module("sglang.srt.arg_groups.overrides")  # its declarations
+        self.writes.install(self.server_args)
         self.parser = _RaisingParser()
         self.server_args.ServerArgs.add_cli_args(self.parser)
         self.model_paths: dict[str, str] = {}
@@ -308,6 +313,7 @@ class SglangRuntime:
         """Parse `argv` for `model` and resolve it as the launcher does (post-init, and
         from 0.5.19 `resolve_once()`): (ServerArgs or None, error, warnings)."""
         self.records.messages.clear()
+        self.writes.clear()
         stub_uses = len(stubs.USES)
         server_args = error = None
         self.raised_at = None

@@ -7,11 +7,11 @@ The data (`compat.engine.models.data`) is generated from each release's wheel by
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cache
 
 from compat.engine.models.data import BASE, BASE_RELEASE, CHANGES
-from compat.engine.models.encoding import Known, apply
+from compat.engine.models.encoding import Known, apply, release_key
 from compat.vocab.terms import Arch
 
 RELEASES = (BASE_RELEASE, *CHANGES)
@@ -58,7 +58,14 @@ def _known(release: str) -> Known:
 
 @cache
 def release_models(release: str) -> ModelKnowledge:
-    """What `release` knows about models; KeyError for a release without data."""
+    """What `release` knows about models: its own data, or, for a release newer than the
+    data (one standing in before `tools/models.py` read it), the newest release's before it.
+    KeyError for a release older than the data."""
+    if release not in RELEASES:
+        older = [name for name in RELEASES if release_key(name) < release_key(release)]
+        if not older:
+            raise KeyError(release)
+        return replace(release_models(older[-1]), release=release)
     known = _known(release)
     return ModelKnowledge(
         release=release,

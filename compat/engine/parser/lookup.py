@@ -8,10 +8,11 @@ folded out the first time a release is asked for. SGLang's parser is a plain
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from functools import cache
 
 from compat.engine.parser.data import BASE, BASE_RELEASE, CHANGES
-from compat.engine.parser.encoding import apply
+from compat.engine.parser.encoding import apply, changes
 from compat.vocab.spelling import closest, did_you_mean
 
 RELEASES = (BASE_RELEASE, *CHANGES)
@@ -41,6 +42,21 @@ def release_flags(release: str = RELEASE) -> dict[str, str]:
         raise ValueError(f"no flag list for SGLang {release}; known: {', '.join(RELEASES)}")
     # Each release is the one before it plus its changes; the cache keeps every fold.
     return apply(release_flags(RELEASES[RELEASES.index(release) - 1]), CHANGES[release])
+
+
+def stand_in(release: str, flags: Mapping[str, str], after: str) -> None:
+    """For `tools/intake.py` only: `release` declares `flags` (read from its own parser)
+    and comes right after `after`, for the rest of this process; the lists of releases
+    after `after` are set aside (see `compat.releases.stand_in`)."""
+    global RELEASES
+    if after not in RELEASES:
+        raise ValueError(f"no flag list for SGLang {after}; known: {', '.join(RELEASES)}")
+    delta = changes(release_flags(after), flags)
+    for later in RELEASES[RELEASES.index(after) + 1 :]:
+        del CHANGES[later]
+    CHANGES[release] = delta
+    RELEASES = (BASE_RELEASE, *CHANGES)
+    release_flags.cache_clear()
 
 
 def canonical_flag(flag: str, release: str = RELEASE) -> str:

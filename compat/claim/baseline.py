@@ -51,12 +51,6 @@ SGLANG_SOURCE = Evidence(
     note="Hardware, model and default-backend facts the tables leave implicit.",
 )
 
-LATER_RELEASES = Evidence(
-    source="SGLang 0.5.12 to 0.5.23 wheels: attention backend registry and start-up checks",
-    url="https://pypi.org/project/sglang/#history",
-    note="Backends added after the baseline; the page's tables have no row for them.",
-)
-
 # -- cells --------------------------------------------------------------------------
 
 YES = Cell(CellKind.SUPPORTED)
@@ -92,21 +86,23 @@ COLUMNS = (
     ),
     Column(
         ColumnId.FP8_KV,
-        "Reads an FP8 KV cache (`fp8_e4m3`, `fp8_e5m2`).",
+        "Reads an FP8 KV cache.",
         Action.WARN,
         "The table is known to lag the kernels for FP8, so ❌ warns instead of refusing.",
         when=KvDtypeIn(KvFamily.FP8),
         flags=("--kv-cache-dtype",),
+        dtypes=(KvDtype.FP8_E4M3, KvDtype.FP8_E5M2),
     ),
     Column(
         ColumnId.FP4_KV,
-        "Reads an FP4 KV cache (`fp4_e2m1`).",
+        "Reads an FP4 KV cache.",
         Action.ERROR,
         "An FP4 cache on another backend fails at the first request. SGLang's start-up check "
         "covers only part of this column (see who enforces what).",
         when=KvDtypeIn(KvFamily.FP4),
         flags=("--kv-cache-dtype",),
         evidence=PR_14467,
+        dtypes=(KvDtype.FP4_E2M1,),
     ),
     Column(
         ColumnId.CHUNKED_PREFIX_CACHE,
@@ -304,21 +300,14 @@ DTYPE_REQUIREMENTS = (
                      torch_dtype="float8_e5m2", evidence=BASELINE_DOC),
     DtypeRequirement(KvDtype.BF16, "kv-bf16-requirements", torch_dtype="bfloat16",
                      evidence=BASELINE_DOC),
-    DtypeRequirement(KvDtype.NVFP4, "kv4-requires-cuda", platforms=frozenset({Platform.CUDA}),
-                     min_cuda=(12, 8), torch_dtype="float4_e2m1fn_x2", evidence=LATER_RELEASES),
-    DtypeRequirement(KvDtype.FP4_MX_BLOCK16, "kv4-requires-cuda",
-                     platforms=frozenset({Platform.CUDA}), min_cuda=(12, 8),
-                     torch_dtype="float4_e2m1fn_x2", evidence=LATER_RELEASES),
-    DtypeRequirement(KvDtype.MXFP8, "kv-fp8-requirements", platforms=frozenset({Platform.CUDA}),
-                     min_cuda=(12, 8), torch_dtype="float8_e4m3fn", evidence=LATER_RELEASES),
 )
 
 PAIRING_RULES = (
-    PairingRule("kv4-fa4-decode-partner", KvDtype.FP4_E2M1, "fa4", frozenset({"trtllm_mha"}),
+    PairingRule("kv4-fa4-decode-partner", KvFamily.FP4, "fa4", frozenset({"trtllm_mha"}),
                 PR_14467),
 )
 
-HYBRID_CAUTION_RULES = (HybridCautionRule("kv4-hybrid-pair", KvDtype.FP4_E2M1, PR_14467),)
+HYBRID_CAUTION_RULES = (HybridCautionRule("kv4-hybrid-pair", KvFamily.FP4, PR_14467),)
 
 SPEC_PAGED_RULES = (
     SpecPagedRule("spec-topk-gt1-paged", Arch.MHA, frozenset({"flashinfer"}), BASELINE_DOC),

@@ -45,6 +45,8 @@ class CellKind(Term):
     NOT_APPLICABLE = "n/a"
     CONDITIONAL = "conditional"
     UNTESTED = "untested"
+    NOT_STATED = "not_stated"
+    """Neither ✅ nor ❌: the page has no such cell and the release's code does not settle it."""
 
 
 @dataclass(frozen=True)
@@ -53,7 +55,8 @@ class Cell:
 
     PAGE_SIZES lists the native page sizes; `fixed` means the kernel only runs with
     them, so the engine snaps any other size to the largest. CONDITIONAL means
-    supported only when the page size is one of `page_sizes`.
+    supported only when the page size is one of `page_sizes`. NOT_STATED is a cell of a row
+    read from code where the code does not settle the column; its evidence says why.
     """
 
     kind: CellKind
@@ -72,6 +75,8 @@ class Cell:
             return "n/a"
         if kind is CellKind.UNTESTED:
             return "❔ untested"
+        if kind is CellKind.NOT_STATED:
+            return "❓ not stated"
         sizes = join_or([str(size) for size in self.page_sizes])
         if kind is CellKind.PAGE_SIZES:
             return sizes

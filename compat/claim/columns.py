@@ -156,3 +156,5 @@ class Column:
     """The phases whose backend the guard checks against this column."""
     evidence: Evidence | None = None
     """Where this column's claims come from, when not the table's own source."""
+    dtypes: tuple[KvDtype, ...] = ()
+    """The `--kv-cache-dtype` spellings this column speaks for in its release (a KV column)."""

@@ -8,7 +8,7 @@ computed from cells and rules so no list is ever written down twice.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 
 from compat.claim.backends import Backend
@@ -80,6 +80,9 @@ class Matrix:
     dtype_fallback_rules: tuple[DtypeFallbackRule, ...]
     sources: tuple[Evidence, ...]
     """Evidence that is not attached to any single claim (kept for the sources list)."""
+    aliases: Mapping[str, str] = field(default_factory=dict)
+    """Other names the release accepts for a backend (`nsa` for `dsa`): no row of their own,
+    they are judged by their backend's."""
 
     def __post_init__(self) -> None:
         _check_consistency(self)
@@ -100,6 +103,10 @@ class Matrix:
 
     def backend(self, name: str) -> Backend:
         return self._backend_index[name]
+
+    def judged_as(self, name: str) -> str:
+        """The backend whose row and needs judge `name` (itself, unless it is an alias)."""
+        return self.aliases.get(name, name)
 
     @cached_property
     def _column_index(self) -> dict[ColumnId, Column]:
@@ -206,7 +213,7 @@ class Matrix:
         found = self._memo.get(key)
         if found is not None:
             return found
-        column_id = self.kv_column(rule.kv_dtype)
+        column_id = self.kv_family_column(rule.kv_family)
         found = self._memo[key] = tuple(
             name
             for name in self.supporting(arch, column_id)
@@ -239,6 +246,17 @@ class Matrix:
             raise ValueError(f"no table column for {dtype.value}")
         return column_id
 
+    def kv_family_column(self, family: KvFamily) -> ColumnId:
+        """The table column that speaks for a family of quantized KV dtypes."""
+        column_id = self._kv_columns.get(family)
+        if column_id is None:
+            raise ValueError(f"no table column for {family.value} KV dtypes")
+        return column_id
+
+    def kv_dtypes(self, family: KvFamily) -> tuple[KvDtype, ...]:
+        """The spellings of `family` this release's page speaks of (its column's)."""
+        return self.column(self.kv_family_column(family)).dtypes
+
     def phase_only_backends(self) -> tuple[Backend, ...]:
         return tuple(b for b in self.backends if b.phases != frozenset(Phase))
 
@@ -249,10 +267,11 @@ def _check_consistency(matrix: Matrix) -> None:
     column_ids = {column.id for column in matrix.columns}
     problems = _column_problems(matrix.columns)
     for table in matrix.tables:
+        expected = set(table.columns)
         for row in table.rows:
             if row.backend not in names:
                 problems.append(f"{table.arch.value} row names unknown backend {row.backend!r}")
-            if set(row.cells) != set(table.columns):
+            if row.cells.keys() != expected:
                 cells = sorted(column.value for column in row.cells)
                 problems.append(f"{table.arch.value} row {row.backend!r} has cells {cells}")
         for column_id in table.columns:
@@ -263,6 +282,8 @@ def _check_consistency(matrix: Matrix) -> None:
     referenced += [name for rule in matrix.spec_paged_rules for name in rule.backends]
     referenced += [r.backend for r in matrix.dtype_fallback_rules]
     referenced += [r.replacement for r in matrix.dtype_fallback_rules]
+    referenced += list(matrix.aliases.values())
+    problems += [f"alias {name!r} is also a backend" for name in matrix.aliases if name in names]
     problems += [
         f"a rule names unknown backend {name!r}" for name in referenced if name not in names
     ]
@@ -277,7 +298,7 @@ def _column_problems(columns: tuple[Column, ...]) -> list[str]:
     families = [c.when.family for c in columns if isinstance(c.when, KvDtypeIn)]
     problems += [
         f"two columns speak for {family.value} KV dtypes"
-        for family in KvFamily
+        for family in dict.fromkeys(families)
         if families.count(family) > 1
     ]
     problems += [

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from compat.vocab.evidence import Evidence
-from compat.vocab.terms import Arch, KvDtype, Phase, Platform, Severity
+from compat.vocab.terms import Arch, KvDtype, KvFamily, Phase, Platform, Severity
 
 
 class RunsAs(Protocol):
@@ -135,19 +135,19 @@ class DtypeCudaBreach(Breach):
 
 @dataclass(frozen=True)
 class PairingRule:
-    """With `kv_dtype`, prefill on `prefill_backend` needs a decode partner outside `excluded`."""
+    """With a KV cache of `kv_family`, prefill on `prefill_backend` needs a decode partner
+    outside `excluded`. The family's spellings are its column's (`Matrix.kv_dtypes`)."""
 
     id: str
-    kv_dtype: KvDtype
+    kv_family: KvFamily
     prefill_backend: str
     excluded_decode: frozenset[str]
     evidence: Evidence
 
     def applies(self, runs: RunsAs) -> bool:
-        """Whether the configuration prefills on this rule's backend with its KV dtype."""
-        return runs.prefill_backend == self.prefill_backend and runs.kv_dtype.same_family(
-            self.kv_dtype
-        )
+        """Whether the configuration prefills on this rule's backend with its KV family."""
+        family = runs.kv_dtype.family
+        return runs.prefill_backend == self.prefill_backend and family is self.kv_family
 
     def judge(
         self, runs: RunsAs, matrix: RuleContext, verify_on_decode: bool
@@ -180,10 +180,11 @@ class PairingBreach(Breach):
 
 @dataclass(frozen=True)
 class HybridCautionRule:
-    """With `kv_dtype`, two different phase backends (other than a pairing) get a warning."""
+    """With a KV cache of `kv_family`, two different phase backends (other than a pairing)
+    get a warning."""
 
     id: str
-    kv_dtype: KvDtype
+    kv_family: KvFamily
     evidence: Evidence
 
     def judge(
@@ -192,7 +193,7 @@ class HybridCautionRule:
         prefill, decode = runs.prefill_backend, runs.decode_backend
         if prefill is None or decode is None or prefill == decode:
             return _NONE
-        if not runs.kv_dtype.same_family(self.kv_dtype):
+        if runs.kv_dtype.family is not self.kv_family:
             return _NONE
         if any(rule.applies(runs) for rule in matrix.pairing_rules):
             return _NONE  # a pairing rule judges this pair

@@ -33,7 +33,7 @@ from compat.claim.rules import (
     SpecPagedRule,
 )
 from compat.vocab.spelling import join_or
-from compat.vocab.terms import Arch, KvDtype, Phase, Platform
+from compat.vocab.terms import Arch, KvDtype, KvFamily, Phase, Platform
 
 # -- shared helpers ---------------------------------------------------------------------------
 
@@ -66,6 +66,17 @@ def phases(served: frozenset[Phase]) -> str:
 
 def _version(version: tuple[int, ...]) -> str:
     return ".".join(map(str, version))
+
+
+def kv_cache(matrix: Matrix, family: KvFamily, *, markdown: bool = True) -> str:
+    """`an FP4 KV cache (--kv-cache-dtype nvfp4 or fp4_mx_block16)`, as the release spells it."""
+    spelled = [d.value for d in matrix.kv_dtypes(family)]
+    text = f"an {family.value.upper()} KV cache"
+    if not spelled:
+        return text
+    if markdown:
+        return f"{text} ({codes(f'--kv-cache-dtype {dtype}' for dtype in spelled)})"
+    return f"{text} (--kv-cache-dtype {join_or(spelled)})"
 
 
 # -- the forms --------------------------------------------------------------------------------
@@ -185,7 +196,7 @@ def _(rule: PairingRule, matrix: Matrix) -> str:
     partners = {arch: codes(list(matrix.decode_partners(rule, arch))) for arch in Arch}
     excluded = codes(sorted(rule.excluded_decode))
     return (
-        f"With `--kv-cache-dtype {rule.kv_dtype.value}`, `{rule.prefill_backend}` must be "
+        f"With {kv_cache(matrix, rule.kv_family)}, `{rule.prefill_backend}` must be "
         f"paired with a different `--decode-attention-backend`; {excluded} cannot be that "
         f"partner. The partners that work are {partners[Arch.MHA]} for MHA models and "
         f"{partners[Arch.MLA]} for MLA models."
@@ -220,9 +231,9 @@ def pairing_message(
 @statement.register
 def _(rule: HybridCautionRule, matrix: Matrix) -> str:
     return (
-        f"With `--kv-cache-dtype {rule.kv_dtype.value}`, SGLang starts different prefill and "
+        f"With {kv_cache(matrix, rule.kv_family)}, SGLang starts different prefill and "
         "decode backends that no pairing rule covers with a warning; each phase is still "
-        "judged by its own FP4 cell."
+        f"judged by its own {rule.kv_family.value.upper()} cell."
     )
 
 
@@ -230,20 +241,20 @@ def _(rule: HybridCautionRule, matrix: Matrix) -> str:
 def _(rule: HybridCautionRule, matrix: Matrix) -> str:
     return (
         "SGLang starts any other pair of different prefill and decode backends with "
-        f"`--kv-cache-dtype {rule.kv_dtype.value}` with a warning (rule {code(rule.id)}): "
+        f"{kv_cache(matrix, rule.kv_family)} with a warning (rule {code(rule.id)}): "
         "hybrid pairs are less exercised with this cache. The page still marks each phase by "
-        "its own FP4 cell."
+        f"its own {rule.kv_family.value.upper()} cell."
     )
 
 
 @explanation.register
 def _(rule: HybridCautionRule, matrix: Matrix, backend: str) -> str | None:
-    column = matrix.kv_column(rule.kv_dtype)
+    column = matrix.kv_family_column(rule.kv_family)
     if not any(backend in matrix.supporting(t.arch, column) for t in matrix.tables):
         return None
     return (
-        f"with --kv-cache-dtype {rule.kv_dtype.value}, a hybrid pair of two different phase "
-        "backends gets a warning"
+        f"with {kv_cache(matrix, rule.kv_family, markdown=False)}, a hybrid pair of two "
+        "different phase backends gets a warning"
     )
 
 

@@ -245,22 +245,23 @@ def explain_lines(matrix: Matrix, name: str) -> list[str]:
 
 def explain_json(matrix: Matrix, name: str) -> dict[str, Any]:
     """The export's entries about one backend: the backend, its rows and its defaults."""
-    from compat.publish.export import export_matrix
-    from compat.releases import NEWEST
+    from compat.publish.export import matrix_export
+    from compat.publish.export_releases import release
+    from compat.releases import NEWEST, RELEASE_NAMES
 
-    exported = export_matrix(matrix)
+    exported = matrix_export(matrix)
+    documented = exported["documented"]
     rows = {
         table["arch"]: next((r for r in table["rows"] if r["backend"] == name), None)
-        for table in exported["tables"]
+        for table in documented["tables"]
     }
+    newest = release(NEWEST)
     return {
-        "backend": next(b for b in exported["backends"] if b["name"] == name),
+        "backend": next(b for b in documented["backends"] if b["name"] == name),
         "rows": rows,
         "defaults": [
-            d
-            for d in (*exported["defaults"], *exported["releases"][NEWEST]["model_overrides"])
-            if d["backend"] == name
+            d for d in (*newest["defaults"], *newest["model_overrides"]) if d["backend"] == name
         ],
-        "releases": [r for r, data in exported["releases"].items() if name in data["backends"]],
+        "releases": [r for r in RELEASE_NAMES if name in release(r)["backends"]],
         "evidence": exported["evidence"],
     }

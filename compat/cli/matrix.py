@@ -205,10 +205,10 @@ def _without_row(matrix: Matrix, arch: Arch) -> list[str]:
 
 def _print_tables(matrix: Matrix, as_json: bool) -> int:
     if as_json:
-        from compat.publish.export import export_matrix
+        from compat.publish.export import matrix_export
 
-        exported = export_matrix(matrix)
-        payload = {"tables": exported["tables"], "evidence": exported["evidence"]}
+        exported = matrix_export(matrix)
+        payload = {"tables": exported["documented"]["tables"], "evidence": exported["evidence"]}
         print(json_text(payload))
         return 0
     blocks = [

@@ -14,6 +14,7 @@ from compat.claim.matrix import Matrix
 from compat.claim.words import torch_dtype_message, torch_message
 from compat.guard.report import Finding, Report
 from compat.inputs.detect import DetectedPlatform, torch_has
+from compat.releases import release_matrix
 from compat.vocab.terms import KvDtype, Severity
 
 
@@ -54,7 +55,8 @@ def dtype_support(
 
 def with_software_findings(report: Report, detected: DetectedPlatform) -> Report:
     """The report plus what the installed torch and CUDA lack for its KV dtype."""
-    extra = dtype_support(report.resolved.kv_dtype, detected)
+    matrix = release_matrix(report.sglang_version) if report.sglang_version else MATRIX
+    extra = dtype_support(report.resolved.kv_dtype, detected, matrix)
     return replace(report, findings=report.findings + extra) if extra else report
 
 

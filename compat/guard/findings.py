@@ -8,6 +8,7 @@ from __future__ import annotations
 from functools import cache
 
 from compat.claim.backends import Backend, phase_rule_id
+from compat.claim.cell_words import not_stated_message
 from compat.claim.cells import Action, Cell, CellKind, PlatformSupport
 from compat.claim.columns import Column
 from compat.claim.matrix import ArchStatus, Matrix
@@ -205,6 +206,17 @@ def cell_finding(
         if resolved.page_size in cell.page_sizes:
             return None
         return _page_size_finding(resolved, column, cell, header, name, flags, phases)
+    if kind is CellKind.NOT_STATED:
+        return Finding(
+            column_id.rule_id,
+            Severity.WARNING,
+            not_stated_message(header, setting, name, arch),
+            flags,
+            value=name,
+            allowed=allowed,
+            backend=name,
+            phases=phases,
+        )
     if kind is CellKind.UNTESTED:
         return Finding(
             column_id.rule_id,

@@ -162,10 +162,10 @@ class CompiledGuard:
         plans = self._plans
         if plans is None:
             matrix = self.matrix
+            # An alias is judged by its backend's row, under the name the launch gave.
+            names = (*matrix.backend_names, *matrix.aliases)
             plans = self._plans = {
-                table_arch: {
-                    name: _compile(matrix, table_arch, name) for name in matrix.backend_names
-                }
+                table_arch: {name: _compile(matrix, table_arch, name) for name in names}
                 for table_arch in Arch
             }
         return plans[arch][name]
@@ -203,9 +203,12 @@ def backend_plan(matrix: Matrix, arch: Arch, name: str) -> BackendPlan:
 
 
 def _compile(matrix: Matrix, arch: Arch, name: str) -> BackendPlan:
-    backend = matrix.backend(name)
-    status = matrix.arch_status(name, arch)
-    row = matrix.row(arch, name)
+    judged_as = matrix.judged_as(name)
+    backend = matrix.backend(judged_as)
+    if judged_as != name:
+        backend = replace(backend, name=name)
+    status = matrix.arch_status(judged_as, arch)
+    row = matrix.row(arch, judged_as)
     checks: list[CellCheck] = []
     fixed: frozenset[int] | None = None
     for column_id, header in matrix.table(arch).headers:
@@ -213,7 +216,7 @@ def _compile(matrix: Matrix, arch: Arch, name: str) -> BackendPlan:
         if row is not None:
             cell = row.cells[column_id]
             if cell.kind is CellKind.SUPPORTED or cell.kind is CellKind.NOT_APPLICABLE:
-                continue
+                continue  # nothing to find (a "not stated" cell is checked: it warns)
             if column.action is Action.SNAP and cell.fixed:
                 fixed = frozenset(cell.page_sizes)
                 continue  # SGLang's start-up snaps the page size to a native one

@@ -1,7 +1,8 @@
 """What changed between SGLang releases, in words: one function per sentence.
 
 Used by the site (a page per release, the "What changed" page) and by `compat diff`, so
-both say the same thing. Everything is computed from `compat.releases`.
+both say the same thing about start-up. Everything is computed from `compat.releases`; the
+page's changes are worded in `compat.publish.page_changes`.
 """
 
 from __future__ import annotations
@@ -10,7 +11,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from compat.claim.words import codes
-from compat.releases import RELEASE_NAMES, RELEASES, Change, changes_of
+from compat.publish.page_changes import PageNews, page_news
+from compat.releases import RELEASE_NAMES, RELEASES, Change, changes_of, doc_changes_of
 
 
 @dataclass(frozen=True)
@@ -21,6 +23,8 @@ class ReleaseNews:
     changes: tuple[Change, ...]
     values: tuple[str, ...]
     """Computed: accepted values added or removed since the release before."""
+    page: tuple[PageNews, ...] = ()
+    """What changed on the page, each change in words."""
 
 
 def value_changes(before: str, after: str) -> Iterator[str]:
@@ -44,7 +48,7 @@ def news(release: str) -> ReleaseNews:
     index = RELEASE_NAMES.index(release)
     changes = changes_of(release)
     values = tuple(value_changes(RELEASE_NAMES[index - 1], release)) if index else ()
-    return ReleaseNews(release, changes, values)
+    return ReleaseNews(release, changes, values, page_news(release))
 
 
 def between(first: str, last: str) -> tuple[ReleaseNews, ...]:
@@ -54,8 +58,11 @@ def between(first: str, last: str) -> tuple[ReleaseNews, ...]:
 
 
 def releases_with_changes() -> tuple[str, ...]:
-    """The baseline and every release whose start-up rules changed."""
-    return (RELEASE_NAMES[0], *(r for r in RELEASE_NAMES[1:] if changes_of(r)))
+    """The baseline and every release whose start-up rules or page changed."""
+    return (
+        RELEASE_NAMES[0],
+        *(r for r in RELEASE_NAMES[1:] if changes_of(r) or doc_changes_of(r)),
+    )
 
 
 def same_as(release: str) -> str:

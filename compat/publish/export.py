@@ -1,54 +1,60 @@
-"""The capability matrix as JSON, for tools that cannot import Python, and its JSON Schema.
+"""The capability matrix of every release as JSON, for tools that cannot import Python, and
+its JSON Schema.
 
-Both are computed from `compat.matrix.MATRIX`: the export from the matrix, the schema from
-the shapes the builders below return (`compat.publish.export_shapes`), whose value sets come from
-the vocabulary enums; neither repeats a fact. Evidence is listed once, in `evidence`, and
-referred to everywhere else by its index there.
+Both are computed from `compat.releases`: the export from each release's start-up rules and
+documented matrix (`release_matrix`), the schema from the shapes the builders below return
+(`compat.publish.export_shapes`), whose value sets come from the vocabulary enums; neither
+repeats a fact. Evidence is listed once, in `evidence`, and referred to everywhere else by
+its index there. Rules are written generically (their kind, their fields, their statement), so
+a new kind of rule needs no export code.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import enum
 import json
+import re
 from collections.abc import Iterable
 from typing import Final, TypeVar, overload
 
 from compat.claim.backends import Backend, phase_rule_id
-from compat.claim.baseline import MATRIX
-from compat.claim.cells import Action, Cell
+from compat.claim.cell_words import kind_meaning, meaning
+from compat.claim.cells import Action, Cell, CellKind
 from compat.claim.columns import ColumnId
 from compat.claim.matrix import ArchStatus, Matrix
+from compat.claim.rules import CrossFieldRule, DtypeRequirement
 from compat.claim.words import statement
-from compat.publish.export_releases import default_branches, release
+from compat.publish.export_releases import release
 from compat.publish.export_shapes import (
     DEFINITIONS,
     BackendJson,
-    BaselineJson,
     CapabilityJson,
     CellJson,
     ColumnJson,
-    DtypeFallbackJson,
-    DtypeRequirementJson,
+    DocumentedJson,
     EvidenceJson,
     FixedPageSizesJson,
-    HybridCautionJson,
     MatrixDocument,
     MatrixJson,
-    PairingJson,
+    OneMatrixJson,
+    PageChangeJson,
     PhaseOnlyJson,
+    ReleaseJson,
     RowJson,
-    RulesJson,
-    SpecPagedJson,
+    RuleJson,
     TableJson,
+    ViewsJson,
     VocabularyJson,
 )
 from compat.publish.json_schema import JSON, json_schema
-from compat.releases import NEWEST, RELEASES
+from compat.publish.page_changes import page_news
+from compat.releases import NEWEST, RELEASE_NAMES, release_matrix
 from compat.vocab.evidence import Evidence
 from compat.vocab.hardware import CapabilityRange
 from compat.vocab.terms import KV_DTYPE_SPELLINGS, Arch, KvDtype, ModelFeature, Phase, Platform
 
-SCHEMA_VERSION: Final = 1
+SCHEMA_VERSION: Final = 2
 EXPORT_PATH = "docs/matrix.json"
 SCHEMA_PATH = "docs/matrix.schema.json"
 
@@ -84,28 +90,25 @@ class _EvidenceIndex:
         ]
 
 
-def export_matrix(matrix: Matrix = MATRIX) -> MatrixJson:
-    """Everything the matrix knows, as plain JSON data in a stable order."""
+def export_matrix() -> MatrixJson:
+    """Every release's start-up rules and documented matrix, as plain JSON data in a stable
+    order."""
     refs = _EvidenceIndex()
-    for source in matrix.sources:
-        refs.ref(source)
-    baseline = _baseline(matrix, refs)
-    tables = [_table(matrix, arch, refs) for arch in _archs(matrix)]
-    backends = [_backend(matrix, backend, refs) for backend in matrix.backends]
-    columns = [_column(matrix, column_id, refs) for column_id in _column_ids(matrix)]
-    rules = _rules(matrix, refs)
-    defaults = default_branches(RELEASES[NEWEST])
+    baseline = release_matrix(RELEASE_NAMES[0]).tables[0].evidence
+    releases: dict[str, ReleaseJson] = {}
+    for name in RELEASE_NAMES:
+        releases[name] = {
+            **release(name),
+            "documented": documented(release_matrix(name), refs),
+            "page_changes": _page_changes(name, refs),
+        }
     return {
         "schema_version": SCHEMA_VERSION,
         "generated_by": "compat export",
-        "baseline": baseline,
+        "baseline": {"release": RELEASE_NAMES[0], "source": baseline.source, "url": baseline.url},
+        "newest": NEWEST,
         "vocabulary": _vocabulary(),
-        "backends": backends,
-        "columns": columns,
-        "tables": tables,
-        "rules": rules,
-        "defaults": defaults,
-        "releases": {name: release(name) for name in RELEASES},
+        "releases": releases,
         "evidence": refs.entries(),
     }
 
@@ -115,14 +118,50 @@ def matrix_schema() -> JSON:
     return json_schema(MatrixDocument, definitions=DEFINITIONS)
 
 
-def render_export(matrix: Matrix = MATRIX) -> str:
+def render_export() -> str:
     """The export as the text committed to `docs/matrix.json`."""
-    return json.dumps(export_matrix(matrix), indent=2, ensure_ascii=False, sort_keys=False) + "\n"
+    return json.dumps(export_matrix(), indent=2, ensure_ascii=False, sort_keys=False) + "\n"
 
 
 def render_schema() -> str:
     """The JSON Schema as the text committed to `docs/matrix.schema.json`."""
     return json.dumps(matrix_schema(), indent=2, ensure_ascii=False, sort_keys=False) + "\n"
+
+
+def matrix_export(matrix: Matrix) -> OneMatrixJson:
+    """One documented matrix (any release's, or a changed copy) with its own evidence list."""
+    refs = _EvidenceIndex()
+    return {"documented": documented(matrix, refs), "evidence": refs.entries()}
+
+
+def documented(matrix: Matrix, refs: _EvidenceIndex) -> DocumentedJson:
+    """One release's documented matrix."""
+    for source in matrix.sources:
+        refs.ref(source)
+    return {
+        "page": refs.ref(matrix.tables[0].evidence),
+        "backends": [_backend(matrix, backend, refs) for backend in matrix.backends],
+        "aliases": dict(matrix.aliases),
+        "columns": [_column(matrix, column.id, refs) for column in matrix.columns],
+        "tables": [_table(matrix, arch, refs) for arch in _archs(matrix)],
+        "rules": [
+            *_requirements(matrix, refs),
+            *(_rule(matrix, r, refs) for r in matrix.cross_field_rules),
+        ],
+        "views": _views(matrix),
+    }
+
+
+def _page_changes(name: str, refs: _EvidenceIndex) -> list[PageChangeJson]:
+    return [
+        {
+            "summary": news.change.summary,
+            "evidence": refs.ref(news.change.evidence),
+            "tagged_in": news.change.tagged_in,
+            "lines": list(news.lines),
+        }
+        for news in page_news(name)
+    ]
 
 
 # -- parts of the export -------------------------------------------------------------------
@@ -132,18 +171,10 @@ def _archs(matrix: Matrix) -> tuple[Arch, ...]:
     return tuple(table.arch for table in matrix.tables)
 
 
-def _column_ids(matrix: Matrix) -> tuple[ColumnId, ...]:
-    return tuple(column.id for column in matrix.columns)
-
-
 def _ordered(members: Iterable[E], enum_type: type[E]) -> list[str]:
     """`members` as values, in the enum's declaration order (not the set's)."""
     chosen = frozenset(members)
     return [member.value for member in enum_type if member in chosen]
-
-
-def _version(version: tuple[int, int] | None) -> list[int] | None:
-    return None if version is None else list(version)
 
 
 def _capability(capability: CapabilityRange | None) -> CapabilityJson | None:
@@ -153,17 +184,6 @@ def _capability(capability: CapabilityRange | None) -> CapabilityJson | None:
         "min_major": capability.min_major,
         "max_major": capability.max_major,
         "label": capability.label,
-    }
-
-
-def _baseline(matrix: Matrix, refs: _EvidenceIndex) -> BaselineJson:
-    """The source every table shares: the page state the matrix describes."""
-    table_sources = list(dict.fromkeys(table.evidence for table in matrix.tables))
-    first = table_sources[0]
-    return {
-        "source": first.source,
-        "url": first.url,
-        "evidence": [refs.ref(evidence) for evidence in table_sources],
     }
 
 
@@ -178,6 +198,7 @@ def _vocabulary() -> VocabularyJson:
         "model_features": {feature.value: feature.label for feature in ModelFeature},
         "actions": {action.value: action.severity.value for action in Action},
         "arch_statuses": {status.value: status.label for status in ArchStatus},
+        "cell_kinds": {kind.value: kind_meaning(kind) for kind in CellKind},
     }
 
 
@@ -211,7 +232,8 @@ def _column(matrix: Matrix, column_id: ColumnId, refs: _EvidenceIndex) -> Column
     return {
         "id": column_id.value,
         "rule_id": column_id.rule_id,
-        "description": column.description,
+        "description": meaning(column),
+        "kv_cache_dtypes": [dtype.value for dtype in column.dtypes],
         "action": column.action.value,
         "severity": column.action.severity.value,
         "why": column.why,
@@ -222,13 +244,11 @@ def _column(matrix: Matrix, column_id: ColumnId, refs: _EvidenceIndex) -> Column
 
 
 def _cell(cell: Cell, evidence: int) -> CellJson:
-    return {
-        "kind": cell.kind.value,
-        "symbol": cell.symbol,
-        "page_sizes": list(cell.page_sizes),
-        "fixed": cell.fixed,
-        "evidence": evidence,
-    }
+    found: CellJson = {"kind": cell.kind.value, "symbol": cell.symbol, "evidence": evidence}
+    if cell.page_sizes:
+        found["page_sizes"] = list(cell.page_sizes)
+        found["fixed"] = cell.fixed
+    return found
 
 
 def _table(matrix: Matrix, arch: Arch, refs: _EvidenceIndex) -> TableJson:
@@ -257,86 +277,77 @@ def _table(matrix: Matrix, arch: Arch, refs: _EvidenceIndex) -> TableJson:
     }
 
 
-# -- rules -----------------------------------------------------------------------------------
+# -- rules, written generically --------------------------------------------------------------
+
+_WORD = re.compile(r"(?<!^)(?=[A-Z])")
 
 
-def _rules(matrix: Matrix, refs: _EvidenceIndex) -> RulesJson:
+def _kind(rule: object) -> str:
+    """`PairingRule` -> `pairing`, `DtypeRequirement` -> `dtype_requirement`."""
+    return _WORD.sub("_", type(rule).__name__.removesuffix("Rule")).lower()
+
+
+def _fact(value: object) -> str | int | bool | list[str] | list[int] | None:
+    """A rule's field as JSON: a name or number, or a list of them (sets sorted)."""
+    if isinstance(value, enum.Enum):
+        return str(value.value)
+    if value is None or isinstance(value, str | int | bool):
+        return value
+    if isinstance(value, frozenset | set):
+        return sorted(str(_fact(item)) for item in value)
+    if isinstance(value, tuple) and all(isinstance(item, int) for item in value):
+        return list(value)
+    if isinstance(value, tuple):
+        return [str(_fact(item)) for item in value]
+    raise TypeError(f"no JSON fact for {value!r}")
+
+
+def _facts(
+    rule: object, skip: Iterable[str]
+) -> dict[str, str | int | bool | list[str] | list[int] | None]:
+    skipped = {"evidence", *skip}
     return {
-        "dtype_requirements": _dtype_requirements(matrix, refs),
-        "pairing": _pairing(matrix, refs),
-        "hybrid_caution": _hybrid_caution(matrix, refs),
-        "spec_paged": _spec_paged(matrix, refs),
-        "dtype_fallback": _dtype_fallback(matrix, refs),
-        "phase_only": _phase_only(matrix),
-        "fixed_page_sizes": _fixed_page_sizes(matrix),
+        field.name: _fact(getattr(rule, field.name))
+        for field in dataclasses.fields(rule)  # type: ignore[arg-type]
+        if field.name not in skipped
     }
 
 
-def _dtype_requirements(matrix: Matrix, refs: _EvidenceIndex) -> list[DtypeRequirementJson]:
+def _rule(matrix: Matrix, rule: CrossFieldRule, refs: _EvidenceIndex) -> RuleJson:
+    return {
+        "kind": _kind(rule),
+        "id": rule.id,
+        "statement": statement(rule, matrix),
+        "facts": _facts(rule, ("id",)),
+        "evidence": refs.ref(rule.evidence),
+    }
+
+
+def _requirements(matrix: Matrix, refs: _EvidenceIndex) -> list[RuleJson]:
+    requirements: list[DtypeRequirement] = list(matrix.dtype_requirements)
     return [
         {
-            "rule_id": requirement.rule_id,
-            "kv_dtype": requirement.dtype.value,
-            "platforms": None
-            if requirement.platforms is None
-            else _ordered(requirement.platforms, Platform),
-            "min_cuda": _version(requirement.min_cuda),
-            "min_torch": _version(requirement.min_torch),
-            "torch_dtype": requirement.torch_dtype,
+            "kind": _kind(requirement),
+            "id": requirement.rule_id,
+            "statement": statement(requirement, matrix),
+            "facts": _facts(requirement, ("rule_id",)),
             "evidence": refs.ref(requirement.evidence),
         }
-        for requirement in matrix.dtype_requirements
+        for requirement in requirements
     ]
 
 
-def _pairing(matrix: Matrix, refs: _EvidenceIndex) -> list[PairingJson]:
-    return [
-        {
-            "id": rule.id,
-            "kv_dtype": rule.kv_dtype.value,
-            "prefill_backend": rule.prefill_backend,
-            "excluded_decode": sorted(rule.excluded_decode),
-            "decode_partners": {
+def _views(matrix: Matrix) -> ViewsJson:
+    return {
+        "decode_partners": {
+            rule.id: {
                 arch.value: list(matrix.decode_partners(rule, arch)) for arch in _archs(matrix)
-            },
-            "statement": statement(rule, matrix),
-            "evidence": refs.ref(rule.evidence),
-        }
-        for rule in matrix.pairing_rules
-    ]
-
-
-def _hybrid_caution(matrix: Matrix, refs: _EvidenceIndex) -> list[HybridCautionJson]:
-    return [
-        {"id": rule.id, "kv_dtype": rule.kv_dtype.value, "evidence": refs.ref(rule.evidence)}
-        for rule in matrix.hybrid_caution_rules
-    ]
-
-
-def _spec_paged(matrix: Matrix, refs: _EvidenceIndex) -> list[SpecPagedJson]:
-    return [
-        {
-            "id": rule.id,
-            "arch": rule.arch.value,
-            "backends": sorted(rule.backends),
-            "evidence": refs.ref(rule.evidence),
-        }
-        for rule in matrix.spec_paged_rules
-    ]
-
-
-def _dtype_fallback(matrix: Matrix, refs: _EvidenceIndex) -> list[DtypeFallbackJson]:
-    return [
-        {
-            "id": rule.id,
-            "backend": rule.backend,
-            "kv_dtype": rule.kv_dtype.value,
-            "replacement": rule.replacement,
-            "why": rule.why,
-            "evidence": refs.ref(rule.evidence),
-        }
-        for rule in matrix.dtype_fallback_rules
-    ]
+            }
+            for rule in matrix.pairing_rules
+        },
+        "phase_only": _phase_only(matrix),
+        "fixed_page_sizes": _fixed_page_sizes(matrix),
+    }
 
 
 def _phase_only(matrix: Matrix) -> list[PhaseOnlyJson]:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from compat.engine.rules import ReleaseRules
 from compat.publish import changes_text as release_text
-from compat.publish.export_shapes import DefaultBranchJson, ReleaseJson
+from compat.publish.export_shapes import DefaultBranchJson, StartupJson
 from compat.releases import RELEASES
 
 
@@ -35,7 +35,7 @@ def default_branches(rules: ReleaseRules) -> list[DefaultBranchJson]:
     ]
 
 
-def release(name: str) -> ReleaseJson:
+def release(name: str) -> StartupJson:
     """What a release accepts, how it picks a backend, and what changed in it."""
     rules = RELEASES[name]
     news = release_text.news(name)

@@ -73,20 +73,21 @@ class EvidenceJson(TypedDict):
 
 
 class BaselineJson(TypedDict):
+    release: ReleaseName
     source: Text
     url: str | None
-    evidence: Annotated[list[EvidenceRef], min_items(1)]
 
 
 class VocabularyJson(TypedDict):
     attention_archs: AllKeys[ArchId, Text]
     phases: AllKeys[PhaseId, Text]
     platforms: AllKeys[PlatformId, Text]
-    # Every spelling `--kv-cache-dtype` accepts, with the dtype it names.
+    # Every spelling `--kv-cache-dtype` accepts in some release, with the dtype it names.
     kv_cache_dtypes: dict[str, KvDtypeId]
     model_features: AllKeys[FeatureId, Text]
     actions: AllKeys[ActionId, Text]
     arch_statuses: AllKeys[ArchStatusId, Text]
+    cell_kinds: AllKeys[CellKindId, Text]
 
 
 # -- backends, columns, tables ---------------------------------------------------------------
@@ -120,6 +121,7 @@ class ColumnJson(TypedDict):
     id: ColumnIdValue
     rule_id: Text
     description: Text
+    kv_cache_dtypes: list[KvDtypeId]
     action: ActionId
     severity: SeverityId
     why: Text
@@ -128,12 +130,16 @@ class ColumnJson(TypedDict):
     evidence: EvidenceRef | None
 
 
-class CellJson(TypedDict):
+class _CellKeys(TypedDict):
     kind: CellKindId
     symbol: Text
-    page_sizes: list[PositiveInt]
-    fixed: bool
     evidence: EvidenceRef
+
+
+class CellJson(_CellKeys, total=False):
+    # Only for a cell of page sizes (native, or the sizes a conditional cell needs).
+    page_sizes: Annotated[list[PositiveInt], min_items(1)]
+    fixed: bool
 
 
 CellDef = Annotated[CellJson, Def("cell")]
@@ -156,47 +162,18 @@ class TableJson(TypedDict):
 
 # -- rules -----------------------------------------------------------------------------------
 
-
-class DtypeRequirementJson(TypedDict):
-    rule_id: Text
-    kv_dtype: KvDtypeId
-    platforms: list[PlatformId] | None
-    min_cuda: Version | None
-    min_torch: Version | None
-    torch_dtype: Text | None
-    evidence: EvidenceRef | None
+Fact = Annotated[str | int | bool | list[str] | list[int] | None, Def("fact")]
+"""One field of a rule: a name or number, or a list of them."""
 
 
-class PairingJson(TypedDict):
+class RuleJson(TypedDict):
+    # The rule's type, in snake case (`pairing`, `dtype_requirement`, ...); its fields are
+    # `facts`, so a new kind of rule needs no new shape.
+    kind: Annotated[str, pattern("^[a-z_]+$")]
     id: Text
-    kv_dtype: KvDtypeId
-    prefill_backend: BackendName
-    excluded_decode: BackendNames
-    decode_partners: AllKeys[ArchId, BackendNames]
     statement: Text
-    evidence: EvidenceRef
-
-
-class HybridCautionJson(TypedDict):
-    id: Text
-    kv_dtype: KvDtypeId
-    evidence: EvidenceRef
-
-
-class SpecPagedJson(TypedDict):
-    id: Text
-    arch: ArchId
-    backends: BackendNames
-    evidence: EvidenceRef
-
-
-class DtypeFallbackJson(TypedDict):
-    id: Text
-    backend: BackendName
-    kv_dtype: KvDtypeId
-    replacement: BackendName
-    why: Text
-    evidence: EvidenceRef
+    facts: dict[str, Fact]
+    evidence: EvidenceRef | None
 
 
 class PhaseOnlyJson(TypedDict):
@@ -211,14 +188,35 @@ class FixedPageSizesJson(TypedDict):
     page_sizes: Annotated[list[PositiveInt], min_items(1)]
 
 
-class RulesJson(TypedDict):
-    dtype_requirements: list[DtypeRequirementJson]
-    pairing: list[PairingJson]
-    hybrid_caution: list[HybridCautionJson]
-    spec_paged: list[SpecPagedJson]
-    dtype_fallback: list[DtypeFallbackJson]
+class ViewsJson(TypedDict):
+    # Lists the matrix computes from its cells and rules (never written down twice).
+    decode_partners: dict[str, AllKeys[ArchId, BackendNames]]
     phase_only: list[PhaseOnlyJson]
     fixed_page_sizes: list[FixedPageSizesJson]
+
+
+class DocumentedJson(TypedDict):
+    # What one release's page documents: its tables, their backends, columns and rules.
+    page: EvidenceRef
+    backends: list[BackendJson]
+    aliases: dict[BackendName, BackendName]
+    columns: list[ColumnJson]
+    tables: list[TableJson]
+    rules: list[RuleJson]
+    views: ViewsJson
+
+
+class OneMatrixJson(TypedDict):
+    # One documented matrix with the evidence it refers to (`compat matrix --json`).
+    documented: DocumentedJson
+    evidence: list[EvidenceJson]
+
+
+class PageChangeJson(TypedDict):
+    summary: Text
+    evidence: EvidenceRef
+    tagged_in: ReleaseName | None
+    lines: list[Text]
 
 
 # -- releases --------------------------------------------------------------------------------
@@ -256,7 +254,7 @@ class ChangeJson(TypedDict):
     evidence: Text
 
 
-class ReleaseJson(TypedDict):
+class StartupJson(TypedDict):
     backends: list[str]
     kv_cache_dtypes: list[str]
     speculative_algorithms: list[str]
@@ -266,19 +264,20 @@ class ReleaseJson(TypedDict):
     changes: list[ChangeJson]
 
 
+class ReleaseJson(StartupJson):
+    documented: DocumentedJson
+    page_changes: list[PageChangeJson]
+
+
 # -- the document ----------------------------------------------------------------------------
 
 
 class MatrixJson(TypedDict):
-    schema_version: Literal[1]
+    schema_version: Literal[2]
     generated_by: str
     baseline: BaselineJson
+    newest: ReleaseName
     vocabulary: VocabularyJson
-    backends: list[BackendJson]
-    columns: list[ColumnJson]
-    tables: list[TableJson]
-    rules: RulesJson
-    defaults: DefaultBranches
     releases: dict[ReleaseName, ReleaseJson]
     evidence: list[EvidenceJson]
 
@@ -287,10 +286,11 @@ MatrixDocument = Annotated[
     MatrixJson,
     Title("SGLang attention backend capability matrix"),
     Doc(
-        "Written by `compat export` from the capability matrix; evidence is listed once and "
-        "referred to by its index in `evidence`."
+        "Written by `compat export` from the capability matrix of every SGLang release "
+        "modelled: what its start-up code does, and what its page documents, every cell with "
+        "its evidence. Evidence is listed once and referred to by its index in `evidence`."
     ),
 ]
 
 # The `$defs` of the schema, in the order the committed schema lists them.
-DEFINITIONS = (DefaultBranches, EvidenceRef, BackendName, Capability, CellDef)
+DEFINITIONS = (DefaultBranches, EvidenceRef, BackendName, Capability, CellDef, Fact)

@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from compat.claim import words as wording
+from compat.claim.cell_words import meaning
 from compat.claim.columns import ColumnId
 from compat.claim.matrix import Matrix, Row
 from compat.publish import startup_text
@@ -51,6 +52,14 @@ def linked(evidence: Evidence) -> str:
     return f"[{evidence.source}]({evidence.url})"
 
 
+def source(evidence: Evidence) -> str:
+    """A source as the page links it, with what it shows when it says so (a sentence)."""
+    shown = linked(evidence)
+    if not evidence.note:
+        return f"{shown}."
+    return f"{shown}: {evidence.note.rstrip('.')}."
+
+
 def row_label(row: Row) -> str:
     return f"{row.display_name} [`{row.backend}`]"
 
@@ -81,10 +90,12 @@ FILTERS: dict[str, Callable[..., Any]] = {
     "labels": labels,
     "linked": linked,
     "mark": mark,
+    "meaning": meaning,
     "note": wording.note,
     "or_list": or_list,
     "model_rule_text": startup_text.model_rule_text,
     "phases": wording.phases,
     "row_label": row_label,
+    "source": source,
     "statement": wording.statement,
 }

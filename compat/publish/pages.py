@@ -18,7 +18,6 @@ import jinja2
 from jinja2 import TemplateError
 
 from compat.claim.backends import Backend
-from compat.claim.baseline import MATRIX
 from compat.claim.cells import CellKind
 from compat.claim.columns import ColumnId
 from compat.claim.matrix import Matrix, Row
@@ -120,6 +119,8 @@ class Notes:
 
     rowless: tuple[Backend, ...]
     """Backends that neither table describes."""
+    aliases: tuple[tuple[str, str], ...]
+    """(name, backend) of each other name the release accepts for a backend."""
     only_topk_1: tuple[SpecGroup, ...]
     no_spec: tuple[SpecGroup, ...]
     topk_by_page_size: tuple[SpecGroup, ...]
@@ -134,6 +135,7 @@ def _notes(matrix: Matrix) -> Notes:
     )
     return Notes(
         rowless=rowless,
+        aliases=tuple(matrix.aliases.items()),
         only_topk_1=_spec_groups(matrix, SpecLimit.ONLY_TOPK_1),
         no_spec=_spec_groups(matrix, SpecLimit.NO_SPEC),
         topk_by_page_size=_spec_groups(matrix, SpecLimit.TOPK_BY_PAGE_SIZE),
@@ -152,7 +154,10 @@ class PageView:
     notes: Notes
     examples: tuple[CheckedExample, ...]
     spec_mode_default: str
+    page_source: Evidence
+    """The page the tables restate: the source of every cell without its own."""
     baseline: Evidence
+    """The PR #14467 page every release's tables start from."""
 
 
 def _examples(matrix: Matrix, release: str) -> tuple[CheckedExample, ...]:
@@ -180,12 +185,17 @@ def _release_view(rules: ReleaseRules, here: str) -> ReleaseView:
     )
 
 
-def build_page(matrix: Matrix = MATRIX, release: str | None = None, here: str = "") -> PageView:
-    """What the page of `release` (the newest by default) shows, from `matrix`.
+def build_page(
+    matrix: Matrix | None = None, release: str | None = None, here: str = ""
+) -> PageView:
+    """What the page of `release` (the newest by default) shows, from `matrix` (that
+    release's by default).
 
     `here` is the page's folder below docs/ (for links between pages).
     """
     rules = RELEASES[release or NEWEST]
+    if matrix is None:
+        matrix = release_matrix(rules.release)
     default = AttentionConfig.__dataclass_fields__["speculative_attention_mode"].default
     return PageView(
         matrix=matrix,
@@ -194,7 +204,8 @@ def build_page(matrix: Matrix = MATRIX, release: str | None = None, here: str = 
         notes=_notes(matrix),
         examples=_examples(matrix, rules.release),
         spec_mode_default=str(default),
-        baseline=matrix.tables[0].evidence,
+        page_source=matrix.tables[0].evidence,
+        baseline=release_matrix(RELEASE_NAMES[0]).tables[0].evidence,
     )
 
 
@@ -230,12 +241,13 @@ def _environment(template_dir: Path) -> jinja2.Environment:
 
 
 def render_page(
-    matrix: Matrix = MATRIX,
+    matrix: Matrix | None = None,
     template_dir: Path | None = None,
     release: str | None = None,
     here: str = "",
 ) -> str:
-    """The Markdown of `docs/attention_backend.md`, ending in exactly one newline."""
+    """The Markdown of the page of `release` (the newest by default: `docs/attention_backend.md`)
+    from `matrix` (that release's by default), ending in exactly one newline."""
     directory = template_dir if template_dir is not None else package_templates()
     template = _environment(directory).get_template(TEMPLATE_NAME)
     text = render(template, page=build_page(matrix, release, here))
@@ -251,6 +263,8 @@ def render_pages(template_dir: Path | None = None) -> tuple[tuple[Path, str], ..
     directory = template_dir if template_dir is not None else package_templates()
     template = _environment(directory).get_template(CHANGES_TEMPLATE)
     news = tuple(release_text.news(r) for r in release_text.releases_with_changes()[1:])
-    text = render(template, news=news, releases=RELEASE_DIR, newest=NEWEST)
+    text = render(
+        template, news=news, releases=RELEASE_DIR, newest=NEWEST, baseline=RELEASE_NAMES[0]
+    )
     pages.append((CHANGES_PATH, text.rstrip("\n") + "\n"))
     return tuple(pages)

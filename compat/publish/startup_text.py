@@ -13,7 +13,7 @@ from compat.claim.matrix import Matrix
 from compat.claim.words import code, code_list, codes
 from compat.engine.model_rules import MachineChoice, ModelRule
 from compat.engine.rules import AB, ANY_FLAG, DefaultBranch, ReleaseRules
-from compat.vocab.terms import Arch
+from compat.vocab.terms import Arch, Phase
 
 
 def branch_conditions(branch: DefaultBranch, rules: ReleaseRules) -> str:
@@ -176,14 +176,39 @@ def _cache_rows(rules: ReleaseRules) -> Iterator[tuple[str, str]]:
 
 
 def divergences(matrix: Matrix, rules: ReleaseRules) -> Iterator[str]:
-    """Where the release's code accepts what its own documentation marks ❌."""
+    """Where the release's own code and its page disagree: the FP4 KV cache, the phases a
+    backend serves, the backends the page has no row for."""
+    release = rules.release
+    kv4 = rules.kv4
+    takes = dict(rules.kv_spellings)
     for arch in Arch:
-        documented = set(matrix.supporting(arch, ColumnId.FP4_KV))
-        for name in rules.kv4.single[arch]:
+        documented = matrix.supporting(arch, ColumnId.FP4_KV)
+        for name in kv4.single[arch]:
             if name not in documented:
-                cell = matrix.row(arch, name)
-                mark = "❌" if cell is not None and cell.cells[ColumnId.FP4_KV] else "no row"
+                row = matrix.row(arch, matrix.judged_as(name))
+                mark = row.cells[ColumnId.FP4_KV].symbol if row is not None else "no row"
                 yield (
                     f"{code(name)} with an FP4 KV cache ({arch.label}): the page says {mark}, "
-                    f"SGLang {rules.release}'s start-up check accepts it"
+                    f"SGLang {release}'s start-up check accepts it"
                 )
+        for name in documented:
+            if name == kv4.pair_prefill:
+                continue  # as a prefill backend it follows the pairing rule (its note)
+            spelled = takes.get(name)
+            if name not in kv4.single[arch] or (
+                spelled is not None and not set(spelled) & kv4.spellings
+            ):
+                yield (
+                    f"{code(name)} with an FP4 KV cache ({arch.label}): the page says ✅, SGLang "
+                    f"{release}'s start-up check refuses it"
+                )
+    for backend in matrix.phase_only_backends():
+        if backend.phases == frozenset({Phase.PREFILL}) and backend.name not in rules.prefill_only:
+            yield (
+                f"{code(backend.name)}: the page says it serves only the prefill phase, SGLang "
+                f"{release}'s start-up accepts it for decode"
+            )
+    aliases = {*rules.backend_aliases, *matrix.aliases}
+    for name in rules.backend_choices:
+        if name not in aliases and all(matrix.row(t.arch, name) is None for t in matrix.tables):
+            yield f"{code(name)}: SGLang {release} accepts it, the page has no row for it"

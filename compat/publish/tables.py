@@ -13,7 +13,8 @@ from typing import Any
 
 from compat.claim import words as wording
 from compat.claim.backends import Backend, phase_rule_id
-from compat.claim.cells import PlatformSupport
+from compat.claim.cell_words import kind_meaning, meaning
+from compat.claim.cells import CellKind, PlatformSupport
 from compat.claim.columns import Column
 from compat.claim.matrix import ArchStatus, Matrix, Table
 from compat.claim.rules import DtypeRequirement
@@ -164,7 +165,7 @@ def legend(matrix: Matrix) -> Grid:
     rows = (
         (
             headers_of(matrix, column.id),
-            column.description,
+            meaning(column),
             column.action.value,
             column.why,
             phases(column.phases),
@@ -173,6 +174,17 @@ def legend(matrix: Matrix) -> Grid:
         for column in _used_columns(matrix)
     )
     return Grid.of(headers, rows)
+
+
+def cell_kinds(matrix: Matrix) -> Grid:
+    """What each kind of cell in the tables means, with a cell of that kind as it shows."""
+    examples: dict[CellKind, str] = {}
+    for table in matrix.tables:
+        for row in table.rows:
+            for cell in row.cells.values():
+                examples.setdefault(cell.kind, cell.symbol)
+    rows = ((examples[k], kind_meaning(k)) for k in CellKind if k in examples)
+    return Grid.of(("Cell", "Meaning"), rows)
 
 
 def _unique(evidence: Iterable[Evidence]) -> list[Evidence]:
@@ -223,17 +235,32 @@ def enforcement(matrix: Matrix, rules: ReleaseRules) -> Grid:
 # -- sources ----------------------------------------------------------------------------------
 
 
-def _cell_claims(matrix: Matrix, back: Callable[[Evidence | None, str], None]) -> None:
+def cell_sources(matrix: Matrix) -> Grid:
+    """Every cell with a source of its own: where it was read and what that shows."""
+    rows: list[tuple[str, ...]] = []
     for table in matrix.tables:
         headers = dict(table.headers)
         for row in table.rows:
             for column_id in table.columns:
                 cell = row.cells[column_id]
-                back(cell.evidence, f"{table.arch.label} {row_label(row)}: {headers[column_id]}")
+                if cell.evidence is None:
+                    continue
+                rows.append(
+                    (
+                        table.arch.label,
+                        row_label(row),
+                        headers[column_id],
+                        cell.symbol,
+                        linked(cell.evidence),
+                        cell.evidence.note or "—",
+                    )
+                )
+    return Grid.of(("Table", "Backend", "Column", "Cell", "Source", "What it shows"), rows)
 
 
 def _claims(matrix: Matrix) -> dict[Evidence, list[str]]:
-    """Every piece of evidence in the matrix, in a stable order, with the claims it backs."""
+    """The evidence of the matrix's tables, columns, backends and rules, in a stable order,
+    with the claims it backs (a cell's own source is in `cell_sources`)."""
     claims: dict[Evidence, list[str]] = {evidence: [] for evidence in matrix.sources}
 
     def back(evidence: Evidence | None, claim: str) -> None:
@@ -244,7 +271,6 @@ def _claims(matrix: Matrix) -> dict[Evidence, list[str]]:
         back(table.evidence, f"the {table.title} table")
     for column in matrix.columns:
         back(column.evidence, f"the {headers_of(matrix, column.id)} column")
-    _cell_claims(matrix, back)
     backend_claims: dict[Evidence, list[str]] = {}
     for backend in matrix.backends:
         if backend.evidence is not None:
@@ -275,6 +301,8 @@ def sources(matrix: Matrix) -> Grid:
 
 
 TABLE_FILTERS: dict[str, Callable[..., Any]] = {
+    "cell_kinds": cell_kinds,
+    "cell_sources": cell_sources,
     "cross_field_rules": cross_field_rules,
     "defaults": defaults,
     "enforcement": enforcement,

@@ -21,9 +21,11 @@ from dataclasses import replace
 from functools import cache
 from typing import Any, cast
 
-from compat.claim.matrix import Matrix
+from compat.claim.cells import Cell
+from compat.claim.matrix import Matrix, Row
 from compat.engine.rules import ReleaseRules
 from compat.releases.entry import Change, DocChange, Release
+from compat.vocab.evidence import Evidence
 
 __all__ = [
     "ENTRIES",
@@ -35,6 +37,7 @@ __all__ = [
     "Release",
     "UnknownReleaseError",
     "answering_rules",
+    "doc_changes_of",
     "newer_than_modelled",
     "release_key",
     "release_matrix",
@@ -193,15 +196,60 @@ def release_matrix(release: str) -> Matrix:
 
 
 def _apply_doc(matrix: Matrix, changes: tuple[DocChange, ...]) -> Matrix:
-    backends = matrix.backends
-    sources = matrix.sources
+    """`matrix` with each of `changes` applied, in order (`DocChange` lists what moves);
+    one matrix per release, validated once."""
+    backends = {b.name: b for b in matrix.backends}
+    rows = {t.arch: {r.backend: r for r in t.rows} for t in matrix.tables}
+    page = matrix.tables[0].evidence
+    aliases = dict(matrix.aliases)
+    columns = {c.id: c for c in matrix.columns}
+    requirements = {r.dtype: r for r in matrix.dtype_requirements}
+    sources = dict.fromkeys(matrix.sources)
     for change in changes:
-        backends = tuple(replace(b, phases=change.phases.get(b.name, b.phases)) for b in backends)
-        backends += change.backends
+        gone = frozenset(change.removed)
+        for name in gone:
+            del backends[name]
+            for table_rows in rows.values():
+                table_rows.pop(name, None)
+        aliases = {a: b for a, b in aliases.items() if a not in gone and b not in gone}
+        aliases.update(change.aliases)
         for backend in change.backends:
-            if backend.evidence is not None and backend.evidence not in sources:
-                sources += (backend.evidence,)
-    return replace(matrix, backends=backends, sources=sources)
+            backends[backend.name] = backend
+            if backend.evidence is not None:
+                sources.setdefault(backend.evidence)
+        for new in change.rows:
+            rows[new.arch][new.row.backend] = _sourced_row(new.row, change.evidence)
+        for cell_change in change.cells:
+            row = rows[cell_change.arch][cell_change.backend]
+            cell = _sourced(cell_change.cell, change.evidence)
+            rows[cell_change.arch][row.backend] = replace(
+                row, cells={**row.cells, cell_change.column: cell}
+            )
+        page = change.page or page
+        columns.update({c.id: c for c in change.columns})
+        requirements.update({r.dtype: r for r in change.requirements})
+        for dtype in change.dropped_dtypes:
+            del requirements[dtype]
+    return replace(
+        matrix,
+        backends=tuple(backends.values()),
+        tables=tuple(
+            replace(t, rows=tuple(rows[t.arch].values()), evidence=page) for t in matrix.tables
+        ),
+        columns=tuple(columns.values()),
+        dtype_requirements=tuple(requirements.values()),
+        aliases=aliases,
+        sources=tuple(sources),
+    )
+
+
+def _sourced(cell: Cell, evidence: Evidence) -> Cell:
+    """A changed cell keeps its own evidence, else takes its change's."""
+    return cell if cell.evidence is not None else replace(cell, evidence=evidence)
+
+
+def _sourced_row(row: Row, evidence: Evidence) -> Row:
+    return replace(row, cells={c: _sourced(cell, evidence) for c, cell in row.cells.items()})
 
 
 # The layers that read the release list when they are imported (NEWEST, RELEASE_NAMES).
@@ -249,3 +297,8 @@ def releases_accepting(attribute: str, value: str) -> tuple[str, ...]:
 def changes_of(release: str) -> tuple[Change, ...]:
     """What changed in `release`'s start-up rules (nothing for the baseline)."""
     return ENTRIES[release].changes
+
+
+def doc_changes_of(release: str) -> tuple[DocChange, ...]:
+    """What changed on `release`'s page (nothing for the baseline)."""
+    return ENTRIES[release].doc_changes

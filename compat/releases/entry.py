@@ -13,8 +13,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from compat.claim.backends import Backend
+from compat.claim.cells import Cell
+from compat.claim.columns import Column, ColumnId
+from compat.claim.matrix import Row
+from compat.claim.rules import DtypeRequirement
 from compat.vocab.evidence import Evidence
-from compat.vocab.terms import Phase
+from compat.vocab.terms import Arch, KvDtype
 
 
 @dataclass(frozen=True)
@@ -28,15 +32,53 @@ class Change:
 
 
 @dataclass(frozen=True)
+class NewRow:
+    """A row of the `arch` table: a new backend's, or one replacing that backend's row."""
+
+    arch: Arch
+    row: Row
+
+
+@dataclass(frozen=True)
+class CellChange:
+    """One cell of an existing row, changed; without evidence of its own, the change's."""
+
+    arch: Arch
+    backend: str
+    column: ColumnId
+    cell: Cell
+
+
+@dataclass(frozen=True)
 class DocChange:
-    """One change of what the page documents, with its source."""
+    """One change of what the page documents, with its source.
+
+    The fields say what moved; the release's matrix is the one before with them applied, in
+    the order below (`compat.releases.release_matrix`).
+    """
 
     summary: str
     evidence: Evidence
+    page: Evidence | None = None
+    """The release's page, when this change names it: the source of every cell without its
+    own (and, where the page could not be read, why no change of it is known)."""
+    removed: tuple[str, ...] = ()
+    """Backends that leave the release, with their rows (and aliases of them)."""
     backends: tuple[Backend, ...] = ()
-    """Backends the page speaks of from this release on."""
-    phases: Mapping[str, frozenset[Phase]] = field(default_factory=dict)
-    """Backends whose phases change."""
+    """Backends the page speaks of from this release on (replacing one of the same name)."""
+    rows: tuple[NewRow, ...] = ()
+    cells: tuple[CellChange, ...] = ()
+    aliases: Mapping[str, str] = field(default_factory=dict)
+    """Names the release accepts for another backend, judged by that backend's row."""
+    columns: tuple[Column, ...] = ()
+    """Columns whose declaration changes (matched by id): the KV spellings they speak for."""
+    requirements: tuple[DtypeRequirement, ...] = ()
+    """KV dtype requirements that start (or replace the one of the same dtype)."""
+    dropped_dtypes: tuple[KvDtype, ...] = ()
+    """KV dtypes whose requirement leaves the page (the release no longer accepts them)."""
+    tagged_in: str | None = None
+    """The release whose tag already held this page change, when earlier than the release
+    that records it (the baseline stays the upstream page it restates)."""
 
 
 @dataclass(frozen=True)

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from compat.claim.baseline import MATRIX, YES
+from compat.claim.columns import ColumnId
 from compat.engine.model_rules import SpecWithRadix
 from compat.engine.rules import RUNS_DECODE, RUNS_PREFILL, BackendGate, DefaultBranch
-from compat.releases.entry import Change, Release
+from compat.releases.doc import commit, tagged_page
+from compat.releases.entry import CellChange, Change, DocChange, Release
 from compat.releases.families import (
     ON_ROCM,
     ON_SM90,
@@ -26,6 +29,7 @@ from compat.releases.shared import (
     code,
     snap,
 )
+from compat.vocab.terms import Arch, Phase
 
 RELEASE = Release(
     "0.5.10",
@@ -56,5 +60,25 @@ RELEASE = Release(
                code("0.5.10", "ServerArgs._get_default_attn_backend"),
                {"defaults": lambda before: (
                    DefaultBranch("flashinfer", architectures=WHISPER), *before)}),
+    ),
+    doc_changes=(
+        DocChange("FA4 serves prefill and decode",
+                  commit("f51ddba131c65962cadc770b57eb7115a14df5c0", 18442, "2026-03-02",
+                         "add FA4 SM90 paged KV decode support & update attention docs"),
+                  page=tagged_page("0.5.10", "docs/advanced_features/attention_backend.md"),
+                  backends=(replace(MATRIX.backend("fa4"), phases=frozenset(Phase), note=""),)),
+        DocChange("Triton reads an FP8 KV cache (MHA); AITER and Ascend serve sliding-window "
+                  "models (MHA); FA4 keeps chunked prefix cache (MLA)",
+                  commit("0fd9a57d80dc3757d8b224aa7d048a45f8619efd", 20210, "2026-03-09",
+                         "Verify and Modify some attention backend specs"),
+                  cells=(CellChange(Arch.MHA, "triton", ColumnId.FP8_KV, YES),
+                         CellChange(Arch.MHA, "aiter", ColumnId.SLIDING_WINDOW, YES),
+                         CellChange(Arch.MHA, "ascend", ColumnId.SLIDING_WINDOW, YES),
+                         CellChange(Arch.MLA, "fa4", ColumnId.CHUNKED_PREFIX_CACHE, YES))),
+        DocChange("FA4 runs speculative decoding, topk 1 and above (MHA)",
+                  commit("24763256b9681356b0f4631b4d51262d48e85524", 21080, "2026-04-04",
+                         "Add FA4-based Spec Support"),
+                  cells=(CellChange(Arch.MHA, "fa4", ColumnId.SPEC_TOPK_1, YES),
+                         CellChange(Arch.MHA, "fa4", ColumnId.SPEC_TOPK_GT1, YES))),
     ),
 )  # fmt: skip

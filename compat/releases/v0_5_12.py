@@ -6,9 +6,10 @@ from dataclasses import replace
 
 from compat.claim.backends import Backend
 from compat.claim.baseline import BLACKWELL as BLACKWELL_CC
-from compat.claim.baseline import BOTH, CUDA_ONLY, LATER_RELEASES, MLA_ONLY
+from compat.claim.baseline import BOTH, CUDA_ONLY, MHA_ONLY, MLA_ONLY, NO, YES, native, row
 from compat.engine.rules import AB_OR_DB, PageSnap
-from compat.releases.entry import Change, DocChange, Release, plus
+from compat.releases.doc import LATER_RELEASES, backed, not_stated, tagged_page, wheel
+from compat.releases.entry import Change, DocChange, NewRow, Release, plus
 from compat.releases.families import with_family
 from compat.releases.shared import (
     BLACKWELL_0_5_9,
@@ -19,6 +20,41 @@ from compat.releases.shared import (
     snap,
 )
 from compat.vocab.terms import Arch, KvDtype
+
+MINTLIFY_PAGE = "docs_new/docs/advanced_features/attention_backend.mdx"
+
+DSV4_ROW = NewRow(Arch.MHA, row("dsv4", "DeepSeek V4",
+    native_page_sizes=backed(native(256, fixed=True), wheel("0.5.12", "sglang/srt/arg_groups/deepseek_v4_hook.py", "apply_deepseek_v4_defaults", 16,
+                  "for DeepSeek V4 models start-up sets the backend to dsv4 and the page size to 256 unconditionally (no user value survives)")),
+    fp8_kv=backed(YES, wheel("0.5.12", "sglang/srt/arg_groups/deepseek_v4_hook.py", "apply_deepseek_v4_defaults", 34,
+                  "auto becomes fp8_e4m3 and an assert admits only fp8_e4m3 (e5m2, bf16 and FP4 are refused)")),
+    fp4_kv=backed(NO, wheel("0.5.12", "sglang/srt/arg_groups/deepseek_v4_hook.py", "apply_deepseek_v4_defaults", 34,
+                  "the same assert refuses every dtype except fp8_e4m3; also sglang 0.5.12 wheel, sglang/srt/server_args.py, ServerArgs._handle_kv4_compatibility (line 2934): dsv4 is not in the KV4 MHA single-backend list")),
+    spec_topk_1=backed(YES, wheel("0.5.12", "sglang/srt/arg_groups/deepseek_v4_hook.py", "apply_deepseek_v4_defaults", 41,
+                  "EAGLE with topk 1 is the one speculative mode accepted for V4; also sglang 0.5.12 wheel, sglang/srt/speculative/draft_utils.py, DraftBackendFactory.create_decode_backend (line 60): the draft factory has dsv4 draft-decode and draft-extend backends")),
+    spec_topk_gt1=backed(NO, wheel("0.5.12", "sglang/srt/arg_groups/deepseek_v4_hook.py", "apply_deepseek_v4_defaults", 41,
+                  "an assert refuses topk other than 1")),
+    sliding_window=not_stated(wheel("0.5.12", "sglang/srt/layers/attention/deepseek_v4_backend.py", "SWA_WINDOW", 67,
+                  "the backend implements DeepSeek V4's own sliding-window layers (window 128, separate SWA page table)"),
+              "dsv4 serves only DeepSeek V4; the code does not say whether other sliding-window models could use it"),
+    multimodal=backed(NO, wheel("0.5.12", "sglang/srt/server_args.py", "ServerArgs.add_cli_args, --mm-attention-backend choices", 5719,
+                  "the --mm-attention-backend choices (sdpa, fa3, fa4, triton_attn, ascend_attn, aiter_attn, flashinfer_cudnn) hold nothing of the dsv4 family")),
+))
+
+TOKENSPEED_ROW = NewRow(Arch.MLA, row("tokenspeed_mla", "TokenSpeed MLA (Blackwell)",
+    native_page_sizes=backed(native(32, 64, fixed=True), wheel("0.5.12", "sglang/srt/server_args.py", "ServerArgs._handle_attention_backend_compatibility", 2743,
+                  "start-up rewrites any page size outside {32, 64} to 64 with a warning; also sglang 0.5.12 wheel, sglang/srt/layers/attention/tokenspeed_mla_backend.py, TokenspeedMLABackend.__init__ (line 104): the backend constructor raises for any other page size")),
+    fp8_kv=backed(YES, wheel("0.5.12", "sglang/srt/server_args.py", "ServerArgs._handle_attention_backend_compatibility", 2748,
+                  "start-up refuses any --kv-cache-dtype other than fp8_e4m3 (e5m2 is refused)")),
+    fp4_kv=backed(NO, wheel("0.5.12", "sglang/srt/server_args.py", "ServerArgs._handle_kv4_compatibility", 2921,
+                  "tokenspeed_mla is not in the KV4 single-backend list for MLA, and its own dtype check admits only fp8_e4m3")),
+    chunked_prefix_cache=backed(YES, wheel("0.5.12", "sglang/srt/model_executor/model_runner.py", "CHUNKED_PREFIX_CACHE_SUPPORTED_ATTENTION_BACKENDS", 254,
+                  "tokenspeed_mla is in the list of backends for which the model runner keeps chunked prefix cache on")),
+    spec_topk_1=backed(YES, wheel("0.5.12", "sglang/srt/speculative/draft_utils.py", "DraftBackendFactory.create_decode_backend", 56,
+                  "the EAGLE draft factory has a multi-step draft-decode backend for tokenspeed_mla (and a draft-extend one); verify is inherited from TRTLLMMLABackend")),
+    spec_topk_gt1=backed(NO, wheel("0.5.12", "sglang/srt/server_args.py", "ServerArgs._handle_speculative_decoding", 3840,
+                  "topk > 1 with page size > 1 is refused unless --attention-backend is flashinfer or fa3; tokenspeed_mla always runs page 32/64")),
+))
 
 RELEASE = Release(
     "0.5.12",
@@ -46,13 +82,18 @@ RELEASE = Release(
                {"deterministic": lambda before: replace(before, picks_default=True)}),
     ),
     doc_changes=(
-        DocChange("new backends dsv4 and tokenspeed_mla", LATER_RELEASES, backends=(
-            Backend("dsv4", BOTH, CUDA_ONLY, archs=MLA_ONLY,
-                    note="DeepSeek V4 models only; `compressed` is its deprecated name.",
-                    evidence=LATER_RELEASES),
+        DocChange("new backends dsv4 (MHA; `compressed` another name for it) and tokenspeed_mla "
+                  "(MLA), their rows read from the code (the page has none yet)", LATER_RELEASES,
+                  page=tagged_page("0.5.12", MINTLIFY_PAGE),
+                  backends=(
+            Backend("dsv4", BOTH, CUDA_ONLY, archs=MHA_ONLY,
+                    note="DeepSeek V4 models only (SGLang types them MHA).",
+                    evidence=wheel("0.5.12", "sglang/srt/configs/model_config.py",
+                                   "ModelConfig._derive_model_shapes", 655,
+                                   "DeepSeek V4 architectures are given AttentionArch.MHA")),
             Backend("tokenspeed_mla", BOTH, CUDA_ONLY, capability={Arch.MLA: BLACKWELL_CC},
                     archs=MLA_ONLY, kv_dtypes=frozenset({KvDtype.FP8_E4M3}),
                     note="Blackwell; an FP8 (e4m3) KV cache only.", evidence=LATER_RELEASES),
-        )),
+        ), rows=(DSV4_ROW, TOKENSPEED_ROW), aliases={"compressed": "dsv4"}),
     ),
 )  # fmt: skip

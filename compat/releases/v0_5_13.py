@@ -6,10 +6,11 @@ from dataclasses import replace
 
 from compat.claim.backends import Backend
 from compat.claim.baseline import BLACKWELL as BLACKWELL_CC
-from compat.claim.baseline import BOTH, CUDA_ONLY, LATER_RELEASES, MLA_ONLY
+from compat.claim.baseline import BOTH, CUDA_ONLY, MLA_ONLY, NO, YES, native, row
 from compat.claim.cells import PlatformSupport
 from compat.engine.rules import ANY_FLAG, PageSnap
-from compat.releases.entry import Change, DocChange, Release, plus
+from compat.releases.doc import LATER_RELEASES, backed, commit, tagged_page, wheel
+from compat.releases.entry import Change, DocChange, NewRow, Release, plus
 from compat.releases.families import (
     ON_AMX_CPU,
     ON_ROCM,
@@ -32,6 +33,23 @@ from compat.releases.shared import (
 )
 from compat.vocab.hardware import CapabilityRange
 from compat.vocab.terms import Arch, KvDtype, ModelFeature, Phase, Platform
+
+MINTLIFY_PAGE = "docs_new/docs/advanced_features/attention_backend.mdx"
+
+DSA_ROW = NewRow(Arch.MLA, row("dsa", "DSA (DeepSeek Sparse Attention)",
+    native_page_sizes=backed(native(64, fixed=True), wheel("0.5.13", "sglang/srt/server_args.py", "ServerArgs._handle_model_specific_adjustments", 1945,
+                  "for DSA models on CUDA start-up forces page size 64 whatever the user gave")),
+    fp8_kv=backed(YES, wheel("0.5.13", "sglang/srt/server_args.py", "ServerArgs._set_default_dsa_kv_cache_dtype", 1754,
+                  "the DSA dtype step turns auto into fp8_e4m3 on compute capability 10+ (bfloat16 otherwise) and asserts bfloat16 or fp8_e4m3")),
+    fp4_kv=backed(NO, wheel("0.5.13", "sglang/srt/server_args.py", "ServerArgs._set_default_dsa_kv_cache_dtype", 1754,
+                  "the same assert refuses FP4; also sglang 0.5.13 wheel, sglang/srt/server_args.py, ServerArgs._handle_kv4_compatibility (line 3134): dsa/nsa are not in the KV4 MLA lists")),
+    chunked_prefix_cache=backed(NO, wheel("0.5.13", "sglang/srt/model_executor/model_runner.py", "CHUNKED_PREFIX_CACHE_SUPPORTED_ATTENTION_BACKENDS", 275,
+                  "dsa/nsa are not in the list; also sglang 0.5.13 wheel, sglang/srt/model_executor/model_runner.py, ModelRunner.model_specific_adjustment (line 1043): so the model runner turns chunked prefix cache off for them")),
+    spec_topk_1=backed(YES, wheel("0.5.13", "sglang/srt/speculative/draft_utils.py", "DraftBackendFactory.create_decode_backend", 58,
+                  "the draft factory has DSA draft-decode (DeepseekSparseAttnMultiStepBackend) and draft-extend backends; the backend handles target-verify")),
+    spec_topk_gt1=backed(NO, wheel("0.5.13", "sglang/srt/arg_groups/speculative_hook.py", "_handle_eagle_family", 376,
+                  "topk > 1 with page size > 1 is refused unless the backend is flashinfer, fa3 or triton; DSA runs page 64 on CUDA")),
+))
 
 RELEASE = Release(
     "0.5.13",
@@ -64,18 +82,29 @@ RELEASE = Release(
                {"topk_paged_eagle": plus("triton")}),
     ),
     doc_changes=(
-        DocChange("new backends dsa and cutedsl_mla", LATER_RELEASES, backends=(
+        DocChange("dsa replaces nsa (now another name for it); its MLA row read from the code",
+                  wheel("0.5.13", "sglang/srt/server_args.py", "ATTENTION_BACKEND_CHOICES", 175,
+                        "dsa is a choice; nsa stays on the next line as its older name"),
+                  page=tagged_page("0.5.13", MINTLIFY_PAGE), removed=("nsa",),
+                  backends=(
             Backend("dsa", BOTH, {Platform.CUDA: PlatformSupport.SUPPORTED,
                                   Platform.ROCM: PlatformSupport.UNTESTED},
                     capability={Arch.MLA: CapabilityRange(9, 10)}, archs=MLA_ONLY,
                     requires_features=frozenset({ModelFeature.SPARSE_DSA}),
                     note="DeepSeek sparse attention (DSA); `nsa` is its older name.",
                     evidence=LATER_RELEASES),
+        ), rows=(DSA_ROW,), aliases={"nsa": "dsa"}),
+        DocChange("new backend cutedsl_mla (MLA, decode only)",
+                  commit("50e0b3b77f2779f526a8c8d7b4054f314d5c1936", 24737, "2026-05-28",
+                         "Support Flashinfer Cute-DSL MLA attention"),
+                  backends=(
             Backend("cutedsl_mla", frozenset({Phase.DECODE}), CUDA_ONLY,
                     capability={Arch.MLA: BLACKWELL_CC}, archs=MLA_ONLY,
                     kv_dtypes=frozenset({KvDtype.FP8_E4M3, KvDtype.BF16, KvDtype.AUTO}),
                     note="Decode only; SGLang runs prefill on trtllm_mla when it is unset.",
                     evidence=LATER_RELEASES),
-        )),
+        ), rows=(NewRow(Arch.MLA, row("cutedsl_mla", "CuteDSL MLA (Blackwell)",
+                 native_page_sizes=native(32, 64, fixed=True), fp8_kv=YES, fp4_kv=NO,
+                 chunked_prefix_cache=YES, spec_topk_1=YES, spec_topk_gt1=NO)),)),
     ),
 )  # fmt: skip

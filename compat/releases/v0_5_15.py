@@ -5,7 +5,8 @@ from __future__ import annotations
 from dataclasses import replace
 
 from compat.engine.rules import ANY_FLAG, EITHER_PHASE
-from compat.releases.entry import Change, Release
+from compat.releases.doc import tagged_page
+from compat.releases.entry import Change, DocChange, Release
 from compat.releases.families import changed
 from compat.releases.shared import (
     FA4_SNAP,
@@ -16,6 +17,8 @@ from compat.releases.shared import (
     code,
     snap,
 )
+
+PAGE = tagged_page("0.5.15", "docs_new/docs/advanced_features/attention_backend.mdx")
 
 RELEASE = Release(
     "0.5.15",
@@ -30,5 +33,8 @@ RELEASE = Release(
         Change("trtllm_mha's topk 1 limit reads the phases' backends, not the flags",
                code("0.5.15", "_handle_eagle_family", SPECULATIVE_HOOK),
                {"topk_one_only_fields": EITHER_PHASE}),
+    ),
+    doc_changes=(
+        DocChange("no change of the page's tables", PAGE, page=PAGE),
     ),
 )  # fmt: skip

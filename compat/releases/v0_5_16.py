@@ -4,9 +4,14 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from compat.releases.entry import Change, Release, plus
+from compat.claim.baseline import MATRIX
+from compat.claim.columns import ColumnId
+from compat.claim.rules import DtypeRequirement
+from compat.releases.doc import LATER_RELEASES, tagged_page, wheel
+from compat.releases.entry import Change, DocChange, Release, plus
 from compat.releases.families import ON_CUDA, ON_NPU, ON_ROCM
 from compat.releases.shared import BLACKWELL_0_5_9, SM100_OR_SM120, code, kv4_without
+from compat.vocab.terms import KvDtype, Platform
 
 _KV4 = "ServerArgs._handle_kv4_compatibility"
 
@@ -33,5 +38,23 @@ RELEASE = Release(
                    before, extra_buffer_machines=(ON_CUDA, ON_NPU, ON_ROCM))}),
         Change("fp4_e2m1 is deprecated: start-up lets it through, the KV pool refuses it",
                code("0.5.16", "kv_cache_dtype", "sglang/srt/mem_cache/kv_cache_dtype.py"), {}),
+    ),
+    doc_changes=(
+        DocChange("the FP4 KV cache is spelled `nvfp4` or `fp4_mx_block16` (`fp4_e2m1` is "
+                  "deprecated: SGLang refuses it when it builds the KV pool); `mxfp8` is new",
+                  wheel("0.5.16", "sglang/srt/server_args.py", "ServerArgs._handle_kv4_compatibility",
+                        5078, "the KV4 check keys on nvfp4 and fp4_mx_block16"),
+                  page=tagged_page("0.5.16", "docs_new/docs/advanced_features/attention_backend.mdx"),
+                  columns=(replace(MATRIX.column(ColumnId.FP4_KV),
+                                   dtypes=(KvDtype.NVFP4, KvDtype.FP4_MX_BLOCK16)),),
+                  requirements=(
+            DtypeRequirement(KvDtype.NVFP4, "kv4-requires-cuda", platforms=frozenset({Platform.CUDA}),
+                             min_cuda=(12, 8), torch_dtype="float4_e2m1fn_x2", evidence=LATER_RELEASES),
+            DtypeRequirement(KvDtype.FP4_MX_BLOCK16, "kv4-requires-cuda",
+                             platforms=frozenset({Platform.CUDA}), min_cuda=(12, 8),
+                             torch_dtype="float4_e2m1fn_x2", evidence=LATER_RELEASES),
+            DtypeRequirement(KvDtype.MXFP8, "kv-fp8-requirements", platforms=frozenset({Platform.CUDA}),
+                             min_cuda=(12, 8), torch_dtype="float8_e4m3fn", evidence=LATER_RELEASES),
+        )),
     ),
 )  # fmt: skip

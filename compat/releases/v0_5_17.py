@@ -5,11 +5,12 @@ from __future__ import annotations
 from dataclasses import replace
 
 from compat.claim.backends import Backend
-from compat.claim.baseline import BOTH, CUDA_ONLY, LATER_RELEASES, MHA_ONLY
+from compat.claim.baseline import BOTH, CUDA_ONLY, MHA_ONLY, NO, YES, native, row
 from compat.engine.rules import ANY_FLAG, PageSnap
-from compat.releases.entry import Change, DocChange, Release, plus
+from compat.releases.doc import commit, tagged_page, wheel
+from compat.releases.entry import Change, DocChange, NewRow, Release, plus
 from compat.releases.shared import COMPAT, OVERRIDES, TRTLLM_MHA_SNAP, code, snap
-from compat.vocab.terms import ModelFeature
+from compat.vocab.terms import Arch, ModelFeature
 
 RELEASE = Release(
     "0.5.17",
@@ -27,10 +28,19 @@ RELEASE = Release(
                    TRTLLM_MHA_SNAP, sizes=frozenset({16, 32, 64, 128}), target=64))}),
     ),
     doc_changes=(
-        DocChange("new backend hpc_ops", LATER_RELEASES, backends=(
+        DocChange("new backend hpc_ops (MHA)",
+                  commit("0a6d1930c36079dc08aeee6df41be5ebef195f39", 30540, "2026-07-22",
+                         "Add HPC-Ops attention backend"),
+                  page=tagged_page("0.5.17", "docs/docs/advanced_features/attention_backend.mdx"),
+                  backends=(
             Backend("hpc_ops", BOTH, CUDA_ONLY, archs=MHA_ONLY,
                     refuses_features=frozenset({ModelFeature.ENCODER_DECODER}),
-                    note="Page size 64; no speculative decoding.", evidence=LATER_RELEASES),
-        )),
+                    note="Page size 64; no speculative decoding.",
+                    evidence=wheel("0.5.17", "sglang/srt/layers/attention/attention_registry.py",
+                                   "create_hpc_ops_backend", 263,
+                                   "the factory refuses MLA and encoder-decoder models")),
+        ), rows=(NewRow(Arch.MHA, row("hpc_ops", "HPC-Ops",
+                 native_page_sizes=native(64, fixed=True), fp8_kv=YES, fp4_kv=NO, spec_topk_1=NO,
+                 spec_topk_gt1=NO, sliding_window=NO, multimodal=NO)),)),
     ),
 )  # fmt: skip

@@ -5,10 +5,11 @@ from __future__ import annotations
 from dataclasses import replace
 
 from compat.claim.backends import Backend
-from compat.claim.baseline import BOTH, CUDA_ONLY, LATER_RELEASES
+from compat.claim.baseline import BOTH, CUDA_ONLY, MHA_ONLY, NO, YES, native, row
 from compat.engine.model_rules import MachinePage
 from compat.engine.rules import EITHER_PHASE
-from compat.releases.entry import Change, DocChange, Release, minus, plus
+from compat.releases.doc import LATER_RELEASES, backed, not_stated, unread_page, wheel
+from compat.releases.entry import Change, DocChange, NewRow, Release, minus, plus
 from compat.releases.families import (
     ON_CPU,
     ON_CUDA,
@@ -26,6 +27,28 @@ from compat.releases.shared import (
     kv4_without,
     snap,
 )
+from compat.vocab.terms import Arch
+
+PAGE = unread_page("0.5.20")
+
+QSA_ROW = NewRow(Arch.MHA, row("qsa", "QSA (Qwen sparse attention)",
+    native_page_sizes=backed(native(64, fixed=True), wheel("0.5.20", "sglang/srt/arg_groups/model_overrides/qwen4_exp.py", "_qwen4_exp_overrides", 84,
+                  "for QSA-profile models the model override sets page size 64 (compressed slot addressing needs page-aligned pages)")),
+    fp8_kv=backed(YES, wheel("0.5.20", "sglang/srt/layers/attention/qsa/sparse_attn.py", "_compact_kv", 428,
+                  "FP8 pool entries are cast to the query dtype on gather; the backend writes the pool without per-tensor k/v scales")),
+    fp4_kv=backed(NO, wheel("0.5.20", "sglang/srt/arg_groups/kv_cache_hook.py", "handle_kv4_compatibility", 97,
+                  "qsa is not in the KV4 MHA lists")),
+    spec_topk_1=backed(YES, wheel("0.5.20", "sglang/srt/layers/attention/qwen_sparse_attn_backend.py", "QwenSparseAttnBackend._require_chain_speculation", 233,
+                  "target-verify is implemented for topk 1 (draft tokens at most the compress ratio); also sglang 0.5.20 wheel, sglang/srt/speculative/draft_utils.py, DraftBackendFactory._create_qwen_qsa_decode_backend (line 188): the EAGLE draft factory builds QSA draft-decode and draft-extend backends for QSA-profile models")),
+    spec_topk_gt1=backed(NO, wheel("0.5.20", "sglang/srt/layers/attention/qwen_sparse_attn_backend.py", "QwenSparseAttnBackend._require_chain_speculation", 233,
+                  "topk other than 1 raises NotImplementedError")),
+    sliding_window=not_stated(wheel("0.5.20", "sglang/srt/layers/attention/qwen_sparse_attn_backend.py", "QwenSparseAttnBackend", 170,
+                  "no sliding-window handling or refusal found in the backend"),
+              "a model-specific backend; the code neither implements nor refuses sliding-window layers"),
+    multimodal=not_stated(wheel("0.5.20", "sglang/srt/arg_groups/fields/mm.py", "field mm_attention_backend (Arg choices)", 38,
+                  "no qsa-family entry in the --mm-attention-backend choices; also sglang 0.5.20 wheel, sglang/srt/configs/model_config.py, multimodal_model_archs (line 2150): yet Qwen4-Exp, the model QSA serves, is listed among the multimodal architectures"),
+              "QSA serves a multimodal model whose encoder attention is chosen separately by --mm-attention-backend; with no QSA-family mm backend the family-based column does not settle it"),
+))
 
 RELEASE = Release(
     "0.5.20",
@@ -58,8 +81,22 @@ RELEASE = Release(
                    | {"Glm5NextForConditionalGeneration"})}),
     ),
     doc_changes=(
-        DocChange("new backend qsa", LATER_RELEASES, backends=(
-            Backend("qsa", BOTH, CUDA_ONLY, evidence=LATER_RELEASES),
-        )),
+        DocChange("no change of the page's tables is known (its tag could not be read)", PAGE,
+                  page=PAGE),
+        DocChange("cutlass_mla and dual_chunk_flash_attn leave, with their rows",
+                  wheel("0.5.20", "sglang/srt/arg_groups/choices.py", "ATTENTION_BACKEND_CHOICES", 74,
+                        "neither is a choice any more, and the attention registry no longer "
+                        "registers them"),
+                  removed=("cutlass_mla", "dual_chunk_flash_attn")),
+        DocChange("new backend qsa (MHA), its row read from the code",
+                  wheel("0.5.20", "sglang/srt/layers/attention/attention_registry.py",
+                        "attn_backend_wrapper", 460,
+                        "QSA is the full-attention side of the hybrid wrapper for Qwen4-Exp "
+                        "models with an indexer, which are not MLA"),
+                  backends=(
+            Backend("qsa", BOTH, CUDA_ONLY, archs=MHA_ONLY,
+                    note="Qwen sparse attention, for Qwen4-Exp models with an indexer.",
+                    evidence=LATER_RELEASES),
+        ), rows=(QSA_ROW,)),
     ),
 )  # fmt: skip

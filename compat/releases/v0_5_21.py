@@ -4,8 +4,14 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from compat.releases.entry import Change, Release, minus
+from compat.claim.baseline import MATRIX
+from compat.releases.doc import unread_page, wheel
+from compat.releases.entry import Change, DocChange, Release, minus
 from compat.releases.shared import KV_HOOK, OVERRIDES, code
+from compat.vocab.terms import KvDtype
+
+PAGE = unread_page("0.5.21")
+TRTLLM_MLA = MATRIX.backend("trtllm_mla")
 
 RELEASE = Release(
     "0.5.21",
@@ -24,5 +30,20 @@ RELEASE = Release(
         Change("nvfp4 picks its prefill and decode backends (trtllm_mha on SM100)",
                code("0.5.21", "handle_nvfp4_prefill_kv_dequant_dtype", KV_HOOK),
                {"nvfp4_prefill_backends": {"fp8_e4m3": "flashinfer", "nvfp4": "trtllm_mha"}}),
+    ),
+    doc_changes=(
+        DocChange("no change of the page's tables is known (its tag could not be read)", PAGE,
+                  page=PAGE),
+        DocChange("fp4_e2m1 leaves: its requirement leaves the page, and trtllm_mla no longer "
+                  "takes it",
+                  wheel("0.5.21", "sglang/srt/arg_groups/overrides.py",
+                        "_mla_kv_cache_dtype_checks", 1145,
+                        "trtllm_mla takes --kv-cache-dtype fp8_e4m3, bf16 or auto only"),
+                  backends=(replace(TRTLLM_MLA, kv_dtypes=frozenset({KvDtype.AUTO, KvDtype.FP8_E4M3, KvDtype.BF16}),
+                                    evidence=wheel("0.5.21", "sglang/srt/arg_groups/overrides.py",
+                                                   "_mla_kv_cache_dtype_checks", 1145,
+                                                   "trtllm_mla takes --kv-cache-dtype fp8_e4m3, "
+                                                   "bf16 or auto only")),),
+                  dropped_dtypes=(KvDtype.FP4_E2M1,)),
     ),
 )  # fmt: skip

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
-from compat.releases.entry import Change, Release
+from compat.releases.doc import unread_page, wheel
+from compat.releases.entry import Change, DocChange, Release
 from compat.releases.shared import code, snap
+
+PAGE = unread_page("0.5.23")
 
 RELEASE = Release(
     "0.5.23",
@@ -16,5 +19,14 @@ RELEASE = Release(
                 "page_snaps": snap("tokenspeed_mla", None),
                 "gpu_gates": lambda before: tuple(g for g in before if g.backend != "tokenspeed_mla"),
                 "kv_spellings": lambda before: tuple(k for k in before if k[0] != "tokenspeed_mla")}),
+    ),
+    doc_changes=(
+        DocChange("no change of the page's tables is known (its tag could not be read)", PAGE,
+                  page=PAGE),
+        DocChange("tokenspeed_mla leaves with its row: it is another name for cutedsl_mla now",
+                  wheel("0.5.23", "sglang/srt/arg_groups/serving_hook.py", "handle_deprecated_args",
+                        304, "start-up rewrites tokenspeed_mla to cutedsl_mla; the attention "
+                        "registry no longer has it"),
+                  removed=("tokenspeed_mla",), aliases={"tokenspeed_mla": "cutedsl_mla"}),
     ),
 )  # fmt: skip

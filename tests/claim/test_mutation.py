@@ -15,15 +15,17 @@ from dataclasses import replace
 from typing import Any
 
 import pytest
-from markdown_tables import table_under
+from markdown_tables import read_tables
 
 from compat import MATRIX, AttentionConfig, check
 from compat.claim.cells import Action, Cell, CellKind
 from compat.claim.columns import Column, ColumnId
 from compat.claim.matrix import Matrix, Row, Table
 from compat.publish.pages import ExampleCheckError, render_page
+from compat.releases import RELEASE_NAMES
 from compat.vocab.terms import Arch
 
+BASELINE = RELEASE_NAMES[0]
 YES = Cell(CellKind.SUPPORTED)
 NO = Cell(CellKind.UNSUPPORTED)
 
@@ -69,7 +71,7 @@ def mutations(cell: Cell) -> list[tuple[str, Cell]]:
         return [("❌ -> ✅", YES)]
     if kind is CellKind.NOT_APPLICABLE:
         return [("n/a -> ❌", NO)]
-    if kind is CellKind.CONDITIONAL or kind is CellKind.UNTESTED:
+    if kind in (CellKind.CONDITIONAL, CellKind.UNTESTED, CellKind.NOT_STATED):
         return [(f"{cell.symbol} -> ✅", YES), (f"{cell.symbol} -> ❌", NO)]
     assert kind is CellKind.PAGE_SIZES, f"no mutation for {kind}"
     sizes = cell.page_sizes
@@ -152,7 +154,7 @@ def first_difference(
 
 def page_says_documentation_only(page: str, column: Column) -> bool:
     """The legend's row for `column` names the documentation-only action."""
-    legend = table_under(page, "Legend")
+    (legend,) = [t for t in read_tables(page) if t.heading == "Legend" and t.header[0] == "Column"]
     action = legend.header.index("Guard action on an unsupported cell")
     finding = legend.header.index("Finding id")
     return any(
@@ -164,7 +166,7 @@ def page_says_documentation_only(page: str, column: Column) -> bool:
 
 @pytest.fixture(scope="module")
 def baseline_page() -> str:
-    return render_page(MATRIX)
+    return render_page(MATRIX, release=BASELINE)
 
 
 @pytest.mark.parametrize(("table_index", "row_index", "column_id"), _cells())
@@ -178,7 +180,7 @@ def test_every_cell_is_live(
     for change, cell in mutations(row.cells[column_id]):
         mutated = mutated_matrix(table_index, row_index, column_id, cell)
         try:
-            page = render_page(mutated)
+            page = render_page(mutated, release=BASELINE)
         except ExampleCheckError as error:
             # A launch example this cell decides stops passing: the build fails, visibly.
             page = f"the build fails: {error}"
@@ -232,14 +234,15 @@ def test_documentation_only_columns_are_labelled_on_the_page() -> None:
         for c in MATRIX.columns
     )
     relaxed = replace(MATRIX, columns=columns)
-    page = render_page(relaxed)
+    page = render_page(relaxed, release=BASELINE)
     assert page_says_documentation_only(page, relaxed.column(ColumnId.MULTIMODAL))
-    baseline = render_page(MATRIX)
+    baseline = render_page(MATRIX, release=BASELINE)
     assert not page_says_documentation_only(baseline, MATRIX.column(ColumnId.MULTIMODAL))
 
 
 def test_mutations_change_every_kind() -> None:
-    for kind_cell in (YES, NO, Cell(CellKind.NOT_APPLICABLE), Cell(CellKind.UNTESTED)):
+    kinds = (CellKind.NOT_APPLICABLE, CellKind.UNTESTED, CellKind.NOT_STATED)
+    for kind_cell in (YES, NO, *(Cell(kind) for kind in kinds)):
         assert all(new != kind_cell for _, new in mutations(kind_cell))
     fixed = Cell(CellKind.PAGE_SIZES, page_sizes=(32, 64), fixed=True)
     assert {new for _, new in mutations(fixed)} == {

@@ -1,4 +1,4 @@
-"""The JSON export of the matrix: valid, deterministic, complete and committed fresh."""
+"""The JSON export of every release's matrix: valid, deterministic, complete, committed fresh."""
 
 from __future__ import annotations
 
@@ -22,16 +22,22 @@ from compat.publish.export import (
     EXPORT_PATH,
     SCHEMA_PATH,
     export_matrix,
-    matrix_schema,
+    matrix_export,
     render_export,
     render_schema,
 )
 from compat.publish.export_shapes import MatrixJson
 from compat.publish.outputs import project_root
-from compat.releases import NEWEST, RELEASES
-from compat.vocab.terms import Arch, KvDtype, ModelFeature, Platform
+from compat.releases import NEWEST, RELEASE_NAMES, RELEASES, release_matrix
+from compat.vocab.terms import Arch, KvDtype, ModelFeature, Phase, Platform
 
 ROOT = project_root()
+BASELINE = RELEASE_NAMES[0]
+
+
+def _documented(exported: dict[str, Any], release: str) -> dict[str, Any]:
+    documented: dict[str, Any] = exported["releases"][release]["documented"]
+    return documented
 
 
 def _committed_schema() -> dict[str, Any]:
@@ -53,11 +59,14 @@ def test_export_validates_against_the_committed_schema() -> None:
 
 def test_the_schema_rejects_a_broken_export() -> None:
     validator = Draft202012Validator(_committed_schema())
-    broken = export_matrix()
-    broken["tables"][0]["rows"][0]["cells"]["fp4_kv"]["kind"] = "maybe"
+    broken: dict[str, Any] = dict(export_matrix())
+    _documented(broken, NEWEST)["tables"][0]["rows"][0]["cells"]["fp4_kv"]["kind"] = "maybe"
     assert not validator.is_valid(broken)
-    broken = export_matrix()
-    del broken["backends"][0]["phases"]
+    broken = dict(export_matrix())
+    del _documented(broken, BASELINE)["backends"][0]["phases"]
+    assert not validator.is_valid(broken)
+    broken = dict(export_matrix())
+    _documented(broken, NEWEST)["rules"][0]["facts"]["nested"] = {"not": "a fact"}
     assert not validator.is_valid(broken)
 
 
@@ -78,19 +87,25 @@ def test_committed_files_are_fresh() -> None:
     )
 
 
-def test_every_cell_appears_with_its_symbol() -> None:
-    exported = {table["arch"]: table for table in export_matrix()["tables"]}
-    for table in MATRIX.tables:
-        rows = {row["backend"]: row for row in exported[table.arch.value]["rows"]}
+@pytest.mark.parametrize("release", RELEASE_NAMES)
+def test_every_cell_of_every_release_appears_with_its_symbol_and_source(release: str) -> None:
+    exported = export_matrix()
+    evidence = exported["evidence"]
+    tables = {table["arch"]: table for table in _documented(dict(exported), release)["tables"]}
+    matrix = release_matrix(release)
+    for table in matrix.tables:
+        rows = {row["backend"]: row for row in tables[table.arch.value]["rows"]}
         assert list(rows) == [row.backend for row in table.rows]
-        assert exported[table.arch.value]["columns"] == [c.value for c in table.columns]
+        assert tables[table.arch.value]["columns"] == [c.value for c in table.columns]
         for row in table.rows:
             assert rows[row.backend]["display_name"] == row.display_name
             for column_id, cell in row.cells.items():
                 out = rows[row.backend]["cells"][column_id.value]
                 assert out["symbol"] == cell.symbol
                 assert out["kind"] == cell.kind.value
-                assert out["page_sizes"] == list(cell.page_sizes)
+                assert out.get("page_sizes", []) == list(cell.page_sizes)
+                source = matrix.evidence_for(table.arch, row.backend, column_id)
+                assert evidence[out["evidence"]]["source"] == source.source
 
 
 def test_evidence_is_listed_once_and_every_reference_resolves() -> None:
@@ -114,26 +129,67 @@ def test_evidence_is_listed_once_and_every_reference_resolves() -> None:
     collect({k: v for k, v in exported.items() if k != "evidence"})
     assert references
     assert all(0 <= ref < len(evidence) for ref in references)
-    fp4 = exported["tables"][0]["rows"][0]["cells"]["fp4_kv"]["evidence"]
-    assert "14467" in evidence[fp4]["source"]
+    fp4 = _documented(dict(exported), BASELINE)["tables"][0]["rows"][0]["cells"]["fp4_kv"]
+    assert "14467" in evidence[fp4["evidence"]]["source"]
+    # A row read from the code names the wheel, the file and the function of each cell.
+    mha = _documented(dict(exported), NEWEST)["tables"][0]
+    read = [
+        evidence[cell["evidence"]]["source"]
+        for row in mha["rows"]
+        for cell in row["cells"].values()
+        if cell["kind"] == CellKind.NOT_STATED.value
+    ]
+    assert read and all(" wheel, sglang/srt/" in source for source in read)
 
 
-def test_backends_columns_and_rules_come_from_the_matrix() -> None:
+@pytest.mark.parametrize("release", RELEASE_NAMES)
+def test_backends_columns_and_rules_come_from_the_release_matrix(release: str) -> None:
     exported = export_matrix()
-    assert [b["name"] for b in exported["backends"]] == list(MATRIX.backend_names)
-    fa4 = next(b for b in exported["backends"] if b["name"] == "fa4")
-    assert fa4["phases"] == ["prefill"]
-    assert fa4["phase_rule_id"] == "fa4-prefill-only"
-    trtllm_mha = next(b for b in exported["backends"] if b["name"] == "trtllm_mha")
-    assert trtllm_mha["archs"] == {"mha": "row", "mla": "refused"}
-    assert [c["id"] for c in exported["columns"]] == [c.id.value for c in MATRIX.columns]
-    pairing = exported["rules"]["pairing"][0]
-    rule = MATRIX.pairing_rules[0]
-    for arch in Arch:
-        assert pairing["decode_partners"][arch.value] == list(MATRIX.decode_partners(rule, arch))
-    assert [p["id"] for p in exported["rules"]["phase_only"]] == ["fa4-prefill-only"]
-    assert len(exported["defaults"]) == len(RELEASES[NEWEST].defaults)
-    assert set(exported["releases"]) == set(RELEASES)
+    documented = _documented(dict(exported), release)
+    matrix = release_matrix(release)
+    assert [b["name"] for b in documented["backends"]] == list(matrix.backend_names)
+    assert documented["aliases"] == dict(matrix.aliases)
+    for backend in matrix.backends:
+        out = next(b for b in documented["backends"] if b["name"] == backend.name)
+        assert out["phases"] == [p.value for p in Phase if p in backend.phases]
+    assert [c["id"] for c in documented["columns"]] == [c.id.value for c in matrix.columns]
+    fp4 = next(c for c in documented["columns"] if c["id"] == ColumnId.FP4_KV.value)
+    assert fp4["kv_cache_dtypes"] == [d.value for d in matrix.column(ColumnId.FP4_KV).dtypes]
+    rule_ids = [r["id"] for r in documented["rules"]]
+    assert rule_ids == [
+        *(r.rule_id for r in matrix.dtype_requirements),
+        *(r.id for r in matrix.cross_field_rules),
+    ]
+    (rule,) = matrix.pairing_rules
+    partners = documented["views"]["decode_partners"][rule.id]
+    assert partners == {arch.value: list(matrix.decode_partners(rule, arch)) for arch in Arch}
+    pairing = next(r for r in documented["rules"] if r["id"] == rule.id)
+    assert pairing["kind"] == "pairing"
+    assert pairing["facts"]["prefill_backend"] == rule.prefill_backend
+    assert pairing["facts"]["excluded_decode"] == sorted(rule.excluded_decode)
+    phase_only = [p["backend"] for p in documented["views"]["phase_only"]]
+    assert phase_only == [b.name for b in matrix.phase_only_backends()]
+    startup = exported["releases"][release]
+    assert len(startup["defaults"]) == len(RELEASES[release].defaults)
+    assert startup["backends"] == list(RELEASES[release].backend_choices)
+
+
+def test_the_baseline_and_the_newest_release_differ_as_their_pages_do() -> None:
+    exported = export_matrix()
+    assert list(exported["releases"]) == list(RELEASE_NAMES)
+    assert exported["baseline"]["release"] == BASELINE and exported["newest"] == NEWEST
+    old, new = _documented(dict(exported), BASELINE), _documented(dict(exported), NEWEST)
+    fa4 = {
+        name: next(b for b in d["backends"] if b["name"] == "fa4")
+        for name, d in (("old", old), ("new", new))
+    }
+    assert fa4["old"]["phase_rule_id"] == "fa4-prefill-only"
+    assert fa4["new"]["phase_rule_id"] is None
+    assert "cutlass_mla" in [b["name"] for b in old["backends"]]
+    assert "cutlass_mla" not in [b["name"] for b in new["backends"]]
+    assert exported["releases"][BASELINE]["page_changes"] == []
+    tagged = [c for c in exported["releases"]["0.5.8"]["page_changes"] if c["tagged_in"]]
+    assert {c["tagged_in"] for c in tagged} == {BASELINE}
 
 
 def test_flipping_one_cell_changes_the_export() -> None:
@@ -142,24 +198,25 @@ def test_flipping_one_cell_changes_the_export() -> None:
     row = fp4_partner_candidate(Arch.MLA)
     old = row.cells[ColumnId.FP4_KV]
     flipped = with_cell(MATRIX, Arch.MLA, row.backend, ColumnId.FP4_KV, opposite(old))
-    before, after = export_matrix(), export_matrix(flipped)
-    assert render_export(flipped) != render_export()
+    before, after = matrix_export(MATRIX), matrix_export(flipped)
+    (rule,) = MATRIX.pairing_rules
 
-    def cell(data: dict[str, Any]) -> str:
-        mla = next(t for t in data["tables"] if t["arch"] == "mla")
+    def cell(data: Any) -> str:
+        mla = next(t for t in data["documented"]["tables"] if t["arch"] == "mla")
         exported = next(r for r in mla["rows"] if r["backend"] == row.backend)
         return str(exported["cells"]["fp4_kv"]["symbol"])
 
     assert (cell(before), cell(after)) == (old.symbol, opposite(old).symbol)
     partners = {
-        name: data["rules"]["pairing"][0]["decode_partners"]["mla"]
+        name: data["documented"]["views"]["decode_partners"][rule.id]["mla"]
         for name, data in (("before", before), ("after", after))
     }
     supported_now = old.kind is CellKind.SUPPORTED
     assert (row.backend in partners["before"]) is supported_now
     assert (row.backend in partners["after"]) is not supported_now
     assert set(partners["before"]) ^ set(partners["after"]) == {row.backend}
-    Draft202012Validator(matrix_schema()).validate(after)
+    documented = {"$defs": ROOT_SCHEMA["$defs"], **_release_schema()["properties"]["documented"]}
+    Draft202012Validator(documented).validate(after["documented"])
 
 
 # -- the schema covers exactly the declared shapes --------------------------------------------
@@ -192,7 +249,10 @@ def _walk(value: Any, declaration: Any, schema: dict[str, Any], found: Found) ->
             return
         members = [m for m in get_args(declaration) if m is not type(None)]
         options = [s for s in schema["anyOf"] if s != {"type": "null"}]
-        assert len(members) == len(options) == 1, "the export's unions are all `X | None`"
+        assert len(members) == len(options)
+        if len(members) > 1:  # a rule's fact: names, numbers and lists of them, no object
+            assert not any(_declared_shapes(member, set()) for member in members)
+            return
         _walk(value, members[0], options[0], found)
     elif origin is list:
         for item in value:
@@ -241,7 +301,12 @@ def test_every_declared_shape_is_exported(found: Found) -> None:
 
 def _required_keys(shape: type) -> list[str]:
     hints = get_type_hints(shape, include_extras=True)
-    return [key for key, hint in hints.items() if get_origin(hint) is not NotRequired]
+    required = getattr(shape, "__required_keys__", frozenset(hints))
+    return [
+        key
+        for key, hint in hints.items()
+        if get_origin(hint) is not NotRequired and key in required
+    ]
 
 
 def test_exported_objects_have_exactly_their_declared_keys(found: Found) -> None:
@@ -275,10 +340,17 @@ def test_the_schema_rejects_an_undeclared_or_a_missing_key(found: Found) -> None
             assert not validator.is_valid(smaller), (shape.__name__, key)
 
 
+def _release_schema() -> dict[str, Any]:
+    releases = ROOT_SCHEMA["properties"]["releases"]["patternProperties"]
+    (schema,) = releases.values()
+    return dict(schema)
+
+
 def test_value_sets_come_from_the_vocabulary() -> None:
     defs = ROOT_SCHEMA["$defs"]
     assert defs["cell"]["properties"]["kind"] == {"enum": [kind.value for kind in CellKind]}
-    backend = ROOT_SCHEMA["properties"]["backends"]["items"]
+    documented = _release_schema()["properties"]["documented"]["properties"]
+    backend = documented["backends"]["items"]
     assert backend["properties"]["requires_features"]["items"] == {
         "enum": [feature.value for feature in ModelFeature]
     }

@@ -1,9 +1,9 @@
 """The rendered page: the baseline tables cell by cell, freshness, and facts derived from cells.
 
-`test_tables_match_the_baseline_cell_by_cell` pins the PR #14467 baseline and is meant to
-fail on any cell change, even a deliberate one. Every other test here checks a mechanism
-and passes after any single-cell change: it picks its cells from the live matrix or pins
-them in an in-memory copy.
+`test_tables_match_the_baseline_cell_by_cell` pins the PR #14467 baseline (the page of SGLang
+0.5.7) and is meant to fail on any cell change, even a deliberate one. Every other test here
+checks a mechanism and passes after any single-cell change: it picks its cells from the live
+matrix or pins them in an in-memory copy.
 """
 
 from __future__ import annotations
@@ -22,11 +22,13 @@ from paths import FIXTURES, ROOT
 from compat.claim.baseline import MATRIX
 from compat.claim.cells import Cell, CellKind
 from compat.claim.columns import ColumnId
-from compat.publish.pages import PAGE_PATH, TEMPLATE_NAME, render_page
-from compat.releases import NEWEST, RELEASES
+from compat.publish.pages import PAGE_PATH, RELEASE_DIR, TEMPLATE_NAME, render_page
+from compat.releases import NEWEST, RELEASE_NAMES, RELEASES, release_matrix
 from compat.vocab.terms import Arch
 
 PAGE = ROOT / PAGE_PATH
+BASELINE = RELEASE_NAMES[0]
+BASELINE_PAGE = ROOT / "docs" / RELEASE_DIR / f"{BASELINE}.md"
 TEMPLATES = ROOT / "templates"
 FIXTURE = FIXTURES / "baseline_tables.md"
 TABLE_HEADINGS = ("MHA backends", "MLA backends")
@@ -34,6 +36,10 @@ TABLE_HEADINGS = ("MHA backends", "MLA backends")
 
 def _page_text() -> str:
     return PAGE.read_text(encoding="utf-8")
+
+
+def _baseline_text() -> str:
+    return BASELINE_PAGE.read_text(encoding="utf-8")
 
 
 def _plain_labels(table: MarkdownTable) -> list[list[str]]:
@@ -60,7 +66,7 @@ def _note(page: str, title: str) -> str:
 @pytest.mark.parametrize("heading", TABLE_HEADINGS)
 def test_tables_match_the_baseline_cell_by_cell(heading: str) -> None:
     expected = table_under(FIXTURE.read_text(encoding="utf-8"), heading)
-    actual = table_under(_page_text(), heading)
+    actual = table_under(_baseline_text(), heading)
     assert actual.header == expected.header
     assert [row[0] for row in _plain_labels(actual)] == [row[0] for row in expected.rows]
     for got, want in zip(_plain_labels(actual), expected.rows, strict=True):
@@ -71,6 +77,21 @@ def test_tables_match_the_baseline_cell_by_cell(heading: str) -> None:
                 f"baseline says {oracle!r}. If the matrix changed on purpose, record the new "
                 "baseline in tests/fixtures/baseline_tables.md"
             )
+
+
+def test_the_baseline_is_175_of_175_cells() -> None:
+    """Every cell of both baseline tables, headers included, equals the upstream page's."""
+    page, fixture = _baseline_text(), FIXTURE.read_text(encoding="utf-8")
+    equal = total = 0
+    for heading in TABLE_HEADINGS:
+        actual, expected = table_under(page, heading), table_under(fixture, heading)
+        got = [actual.header, *_plain_labels(actual)]
+        want = [expected.header, *expected.rows]
+        total += sum(len(row) for row in want)
+        equal += sum(
+            a == b for g, w in zip(got, want, strict=True) for a, b in zip(g, w, strict=False)
+        )
+    assert (equal, total) == (175, 175)
 
 
 # == Mechanisms: pass after any single-cell change ==============================================
@@ -140,9 +161,9 @@ def test_one_cell_change_moves_that_cell_and_the_fp4_partners() -> None:
     row = fp4_partner_candidate(Arch.MLA)
     old = row.cells[ColumnId.FP4_KV]
     new = opposite(old)
-    before = render_page()
+    before = render_page(MATRIX, release=BASELINE)
     changed = with_cell(MATRIX, Arch.MLA, row.backend, ColumnId.FP4_KV, new)
-    after = render_page(changed)
+    after = render_page(changed, release=BASELINE)
 
     differences = []
     for heading in TABLE_HEADINGS:
@@ -159,7 +180,7 @@ def test_one_cell_change_moves_that_cell_and_the_fp4_partners() -> None:
     assert differences == [("MLA backends", label, header, old.symbol, new.symbol)]
 
     (rule,) = MATRIX.pairing_rules
-    title = f"{rule.kv_dtype.value} KV cache with {rule.prefill_backend}"
+    title = f"{rule.kv_family.value.upper()} KV cache with {rule.prefill_backend}"
     old_note, new_note = _note(before, title), _note(after, title)
     old_partners = tuple(
         r.backend
@@ -191,7 +212,7 @@ def test_fixed_page_sizes_follow_the_cells() -> None:
         ColumnId.NATIVE_PAGE_SIZES,
         Cell(CellKind.PAGE_SIZES, page_sizes=(64,), fixed=True),
     )
-    before = _note(render_page(baseline), title)
+    before = _note(render_page(baseline, release=BASELINE), title)
     assert "FA4 (FlashAttention 4) [`fa4`] (MHA)" not in before
     assert "FlashMLA [`flashmla`] (MLA): 64; any other page size becomes 64." in before
 
@@ -204,13 +225,15 @@ def test_fixed_page_sizes_follow_the_cells() -> None:
     )
     assert (
         "FA4 (FlashAttention 4) [`fa4`] (MHA): 64 or 128; any other page size becomes 128."
-        in _note(render_page(fixed_fa4), title)
+        in _note(render_page(fixed_fa4, release=BASELINE), title)
     )
 
     loose_flashmla = with_cell(
         baseline, Arch.MLA, "flashmla", ColumnId.NATIVE_PAGE_SIZES, Cell(CellKind.SUPPORTED)
     )
-    assert "FlashMLA [`flashmla`]" not in _note(render_page(loose_flashmla), title)
+    assert "FlashMLA [`flashmla`]" not in _note(
+        render_page(loose_flashmla, release=BASELINE), title
+    )
 
 
 def test_backends_without_rows_are_computed() -> None:
@@ -220,13 +243,13 @@ def test_backends_without_rows_are_computed() -> None:
         if all(MATRIX.row(table.arch, backend.name) is None for table in MATRIX.tables)
     ]
     assert rowless, "the baseline has at least one backend without a row (nsa)"
-    note = _note(_page_text(), "Backends without a table row")
+    note = _note(_baseline_text(), "Backends without a table row")
     for name in rowless:
         assert f"`{name}`" in note
 
 
 def test_phase_limited_backends_follow_backend_phases() -> None:
-    note = _note(_page_text(), "Phase-limited backends")
+    note = _note(_baseline_text(), "Phase-limited backends")
     limited = [b for b in MATRIX.backends if len(b.phases) == 1]
     assert limited
     for backend in limited:
@@ -237,24 +260,25 @@ def test_phase_limited_backends_follow_backend_phases() -> None:
     matrix = dataclasses.replace(
         MATRIX, backends=tuple(both if b.name == "fa4" else b for b in MATRIX.backends)
     )
-    assert "`fa4`" not in _note(render_page(matrix), "Phase-limited backends")
+    assert "`fa4`" not in _note(render_page(matrix, release=BASELINE), "Phase-limited backends")
 
 
 def test_every_backend_and_source_is_listed() -> None:
+    matrix = release_matrix(NEWEST)
     tables = {table.heading: table for table in read_tables(_page_text())}
     hardware = tables["Hardware requirements"]
-    assert [row[0] for row in hardware.rows] == [f"`{b.name}`" for b in MATRIX.backends]
+    assert [row[0] for row in hardware.rows] == [f"`{b.name}`" for b in matrix.backends]
     sources = [row[0] for row in tables["Sources"].rows]
     assert len(sources) == len(set(sources))
-    for evidence in MATRIX.sources:
+    for evidence in matrix.sources:
         assert evidence.source in sources
     rules = [row[0] for row in tables["Cross-field rules"].rows]
     rule_ids = [
-        *(rule.id for rule in MATRIX.pairing_rules),
-        *(rule.id for rule in MATRIX.hybrid_caution_rules),
-        *(rule.id for rule in MATRIX.spec_paged_rules),
-        *(rule.id for rule in MATRIX.dtype_fallback_rules),
-        *(requirement.rule_id for requirement in MATRIX.dtype_requirements),
+        *(rule.id for rule in matrix.pairing_rules),
+        *(rule.id for rule in matrix.hybrid_caution_rules),
+        *(rule.id for rule in matrix.spec_paged_rules),
+        *(rule.id for rule in matrix.dtype_fallback_rules),
+        *(requirement.rule_id for requirement in matrix.dtype_requirements),
     ]
     assert rule_ids
     for rule_id in rule_ids:

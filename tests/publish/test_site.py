@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -86,7 +87,8 @@ def test_stale_export_fails_the_build(tmp_path: Path) -> None:
     project = _site_project(tmp_path / "project")
     export = project / "docs" / "matrix.json"
     text = export.read_text(encoding="utf-8")
-    edited = text.replace('"schema_version": 1,', '"schema_version": 2,', 1)
+    version = json.loads(text)["schema_version"]
+    edited = text.replace(f'"schema_version": {version},', f'"schema_version": {version + 1},', 1)
     assert edited != text
     export.write_text(edited, encoding="utf-8")
 

@@ -55,3 +55,54 @@ def test_an_update_applies_to_the_previous_release_only_from_its_own_on() -> Non
     assert not RELEASES["0.5.18"].resolve_once and RELEASES["0.5.19"].resolve_once
     assert "dsv4" not in release_matrix("0.5.11").backend_names
     assert "dsv4" in release_matrix("0.5.12").backend_names
+
+
+def test_the_baseline_page_is_the_pr_14467_matrix() -> None:
+    from compat.claim.baseline import MATRIX
+
+    assert release_matrix(RELEASE_NAMES[0]) is MATRIX
+
+
+def test_each_release_matrix_speaks_of_exactly_the_backends_it_accepts() -> None:
+    for name in RELEASE_NAMES:
+        matrix = release_matrix(name)
+        spoken = {*matrix.backend_names, *matrix.aliases}
+        assert spoken == set(RELEASES[name].backend_choices), name
+        for alias, backend in matrix.aliases.items():
+            assert backend in matrix.backend_names, (name, alias)
+
+
+_WHEEL = re.compile(r"^sglang (\d+\.\d+\.\d+) wheel, sglang/srt/\S+\.py, \S.* \(line \d+\)$")
+
+
+def _version_key(name: str) -> tuple[int, ...]:
+    return tuple(map(int, name.split(".")))
+
+
+def test_a_cell_read_from_code_names_its_wheel_file_function_and_line() -> None:
+    read = 0
+    for name in RELEASE_NAMES:
+        for table in release_matrix(name).tables:
+            for row in table.rows:
+                for cell in row.cells.values():
+                    evidence = cell.evidence
+                    if evidence is None or " wheel, " not in evidence.source:
+                        continue
+                    match = _WHEEL.match(evidence.source)
+                    assert match, evidence.source
+                    assert _version_key(match.group(1)) <= _version_key(name)
+                    assert evidence.note, f"{evidence.source} says what it shows"
+                    read += 1
+    assert read > 0
+
+
+def test_a_page_change_before_its_release_is_tagged_with_an_earlier_release() -> None:
+    tagged = [
+        (name, change.tagged_in)
+        for name in RELEASE_NAMES
+        for change in ENTRIES[name].doc_changes
+        if change.tagged_in is not None
+    ]
+    assert tagged, "the two cells merged before the 0.5.7 tag are recorded as such"
+    for name, tag in tagged:
+        assert tag in RELEASE_NAMES and _version_key(tag) < _version_key(name)

@@ -15,12 +15,14 @@ from collections.abc import Iterator
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 
-from markdown_tables import table_under
+from markdown_tables import read_tables, table_under
 from paths import ROOT
 
 from compat import MATRIX, AttentionConfig, Report, Severity, check
 
-PAGE = ROOT / "docs" / "attention_backend.md"
+# The proof is about the PR #14467 baseline (the guard's verdicts for SGLang 0.5.7, which the
+# tests pin): the page it reads is that release's.
+PAGE = ROOT / "docs" / "releases" / "0.5.7.md"
 
 ARCHS = ("mha", "mla")
 KV_DTYPES = ("auto", "bf16", "fp8_e4m3", "fp8_e5m2", "fp4_e2m1")
@@ -51,7 +53,7 @@ class Claim:
 
 def read_claims(page: str) -> dict[tuple[str, str], tuple[Claim, ...]]:
     """(arch, backend) -> every cell of its row, with the legend's action for the column."""
-    legend = table_under(page, "Legend")
+    (legend,) = [t for t in read_tables(page) if t.heading == "Legend" and t.header[0] == "Column"]
     column, action, phases, finding = (
         legend.header.index(h)
         for h in ("Column", "Guard action on an unsupported cell", "Phases checked", "Finding id")

@@ -13,6 +13,8 @@ SLOW_MODULES = frozenset(
         # SGLang's own start-up code on the conformance grid, and the harness that runs it.
         "engine/test_conformance.py",
         "engine/test_conformance_releases.py",
+        "engine/test_conformance_zoo.py",
+        "engine/test_model_data.py",
         "guard/test_conformance_enforce.py",
         "tools/test_conformance_harness.py",
         "tools/test_conformance_zoo_harness.py",

@@ -26,8 +26,9 @@ SLOW_MODULES = frozenset(
         "publish/test_site.py",
         "publish/test_browser.py",
         "test_benchmark_smoke.py",
-        # Every cell of the matrix flipped, one at a time.
+        # Every cell of the matrix flipped, one at a time, and release by release.
         "claim/test_mutation.py",
+        "publish/test_release_mutation.py",
     }
 )
 SLOW_TESTS = frozenset(

@@ -26,6 +26,7 @@ from paths import MODELS
 from compat import MATRIX, AttentionConfig, InvalidConfigError, Report, Suggestion, check
 from compat.cli import main
 from compat.guard.report import Finding
+from compat.inputs.flags import DEVICE, DISAGGREGATION_MODE
 from compat.releases import BASELINE, RELEASES
 from compat.vocab.hardware import ComputeCapability
 from compat.vocab.terms import KV_DTYPE_SPELLINGS, Arch, Severity
@@ -152,6 +153,20 @@ VALID: dict[str, st.SearchStrategy[Any]] = {
     ),
     "kv_heads": st.one_of(st.none(), st.sampled_from([1, 8, 16, 128])),
     "sglang_version": st.one_of(st.none(), st.sampled_from(["0.5.7", "0.5.7.post1"])),
+    "trust_remote_code": st.booleans(),
+    "quantization": st.one_of(
+        st.none(), st.sampled_from(sorted(RELEASES[BASELINE].quantization_set))
+    ),
+    "device": st.one_of(st.none(), st.sampled_from(DEVICE.choices)),
+    "tp_size": st.one_of(st.none(), st.sampled_from([1, 2, 4, 8])),
+    "dp_size": st.one_of(st.none(), st.sampled_from([1, 2, 4])),
+    "enable_dp_attention": st.booleans(),
+    "enable_deterministic_inference": st.booleans(),
+    "disaggregation_mode": st.sampled_from(DISAGGREGATION_MODE.choices),
+    "prefill_round_robin_balance": st.booleans(),
+    "model_type": st.one_of(st.none(), st.sampled_from(["llama", "deepseek_v3", "qwen3_next"])),
+    "checkpoint_quantization": st.one_of(st.none(), st.sampled_from(["fp8", "mxfp4"])),
+    "remote_code": st.booleans(),
 }
 
 

@@ -91,17 +91,20 @@ class Intent:
     ran: Resolved
 
     @classmethod
-    def of(cls, report: Report) -> Intent:
-        config = report.config
+    def of(cls, report: Report, matrix: Matrix) -> Intent:
+        """The intent of `report`'s launch. A named backend that cannot run on this machine
+        (fa3 on a CPU) is no intent a fix could keep."""
+        config, resolved = report.config, report.resolved
+        named = ((phase, named_backend(config, phase)) for phase in Phase)
         return cls(
             KV_DTYPE_SPELLINGS[config.kv_cache_dtype],
             config.speculative_algorithm is not None,
             tuple(
                 (phase, name)
-                for phase in Phase
-                if (name := named_backend(config, phase)) is not None
+                for phase, name in named
+                if name in matrix.backend_names and _runs_here(matrix.backend(name), resolved)
             ),
-            report.resolved,
+            resolved,
         )
 
     def misses(self, resolved: Resolved) -> Misses:
@@ -154,7 +157,7 @@ def suggest_fixes(
 ) -> tuple[Suggestion, ...]:
     """Passing fixes of `report`'s configuration, those that keep the launch's intent first,
     then the fewest changes."""
-    config, intent = report.config, Intent.of(report)
+    config, intent = report.config, Intent.of(report, matrix)
     moves = candidate_moves(report, run_check, matrix)
     passing: list[tuple[Move, ...]] = []
     kept: list[Fix] = []

@@ -471,3 +471,24 @@ def test_disable_advice_keeps_the_names_sglang_plugins_already_lists(
     )
     monkeypatch.setenv("SGLANG_PLUGINS", "attention_compat")
     assert sglang_plugin.disable_advice().startswith("SGLANG_PLUGINS=none disables this check")
+
+
+def test_the_garbage_collector_is_paused_only_while_the_plugin_works(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import gc
+
+    seen: list[bool] = []
+    original = compat.guard.enforce.enforce
+
+    def spy(server_args: Any, **kwargs: Any) -> Any:
+        seen.append(gc.isenabled())
+        return original(server_args, **kwargs)
+
+    monkeypatch.delenv(POLICY_VARIABLE, raising=False)
+    monkeypatch.setattr(compat.guard.enforce, "enforce", spy)
+    assert gc.isenabled()
+    with sglang_with_plugin("0.5.23", tmp_path, monkeypatch) as runtime:
+        refused = _launch(runtime, DOCUMENTED_ONLY)
+    assert seen == [False]  # paused while it judged
+    assert refused.refused and gc.isenabled()  # and back on, even after a refusal

@@ -262,8 +262,8 @@ def check_launch(server_args: Any, version: str) -> Report | None:
         return outcome
     refusal = outcome
     detected = True  # the hook never names the platform: it is always detected
+    _speak_findings(refusal.report, policy)  # the warnings, which the refusal leaves out
     if policy is Policy.WARN:
-        _speak_findings(refusal.report, policy)
         try:
             message = refusal_message(
                 refusal.report, policy, detected=detected, asked=explicit is not None

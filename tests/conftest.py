@@ -1,5 +1,54 @@
 import os
+from pathlib import Path
+
+import pytest
 
 # Most tests are about the PR #14467 baseline, which SGLang 0.5.7 shipped: pin it (subprocesses
 # inherit it) unless a run names another release. Tests of later releases say theirs.
 os.environ.setdefault("COMPAT_SGLANG_VERSION", "0.5.7")
+
+_TESTS = Path(__file__).resolve().parent
+SLOW_MODULES = frozenset(
+    {
+        # SGLang's own start-up code on the conformance grid, and the harness that runs it.
+        "engine/test_conformance.py",
+        "engine/test_conformance_releases.py",
+        "guard/test_conformance_enforce.py",
+        "tools/test_conformance_harness.py",
+        "tools/test_conformance_zoo_harness.py",
+        "test_sglang_plugin.py",
+        # Whole spaces: the consistency proof, the fuzzers, the built site and its browser.
+        "guard/test_consistency.py",
+        "cli/test_hostile_fuzz.py",
+        "guard/test_fuzz.py",
+        "publish/test_site.py",
+        "publish/test_browser.py",
+        "test_benchmark_smoke.py",
+        # Every cell of the matrix flipped, one at a time.
+        "claim/test_mutation.py",
+    }
+)
+SLOW_TESTS = frozenset(
+    {
+        "claim/test_columns.py::test_a_cold_matrix_words_every_report_as_a_warm_one",
+        "cli/test_check.py::test_platform_is_detected_when_not_given",
+        "cli/test_docs.py::test_check_fails_on_a_hand_edit_then_docs_repairs_it",
+        "cli/test_hostile_files.py::test_concurrent_writers_leave_a_fresh_page_and_no_temporary_file",
+        "cli/test_launch.py::test_json_errors_go_to_stdout",
+        "cli/test_launch.py::test_the_deepseek_command_gets_multi_flag_fixes_that_pass",
+        "engine/test_parser.py::test_committed_flags_equal_the_releases_parser",
+        "engine/test_parser.py::test_a_pasted_command_is_read_with_the_predicted_release",
+    }
+)
+"""Single tests of the slow tier, by module and name (every parameter of the test)."""
+"""Test modules of the slow tier (each takes tens of seconds or more); a test elsewhere can
+say `@pytest.mark.slow` itself. The fast tier for the edit loop is
+`python -m pytest -m "not slow"`; the README's `python -m pytest` runs both."""
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        module = item.path.relative_to(_TESTS).as_posix()
+        name = item.name.split("[", 1)[0]
+        if module in SLOW_MODULES or f"{module}::{name}" in SLOW_TESTS:
+            item.add_marker(pytest.mark.slow)

@@ -7,8 +7,10 @@ own: it decodes and looks up the data built here by running the guard over each 
 release's whole option space (that release's KV dtypes and backends), one file a release,
 which the MkDocs hook adds to the built site: never committed, so never stale.
 
-Releases offered: the newest, then 0.5.7 (PR #14467's, the page's baseline); the others are
-left out for build time (22-115 s of CPU each, mostly the fix search where nothing passes).
+Every modelled release is offered, newest first. Each costs 20-70 s of CPU (about 4,000
+combinations of the menus times 47 columns, and the fix search where nothing passes), so
+the parts are computed side by side and the result is kept in the build cache
+(`compat.publish.finder_cache`); `COMPAT_FINDER_RELEASES` names fewer for a quicker build.
 """
 
 from __future__ import annotations
@@ -21,33 +23,47 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from compat.claim.matrix import Matrix
 from compat.guard.check import check
 from compat.guard.report import Report
 from compat.guard.suggest import page_sizes, suggest_fixes
 from compat.inputs.config import DEFAULT_SPECULATIVE_ALGORITHM, AttentionConfig, flag_of
 from compat.inputs.config import speculation_with_topk as with_topk
 from compat.inputs.gpus import GPUS
-from compat.releases import NEWEST, RELEASES, release_matrix
+from compat.publish.finder_layout import (
+    DIGITS,
+    Cell,
+    Row,
+    Texts,
+    cell_tables,
+    encode,
+    encode_findings,
+    finding_order,
+    intern,
+    width,
+)
+from compat.releases import NEWEST, RELEASE_NAMES, RELEASES, release_matrix
 from compat.vocab import terms as vocab
 from compat.vocab.hardware import ComputeCapability
 
-FINDER_RELEASES = (NEWEST, "0.5.7")
-"""The releases the finder offers, newest first (the initial selection)."""
+FINDER_RELEASES = tuple(reversed(RELEASE_NAMES))
+"""The releases the finder offers: every modelled one, newest first (the initial selection)."""
+RELEASES_VARIABLE = "COMPAT_FINDER_RELEASES"
+"""Names the releases a build offers (comma-separated, kept newest first); unset or `all`:
+every one. For a quicker build while editing, and for the tests' sample of releases."""
 INDEX_PATH = "javascripts/finder-releases.js"
 """Where the hook puts the list of releases and their data files, next to the page's script."""
 INDEX_GLOBAL = "COMPAT_FINDER_RELEASES"
 """The global the index script assigns: `[{release, file}, ...]`, the initial one first."""
 DATA_GLOBAL = "COMPAT_FINDER_DATA"
 """The global each data script adds its release to (a script, not JSON: works from file://)."""
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 TOPK_CHOICES = (1, 2, 4)
 """Speculative top-k values offered besides "off": 1 and more than 1 are different columns."""
 VERDICTS = ("compatible", "warnings", "incompatible")
 """Verdict names, indexed by the verdict digit of the data's parts."""
 AXIS_ORDER = ("arch", "gpu", "kv_cache_dtype", "page_size", "topk")
 """The axes in the order that the data's combination index counts them (last varies fastest)."""
-DIGITS = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz-_"
-"""The alphabet of the data's numbers (base 64, safe in JSON and URLs)."""
 MAX_FIXES = 5
 _SEVERITIES = (vocab.Severity.ERROR, vocab.Severity.WARNING, vocab.Severity.INFO)
 _SEVERITY_RANK = {severity: rank for rank, severity in enumerate(_SEVERITIES)}
@@ -147,22 +163,6 @@ def hardware_classes(axes: tuple[Axis, ...]) -> list[tuple[tuple[str, Any], ...]
 
 
 # -- computing: the guard on every combination and column; then the layout ----------------
-Key = tuple[int, str, str, str]  # a finding: severity rank, rule, message, phases joined by +
-Cell = tuple[int, tuple[Key, ...]]  # a column of a combination: verdict, findings errors first
-
-
-@dataclass(frozen=True)
-class Row:
-    """Everything the finder shows for one combination."""
-
-    cells: tuple[Cell, ...]
-    refused: str
-    """Per pair prefill, "1" where the prefill backend is refused whatever the partner."""
-    defaults: tuple[str | None, str | None]
-    fixes: tuple[tuple[str, str], ...] | None
-    """(summary, reason) of the guard's first fixes, where no backend passes."""
-
-
 def _cell(report: Report) -> Cell:
     verdict = 2 if not report.ok else 1 if report.warnings else 0
     ordered = sorted(report.findings, key=lambda finding: _SEVERITY_RANK[finding.severity])
@@ -195,10 +195,8 @@ def _row(base: AttentionConfig, release: str, run: Callable[[AttentionConfig], R
     return Row(tuple(map(_cell, reports)), refused, defaults, fixes)
 
 
-def release_rows(release: str, arch: int, hardware: int) -> list[Row]:
-    """The rows of one architecture and hardware class, in index order. One memo serves them
-    all: the suggestion search asks about neighbouring combinations and columns."""
-    axes, matrix = finder_options(release), release_matrix(release)
+def _memoized(matrix: Matrix) -> Callable[[AttentionConfig], Report]:
+    """`check()` against `matrix`, each configuration once."""
     seen: dict[AttentionConfig, Report] = {}
 
     def run(config: AttentionConfig) -> Report:
@@ -207,16 +205,36 @@ def release_rows(release: str, arch: int, hardware: int) -> list[Row]:
             report = seen[config] = check(config, matrix)
         return report
 
+    return run
+
+
+def release_rows(release: str, arch: int, hardware: int) -> list[Row]:
+    """The rows of one architecture and hardware class, in index order. One memo serves them
+    all: the suggestion search asks about neighbouring combinations and columns."""
+    axes, run = finder_options(release), _memoized(release_matrix(release))
     fixed = (axes[0].options[arch].fields, hardware_classes(axes)[hardware])
     combinations = itertools.product(*(axis.options for axis in axes[2:]))
     fields = (dict(itertools.chain(*fixed, *(o.fields for o in rest))) for rest in combinations)
     return [_row(AttentionConfig(sglang_version=release, **f), release, run) for f in fields]
 
 
-def compute_rows(releases: Sequence[str]) -> dict[str, list[Row]]:
+def combination_row(release: str, values: dict[str, str]) -> Row:
+    """The row of one combination (an option value per axis id), as the build computes it:
+    lets a test hold any release's rows to the guard without computing its whole space."""
+    axes, run = finder_options(release), _memoized(release_matrix(release))
+    chosen = [next(o for o in axis.options if o.value == values[axis.id]) for axis in axes]
+    fields = dict(itertools.chain(*(option.fields for option in chosen)))
+    return _row(AttentionConfig(sglang_version=release, **fields), release, run)
+
+
+def compute_rows(
+    releases: Sequence[str], say: Callable[[str], None] | None = None
+) -> dict[str, list[Row]]:
     """Every row of each release; the parts (an architecture and hardware class each) are
-    computed side by side on every CPU (the result does not depend on where)."""
+    computed side by side on every CPU (the result does not depend on where). `say` gets a
+    line as each release is done: the whole takes minutes, and the builder should see it move."""
     import multiprocessing
+    import time
     from concurrent.futures import ProcessPoolExecutor
 
     parts = []
@@ -224,74 +242,26 @@ def compute_rows(releases: Sequence[str]) -> dict[str, list[Row]]:
         axes = finder_options(release)
         classes = range(len(hardware_classes(axes)))
         parts += [(release, a, h) for a in range(len(axes[0].options)) for h in classes]
+    left = {release: sum(part[0] == release for part in parts) for release in releases}
     workers = min(len(parts), os.cpu_count() or 1)
     # Forked workers need no `__main__` guard in the caller (fork is POSIX's default).
     fork = "fork" if "fork" in multiprocessing.get_all_start_methods() else None
-    with ProcessPoolExecutor(workers, multiprocessing.get_context(fork)) as pool:
-        done = list(pool.map(release_rows, *zip(*parts, strict=True)))
     rows: dict[str, list[Row]] = {release: [] for release in releases}
-    for (release, _, _), part in zip(parts, done, strict=True):
-        rows[release] += part
+    start = time.perf_counter()
+    with ProcessPoolExecutor(workers, multiprocessing.get_context(fork)) as pool:
+        # Results come in the parts' order, so the releases are done newest first.
+        done = pool.map(release_rows, *zip(*parts, strict=True))
+        for (release, _, _), part in zip(parts, done, strict=True):
+            rows[release] += part
+            left[release] -= 1
+            if left[release] == 0 and say is not None:
+                finished = sum(not count for count in left.values())
+                say(
+                    f"finder: SGLang {release}'s verdicts computed ({finished} of "
+                    f"{len(releases)} releases, {time.perf_counter() - start:.0f} s so far, "
+                    f"{workers} processes)"
+                )
     return rows
-
-
-def _intern(table: dict[Any, int], value: Any) -> int:
-    """`value`'s index in `table`, a new one (in order of first appearance) if need be."""
-    return table.setdefault(value, len(table))
-
-
-def width(count: int) -> int:
-    """Digits per number for a table of `count` entries: 1 up to 64 entries, 2 up to 4096."""
-    return next(digits for digits in itertools.count(1) if len(DIGITS) ** digits >= count)
-
-
-def _encode(numbers: Iterable[int], digits: int) -> str:
-    base, places = len(DIGITS), range(digits - 1, -1, -1)
-    return "".join(DIGITS[n // base**place % base] for n in numbers for place in places)
-
-
-def finding_order(rows: Iterable[Row]) -> list[Key]:
-    """Every finding, numbered so that each cell lists its findings in increasing id: a
-    finding comes after every finding the guard ever reports just before it."""
-    import graphlib
-
-    sorter: graphlib.TopologicalSorter[Key] = graphlib.TopologicalSorter()
-    seen: set[tuple[Key, ...]] = set()
-    for keys in (keys for row in rows for _, keys in row.cells if keys not in seen):
-        seen.add(keys)
-        for position, key in enumerate(keys):
-            sorter.add(key, *keys[max(position - 1, 0) : position])
-    try:
-        return list(sorter.static_order())
-    except graphlib.CycleError as error:
-        raise ValueError("finder data: the guard reports some findings in both orders") from error
-
-
-def _cell_tables(rows: list[Row], block: int, ids: dict[Key, int]) -> dict[str, Any]:
-    """`widths`, `sets`, `parts`, `blocks` and `results` of the layout (see `finder_data`)."""
-    tables: list[dict[Any, int]] = [{}, {}, {}]
-    sets, parts, blocks = tables
-    refs = []
-    for start in range(0, len(rows), block):
-        group = rows[start : start + block]
-        for column in range(len(group[0].cells)):
-            cells = [
-                (v, {ids[key] for key in keys}) for v, keys in (r.cells[column] for r in group)
-            ]
-            shared = set.intersection(*(numbers for _, numbers in cells))
-            own = [_intern(parts, (v, tuple(sorted(numbers - shared)))) for v, numbers in cells]
-            refs.append((_intern(sets, tuple(sorted(shared))), _intern(blocks, tuple(own))))
-    widths = {"finding": width(len(ids)), "set": width(len(sets))}
-    widths |= {"part": width(len(parts)), "block": width(len(blocks))}
-    return {
-        "widths": widths,
-        "sets": [_encode(numbers, widths["finding"]) for numbers in sets],
-        "parts": [str(v) + _encode(numbers, widths["finding"]) for v, numbers in parts],
-        "blocks": [_encode(numbers, widths["part"]) for numbers in blocks],
-        "results": "".join(
-            _encode((s,), widths["set"]) + _encode((b,), widths["block"]) for s, b in refs
-        ),
-    }
 
 
 def _axes_data(axes: tuple[Axis, ...]) -> list[dict[str, Any]]:
@@ -317,33 +287,40 @@ def finder_data(release: str = FINDER_RELEASES[0], rows: list[Row] | None = None
     A column is one backend on both phases, or a (prefill, decode) pair (`columns`: backend
     numbers, -1 for no prefill of its own); a combination's index is mixed radix over arch,
     hardware class, dtype, page size and topk (last fastest). Numbers are written in
-    `DIGITS`, `widths[table]` digits each: as few as the table's size allows. Strings live
-    once in `strings`; a finding is `[severity, rule, message, phases]`, numbered so that
+    `DIGITS`, `widths[table]` digits each: as few as the table's size allows. Texts live
+    once in `texts`, each as word numbers into `words`; `findings` holds per finding its
+    severity's digit and the text numbers of its rule, message and phases, numbered so that
     every cell's findings are in id order. Cells come in blocks of `block` (every page size
-    and topk of one arch, hardware class and dtype): per block and column `results` holds
-    a `sets` number (the finding ids all the block's cells share) and a `blocks` number,
-    whose entry holds one `parts` number per cell: the verdict's digit and the cell's own
-    finding ids. A cell's findings are its set's and its part's, in id order. `defaults`:
-    per combination SGLang's prefill and decode backends with no backend flag (one digit
+    and topk of one arch, hardware class and dtype; `topks` per page size): per block and
+    column, `results` holds a `groups` number, whose entry holds a `sets` number (finding
+    ids all the block's cells share), three `tuples` numbers (a set per page size, a set
+    per topk, a set per cell) and a `patterns` number (each cell's verdict digit). A cell's
+    findings are the union of its four sets, in id order (`cell_tables`). `defaults`: per
+    combination SGLang's prefill and decode backends with no backend flag (one digit
     each, `len(backends)` for none); `refused`: per combination and pair prefill, "1"
     where the prefill backend itself is refused (its cells then hold only the errors all
     pairs share); `fixes`: per combination 0, or 1 + an index into `fixlists` ([summary,
-    reason] string pairs, the guard's fixes for the default launch) where nothing passes.
-    Measured on 0.5.23: 998 KB as a two-digit outcome number per cell and column (one digit
-    never fits: every column has over 64 outcomes), 252 KB this way; blocks of 4 (topk) or
-    168 cells instead of 24 would make the cell tables 325 or 382 KB instead of 134.
+    reason] text number pairs, the guard's fixes for the default launch) where nothing
+    passes. Measured on 0.5.23: 998 KB as a two-digit outcome number per cell and column
+    (one digit never fits: every column has over 64 outcomes), 252 KB with one set per
+    block and a part per cell and plain texts, 130 KB (32 KB gzipped) this way.
     """
     rows = compute_rows([release])[release] if rows is None else rows
     axes, backends = finder_options(release), finder_backends(release)
     if len(backends) >= len(DIGITS):
         raise ValueError("finder data: too many backends for one-digit defaults")
     ids = {key: number for number, key in enumerate(finding_order(rows))}
-    strings: dict[str, int] = {}
+    texts = Texts()
+    for _, *words in ids:
+        for text in words:
+            texts.number(text)
     fixlists: dict[Any, int] = {}
-    findings = [[s, *(_intern(strings, text) for text in rmp)] for s, *rmp in ids]
-    fixes = [0 if row.fixes is None else 1 + _intern(fixlists, row.fixes) for row in rows]
-    tables = _cell_tables(rows, len(axes[3].options) * len(axes[4].options), ids)
-    tables["widths"]["fixes"] = width(len(fixlists) + 1)
+    fixes = [0 if row.fixes is None else 1 + intern(fixlists, row.fixes) for row in rows]
+    fix_texts = [[[texts.number(t) for t in fix] for fix in entry] for entry in fixlists]
+    text_tables = texts.tables()
+    pages, topks = len(axes[3].options), len(axes[4].options)
+    tables = cell_tables(rows, pages, topks, ids)
+    tables["widths"] |= text_tables.pop("widths") | {"fixes": width(len(fixlists) + 1)}
     index = {name: number for number, name in enumerate(backends)}
     pairs = [[index[p], index[d]] for p in pair_prefills(release) for d in backends if d != p]
     chosen = [len(backends) if n is None else index[n] for row in rows for n in row.defaults]
@@ -357,14 +334,15 @@ def finder_data(release: str = FINDER_RELEASES[0], rows: list[Row] | None = None
         "digits": DIGITS,
         "verdicts": list(VERDICTS),
         "severities": [severity.value for severity in _SEVERITIES],
-        "findings": findings,
-        "block": len(axes[3].options) * len(axes[4].options),
+        "findings": encode_findings(ids, texts, tables["widths"]["text"]),
+        "block": pages * topks,
+        "topks": topks,
         **tables,
+        **text_tables,
         "defaults": "".join(DIGITS[number] for number in chosen),
         "refused": "".join(row.refused for row in rows),
-        "fixlists": [[[_intern(strings, t) for t in fix] for fix in entry] for entry in fixlists],
-        "fixes": _encode(fixes, tables["widths"]["fixes"]),
-        "strings": list(strings),
+        "fixlists": fix_texts,
+        "fixes": encode(fixes, tables["widths"]["fixes"]),
     }
 
 
@@ -385,12 +363,36 @@ def render_finder_script(release: str = NEWEST, data: dict[str, Any] | None = No
     )
 
 
-def generated_files() -> list[tuple[str, str]]:
+def offered_releases() -> tuple[str, ...]:
+    """The releases this build offers, newest first: `FINDER_RELEASES`, or those that
+    `COMPAT_FINDER_RELEASES` names; ValueError (one line, the choices) for an unknown one."""
+    wanted = os.environ.get(RELEASES_VARIABLE, "").strip()
+    if wanted in ("", "all"):
+        return FINDER_RELEASES
+    names = {name.strip() for name in wanted.split(",") if name.strip()}
+    unknown = sorted(names - set(FINDER_RELEASES))
+    if unknown or not names:
+        raise ValueError(
+            f"{RELEASES_VARIABLE}={wanted!r}: {', '.join(unknown) or 'no release'} is not a "
+            f"modelled release; choose among {', '.join(RELEASE_NAMES)} or all"
+        )
+    return tuple(release for release in FINDER_RELEASES if release in names)
+
+
+def generated_names() -> tuple[str, ...]:
+    """The paths of every file the finder adds to the built site: the index, then one data
+    file per release (relative to the site's root, inside `javascripts/`)."""
+    return (INDEX_PATH, *map(data_path, offered_releases()))
+
+
+def generated_files(say: Callable[[str], None] | None = None) -> list[tuple[str, str]]:
     """Every file the finder adds to the built site, as (path, content): the index of the
-    releases and their data files (the initial one first), then one data file per release."""
-    rows = compute_rows(FINDER_RELEASES)
+    releases and their data files (the initial one first), then one data file per release.
+    `say` gets a line of progress per release."""
+    releases = offered_releases()
+    rows = compute_rows(releases, say)
     data = {data_path(r): render_finder_script(r, finder_data(r, rows[r])) for r in rows}
-    index = [{"release": r, "file": data_path(r).rsplit("/", 1)[1]} for r in FINDER_RELEASES]
+    index = [{"release": r, "file": data_path(r).rsplit("/", 1)[1]} for r in releases]
     script = f"window.{INDEX_GLOBAL} = {json.dumps(index, separators=(',', ':'))};\n"
     comment = "// Generated at site build time by compat.publish.finder; do not edit.\n"
     return [(INDEX_PATH, comment + script), *data.items()]

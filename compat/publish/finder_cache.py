@@ -3,8 +3,21 @@
 The data is a pure function of the package's code (matrix, releases, guard), so the cache
 key is a digest of every Python source of the package and of the Python version: any edit
 to the package computes afresh. Entries live under `$COMPAT_CACHE_DIR` (default
-`$XDG_CACHE_HOME/attention-compat`, else `~/.cache/attention-compat`), in `finder/`. A cache
-that cannot be read or written is skipped: the build then computes the data, as without it.
+`$XDG_CACHE_HOME/attention-compat`, else `~/.cache/attention-compat`), in `finder/`.
+
+What a cache entry holds is published on the site, so an entry is used only when nobody
+else could have written it and it is what its key promises:
+
+- the cache directory and `finder/` are directories (not links) owned by the user, and
+  neither is writable by the group or others; the entry is a regular file owned by the
+  user, not writable by others;
+- the entry names exactly the files the finder generates (relative paths inside the site:
+  never a path outside it, never the finder's own script);
+- the entry says which package sources it was computed from (the key), and a digest of the
+  key and of every name and content matches what it holds.
+
+Otherwise the build computes the data afresh and says why, in one line (`reason`). A
+cache that cannot be read or written is skipped the same way.
 """
 
 from __future__ import annotations
@@ -12,9 +25,11 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import stat
 import sys
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Collection, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from compat.publish.outputs import PACKAGE_DIR
@@ -22,8 +37,15 @@ from compat.publish.outputs import PACKAGE_DIR
 CACHE_VARIABLE = "COMPAT_CACHE_DIR"
 DISABLE_VARIABLE = "COMPAT_NO_FINDER_CACHE"
 """Set (to anything) to compute the finder's data on every build."""
+FORMAT = 2
+"""The entry's layout: `{"format", "sources", "digest", "files": [[name, content], ...]}`."""
 
 Files = list[tuple[str, str]]
+Say = Callable[[str], None]
+
+
+class Untrusted(Exception):
+    """Why a cache entry is not used; the message is one line."""
 
 
 def cache_dir() -> Path:
@@ -43,37 +65,164 @@ def source_digest(package: Path = PACKAGE_DIR) -> str:
     return digest.hexdigest()
 
 
-def _read(path: Path) -> Files | None:
+def entry_key(names: Collection[str], package: Path = PACKAGE_DIR) -> str:
+    """The key of the entry holding `names`: the package's sources and which files (a build
+    that offers fewer releases keeps its own entry)."""
+    listed = "\0".join(sorted(names))
+    return hashlib.sha256(f"{source_digest(package)}\0{listed}".encode()).hexdigest()
+
+
+def content_digest(key: str, files: Files) -> str:
+    """What an entry's `digest` must be: the key, then every name and content, in order."""
+    digest = hashlib.sha256(f"{FORMAT}\0{key}\0".encode())
+    for name, content in files:
+        for text in (name, content):
+            data = text.encode("utf-8", "surrogatepass")
+            digest.update(f"{len(data)}\0".encode() + data)
+    return digest.hexdigest()
+
+
+def _trusted_directory(path: Path) -> None:
+    """Raise Untrusted unless `path` is the user's own directory that only they can write."""
+    info = os.lstat(path)
+    if not stat.S_ISDIR(info.st_mode):
+        raise Untrusted(f"{path} is not a directory")
+    _owned(path, info, "directory")
+
+
+def _owned(path: Path, info: os.stat_result, what: str) -> None:
+    if info.st_uid != os.getuid():
+        raise Untrusted(f"the {what} {path} belongs to user id {info.st_uid}, not to you")
+    if info.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+        mode = stat.S_IMODE(info.st_mode)
+        raise Untrusted(f"the {what} {path} is writable by others (mode {mode:o})")
+
+
+def _entry_path(root: Path, key: str) -> Path:
+    if len(key) != 64 or any(c not in "0123456789abcdef" for c in key):
+        raise Untrusted(f"the key {key!r} is not a digest")
+    return root / "finder" / f"{key}.json"
+
+
+def read_entry(root: Path, key: str, names: Collection[str]) -> Files | None:
+    """The entry for `key` if it exists and passes every check; None if there is none;
+    Untrusted (with the reason) if it exists and fails one."""
+    path = _entry_path(root, key)
     try:
-        entries = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        _trusted_directory(root)
+        _trusted_directory(path.parent)
+        handle = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+    except FileNotFoundError:
         return None
-    if not isinstance(entries, list) or not all(
-        isinstance(e, list) and len(e) == 2 and all(isinstance(x, str) for x in e) for e in entries
+    except OSError as error:
+        raise Untrusted(f"cannot read {error.filename or path}: {error.strerror}") from None
+    with os.fdopen(handle, "rb") as stream:
+        info = os.fstat(stream.fileno())
+        if not stat.S_ISREG(info.st_mode):
+            raise Untrusted(f"{path} is not a regular file")
+        _owned(path, info, "entry")
+        try:
+            entry = json.loads(stream.read().decode("utf-8"))
+        except (OSError, ValueError) as error:
+            raise Untrusted(f"{path} is not a readable entry ({type(error).__name__})") from None
+    return _checked(path, entry, key, names)
+
+
+def _checked(path: Path, entry: object, key: str, names: Collection[str]) -> Files:
+    if not isinstance(entry, dict) or entry.get("format") != FORMAT:
+        raise Untrusted(f"{path} is not an entry of format {FORMAT}")
+    raw = entry.get("files")
+    if not isinstance(raw, list) or not all(
+        isinstance(e, list) and len(e) == 2 and all(isinstance(x, str) for x in e) for e in raw
     ):
-        return None
-    return [(name, content) for name, content in entries]
+        raise Untrusted(f"{path} does not hold a list of [name, content] pairs")
+    files = [(name, content) for name, content in raw]
+    listed = [name for name, _ in files]
+    strange = sorted(set(listed) - set(names))
+    if strange:
+        raise Untrusted(f"{path} names a file the finder does not generate: {strange[0]!r}")
+    if sorted(listed) != sorted(names):
+        raise Untrusted(f"{path} does not hold each of the finder's files exactly once")
+    if entry.get("sources") != key:
+        raise Untrusted(f"{path} was computed from other package sources")
+    if entry.get("digest") != content_digest(key, files):
+        raise Untrusted(f"{path} does not match its digest (its files were changed)")
+    return files
 
 
-def _write(path: Path, files: Files) -> None:
+def write_entry(root: Path, key: str, files: Files) -> None:
+    """Store `files` under `key`, creating the user's own directories (mode 0700) if need be;
+    raises OSError or Untrusted when the place cannot be trusted."""
+    path = _entry_path(root, key)
+    for directory in (root, path.parent):
+        directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+        _trusted_directory(directory)
+    entry = {"format": FORMAT, "sources": key, "digest": content_digest(key, files)}
+    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".json")
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".json")
         with os.fdopen(handle, "w", encoding="utf-8") as stream:
-            json.dump(files, stream, ensure_ascii=False)
+            json.dump({**entry, "files": files}, stream, ensure_ascii=False)
         os.replace(temporary, path)
-    except OSError:
-        return
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
 
 
-def cached(compute: Callable[[], Files], key: str | None = None) -> Files:
-    """`compute()`'s files, from the cache when the package is unchanged since they were made."""
+def cached(
+    compute: Callable[[], Files],
+    names: Collection[str],
+    key: str | None = None,
+    say: Say | None = None,
+) -> Files:
+    """`compute()`'s files (exactly `names`), from the cache when an entry for the package's
+    current sources passes every check; `say` gets one line when the cache is not used."""
     if os.environ.get(DISABLE_VARIABLE):
         return compute()
-    path = cache_dir() / "finder" / f"{key or source_digest()}.json"
-    found = _read(path)
+    root, key = cache_dir(), key or entry_key(names)
+    tell = say or (lambda line: None)
+    with _computing(root, key):
+        return _cached(compute, names, root, key, tell)
+
+
+@contextmanager
+def _computing(root: Path, key: str) -> Iterator[None]:
+    """Hold the entry's lock while it is read, computed and written, so that builds running
+    side by side (the tests' workers, two builds) compute it once; without a usable lock
+    each computes on its own."""
+    try:
+        import fcntl
+
+        _trusted_directory(root)
+        _trusted_directory(root / "finder")
+        handle = os.open(root / "finder" / f".{key}.lock", os.O_RDWR | os.O_CREAT, 0o600)
+    except (ImportError, OSError, Untrusted):
+        yield
+        return
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(handle)
+
+
+def _cached(
+    compute: Callable[[], Files], names: Collection[str], root: Path, key: str, tell: Say
+) -> Files:
+    try:
+        found = read_entry(root, key, names)
+    except Untrusted as error:
+        tell(f"finder cache not used: {error}; computing the finder's data afresh")
+        found, told = None, True
+    else:
+        told = False
     if found is not None:
         return found
     files = compute()
-    _write(path, files)
+    try:
+        # A bad entry in the user's own directory is replaced; an untrusted directory
+        # refuses the write as it refused the read.
+        write_entry(root, key, files)
+    except (OSError, Untrusted) as error:
+        if not told:
+            tell(f"finder cache not written: {error}")
     return files

@@ -10,6 +10,7 @@ to the site as generated files, never committed.
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 
 from mkdocs.config.defaults import MkDocsConfig
@@ -20,6 +21,7 @@ from compat.publish.outputs import OutputError, Staleness, staleness
 from compat.publish.pages import TemplateError, render_pages
 
 FIX_COMMAND = "compat docs"
+_LOG = logging.getLogger("mkdocs.hooks.compat")
 
 
 def on_config(config: MkDocsConfig) -> MkDocsConfig:
@@ -87,15 +89,27 @@ def _staleness(page: Path, content: str, label: str) -> Staleness:
 def on_files(files: Files, config: MkDocsConfig) -> Files:
     """Add the finder's release index and one data script per release, freshly computed
     from the matrix and the guard; refuse a committed copy of any of them."""
-    from compat.publish.finder import FINDER_RELEASES, INDEX_PATH, data_path, generated_files
+    from compat.publish import finder
     from compat.publish.finder_cache import cached
 
-    for path in (INDEX_PATH, *map(data_path, FINDER_RELEASES)):
+    try:
+        names = finder.generated_names()
+    except ValueError as error:  # COMPAT_FINDER_RELEASES names a release that is not modelled
+        raise PluginError(str(error)) from None
+    for path in names:
         if files.get_file_from_path(path) is not None:
             raise PluginError(
                 f"{Path(config.docs_dir).name}/{path} must not exist: the finder's data is "
                 "generated at build time. Delete the file."
             )
-    for path, content in cached(generated_files):
+
+    # INFO, not WARNING: a cache that is not used is no fault of the site (strict mode
+    # fails on warnings), but the build says why it computes afresh.
+    def compute() -> list[tuple[str, str]]:
+        return finder.generated_files(say=_LOG.info)
+
+    for path, content in cached(compute, names, say=_LOG.info):
+        if path not in names:  # the cache checks this already; a site file is never replaced
+            raise PluginError(f"the finder's data names a file it does not generate: {path!r}")
         files.append(File.generated(config, path, content=content))
     return files

@@ -36,6 +36,9 @@
     return node;
   }
 
+  // Scripts being loaded: file -> the callbacks waiting for it (one request per file).
+  var pending = {};
+
   // Loads a generated script next to this one once; `ready()` says whether it has run.
   function loadScript(file, ready, done, failed) {
     if (ready()) {
@@ -46,16 +49,28 @@
       failed("cannot locate " + file);
       return;
     }
-    var script = document.createElement("script");
-    script.src = new URL(file, SCRIPT_SRC).href;
-    script.onload = function () {
-      if (ready()) done();
-      else failed(file + " did not define the finder's data");
-    };
-    script.onerror = function () {
-      failed("cannot load " + script.src);
-    };
-    document.head.appendChild(script);
+    var waiting = pending[file];
+    if (!waiting) {
+      waiting = pending[file] = [];
+      var script = document.createElement("script");
+      script.src = new URL(file, SCRIPT_SRC).href;
+      var settle = function (error) {
+        delete pending[file];
+        waiting.forEach(function (callbacks) {
+          if (error) callbacks.failed(error);
+          else if (ready()) callbacks.done();
+          else callbacks.failed(file + " did not define the finder's data");
+        });
+      };
+      script.onload = function () {
+        settle(null);
+      };
+      script.onerror = function () {
+        settle("cannot load " + script.src);
+      };
+      document.head.appendChild(script);
+    }
+    waiting.push({ done: done, failed: failed });
   }
 
   function loadIndex(done, failed) {
@@ -79,6 +94,7 @@
 
   // Per-data lookups computed once: the prefill backends that have pair columns.
   function prepare(data) {
+    data.textCache = [];
     data.pairPrefills = [];
     data.columns.forEach(function (column) {
       if (column[0] >= 0 && data.pairPrefills.indexOf(column[0]) < 0) data.pairPrefills.push(column[0]);
@@ -174,39 +190,85 @@
       .join(" ");
   }
 
+  // A text of the data: its word numbers (data.widths.word digits each), words joined.
+  function text(data, number) {
+    var known = data.textCache[number];
+    if (known === undefined) {
+      known = numbersOf(data, data.texts[number], data.widths.word).map(function (word) {
+        return data.words[word];
+      }).join("");
+      data.textCache[number] = known;
+    }
+    return known;
+  }
+
+  // A finding: its severity's digit, then its rule, message and phases as text numbers.
+  function findingAt(data, id) {
+    var w = data.widths.text;
+    var at = id * (1 + 3 * w);
+    return {
+      severity: data.severities[numberAt(data, data.findings, at, 1)],
+      rule: text(data, numberAt(data, data.findings, at + 1, w)),
+      message: text(data, numberAt(data, data.findings, at + 1 + w, w)),
+      phases: text(data, numberAt(data, data.findings, at + 1 + 2 * w, w)),
+    };
+  }
+
   function reasonItem(data, findingId, phaseNotes) {
-    var finding = data.findings[findingId];
-    var severity = data.severities[finding[0]];
-    var phases = data.strings[finding[3]];
+    var finding = findingAt(data, findingId);
+    var severity = finding.severity;
+    var phases = finding.phases;
     var item = element("li", "compat-finder-reason compat-finder-" + severity);
-    item.dataset.rule = data.strings[finding[1]];
+    item.dataset.rule = finding.rule;
     item.dataset.severity = severity;
     item.appendChild(element("span", "compat-finder-glyph", SEVERITY_GLYPH[severity] + " "));
-    item.appendChild(element("code", "compat-finder-rule", data.strings[finding[1]]));
+    item.appendChild(element("code", "compat-finder-rule", finding.rule));
     if (phaseNotes && phases && phases.indexOf("+") < 0) {
       item.appendChild(document.createTextNode(" "));
       item.appendChild(element("span", "compat-finder-phase", phases + " only"));
     }
-    item.appendChild(document.createTextNode(" " + data.strings[finding[2]]));
+    item.appendChild(document.createTextNode(" " + finding.message));
     return item;
   }
 
-  // One cell, as compat.finder.finder_data lays it out: the combination's block holds, per
-  // column, a set (finding ids every cell of the block shares) and a block entry (one part
-  // per cell: the verdict's digit and the cell's other finding ids). The cell's findings
-  // are both, in id order (the ids are numbered in the order the guard reports them).
+  // One cell, as compat.publish.finder.finder_data lays it out: the combination's block
+  // holds, per column, a group: the finding ids every cell of the block shares, a set per
+  // page size, a set per topk, a set per cell, and each cell's verdict digit. The cell's
+  // findings are the union of its four sets, in id order (the ids are numbered in the
+  // order the guard reports them).
   function outcomeAt(data, index, column) {
     var w = data.widths;
     var block = Math.floor(index / data.block);
-    var at = (block * data.columns.length + column) * (w.set + w.block);
-    var set = data.sets[numberAt(data, data.results, at, w.set)];
-    var parts = data.blocks[numberAt(data, data.results, at + w.set, w.block)];
-    var part = data.parts[numberAt(data, parts, (index % data.block) * w.part, w.part)];
-    var ids = numbersOf(data, set, w.finding).concat(numbersOf(data, part.slice(1), w.finding));
+    var position = index % data.block;
+    var page = Math.floor(position / data.topks);
+    var topk = position % data.topks;
+    var group = data.groups[numberAt(data, data.results, (block * data.columns.length + column) * w.group, w.group)];
+    var at = 0;
+    var read = function (width) {
+      var value = numberAt(data, group, at, width);
+      at += width;
+      return value;
+    };
+    var shared = read(w.set);
+    var byPage = data.tuples[read(w.tuple)];
+    var byTopk = data.tuples[read(w.tuple)];
+    var own = data.tuples[read(w.tuple)];
+    var pattern = data.patterns[read(w.pattern)];
+    var seen = {};
+    var ids = [];
+    [shared, numberAt(data, byPage, page * w.set, w.set), numberAt(data, byTopk, topk * w.set, w.set),
+      numberAt(data, own, position * w.set, w.set)].forEach(function (set) {
+      numbersOf(data, data.sets[set], w.finding).forEach(function (id) {
+        if (!seen[id]) {
+          seen[id] = true;
+          ids.push(id);
+        }
+      });
+    });
     ids.sort(function (x, y) {
       return x - y;
     });
-    return { rank: Number(part.charAt(0)), ids: ids };
+    return { rank: Number(pattern.charAt(position)), ids: ids };
   }
 
   // The guard's fixes for the default launch where no backend passes, else null.
@@ -282,8 +344,8 @@
       var fixList = output.appendChild(element("ul", "compat-finder-fixes"));
       fixes.forEach(function (fix) {
         var item = fixList.appendChild(element("li", "compat-finder-fix"));
-        item.appendChild(element("code", null, data.strings[fix[0]]));
-        item.appendChild(document.createTextNode(" \u2014 " + data.strings[fix[1]]));
+        item.appendChild(element("code", null, text(data, fix[0])));
+        item.appendChild(document.createTextNode(" \u2014 " + text(data, fix[1])));
       });
     }
 
@@ -326,6 +388,8 @@
     }
     output.dataset.combination = String(index);
     output.dataset.prefill = chosen < 0 ? "" : data.backends[chosen];
+    // SGLang's own choice without a backend flag: "prefill decode" ("" where it has none).
+    output.dataset.defaults = (prefill || "") + " " + (decode || "");
   }
 
   function setUpPrefill(data, select, keep) {
@@ -396,7 +460,9 @@
         }
         current = data;
         update();
-        if (first) output.dataset.firstVerdictMs = String(Math.round(performance.now()));
+        var now = String(Math.round(performance.now()));
+        if (first) output.dataset.firstVerdictMs = now;
+        output.dataset.shownMs = now; // when this release's verdicts were shown
         output.dataset.release = data.release;
         form.dataset.ready = "true";
       }, fail);
@@ -422,6 +488,22 @@
     }, fail);
   }
 
+  // On the finder's page (its form is above this script), start loading the release index
+  // and the release to show right away, while the rest of the page loads: the first verdict
+  // then follows DOMContentLoaded without waiting for two more requests.
+  function loadEarly() {
+    if (!document.getElementById("compat-finder")) return;
+    var ignore = function () {};
+    loadIndex(function (index) {
+      var wanted = readHash().release;
+      var entry = index.find(function (e) {
+        return e.release === wanted;
+      }) || index[0];
+      loadRelease(entry, ignore, ignore);
+    }, ignore);
+  }
+
+  loadEarly();
   if (typeof window.document$ !== "undefined" && window.document$.subscribe) {
     window.document$.subscribe(init);
   } else if (document.readyState === "loading") {

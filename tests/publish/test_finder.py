@@ -13,25 +13,36 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from finder_sample import SAMPLE_RELEASES, sample_env
 from paths import ROOT
 
 from compat import AttentionConfig, Report, check
 from compat.inputs.config import speculation_with_topk
 from compat.inputs.gpus import GPUS, find_gpu
+from compat.publish import finder
 from compat.publish.finder import (
     AXIS_ORDER,
     DATA_GLOBAL,
     FINDER_RELEASES,
     INDEX_GLOBAL,
     INDEX_PATH,
+    MAX_FIXES,
+    RELEASES_VARIABLE,
+    VERDICTS,
     Row,
+    combination_row,
     data_path,
-    finder_data,
+    finder_backends,
     finder_options,
     finding_order,
+    generated_files,
+    generated_names,
+    offered_releases,
+    pair_prefills,
     render_finder_data,
     render_finder_script,
 )
+from compat.publish.finder_cache import cached
 from compat.releases import NEWEST, RELEASE_NAMES, RELEASES, release_matrix
 from compat.vocab.terms import KV_DTYPE_SPELLINGS, Platform
 
@@ -39,12 +50,37 @@ MAX_BYTES = 500_000
 """The issue's budget: all the finder's data, pairs included, uncompressed."""
 
 
+slow = pytest.mark.slow
+"""Needs the sample releases' data: computed (a few minutes of CPU) unless the build cache
+holds it."""
+
+
+@cache
+def _site_files() -> dict[str, str]:
+    """The finder's files for the sample releases, as the site build gets them: computed
+    once per version of the package, through the build cache (fresh by its key; the
+    determinism test below recomputes one release from scratch and compares)."""
+    saved = os.environ.get(RELEASES_VARIABLE)
+    os.environ[RELEASES_VARIABLE] = sample_env()[RELEASES_VARIABLE]
+    try:
+        return dict(cached(generated_files, generated_names()))
+    finally:
+        if saved is None:
+            del os.environ[RELEASES_VARIABLE]
+        else:
+            os.environ[RELEASES_VARIABLE] = saved
+
+
 @cache
 def _data(release: str) -> dict[str, Any]:
-    return finder_data(release)
+    script = _site_files()[data_path(release)]
+    prefix = f"window.{DATA_GLOBAL}[{json.dumps(release)}] = "
+    line = next(line for line in script.splitlines() if line.startswith(prefix))
+    data: dict[str, Any] = json.loads(line.removeprefix(prefix).removesuffix(";"))
+    return data
 
 
-@pytest.fixture(scope="module", params=FINDER_RELEASES)
+@pytest.fixture(scope="module", params=SAMPLE_RELEASES)
 def data(request: pytest.FixtureRequest) -> dict[str, Any]:
     return _data(request.param)
 
@@ -111,19 +147,52 @@ def _numbers(data: dict[str, Any], text: str, width: int) -> list[int]:
 
 
 def _outcome(data: dict[str, Any], index: int, column: int) -> tuple[int, list[int]]:
-    """One cell, decoded as finder_data's docstring lays it out: the block's set and the
-    cell's part, finding ids in increasing order."""
+    """One cell, decoded as finder_data's docstring lays it out: the union of the block's
+    shared set, its page size's, its topk's and its own set; finding ids in increasing
+    order."""
     widths = data["widths"]
     block, position = divmod(index, data["block"])
-    start = (block * len(data["columns"]) + column) * (widths["set"] + widths["block"])
-    refs = data["results"][start : start + widths["set"] + widths["block"]]
-    shared = data["sets"][_number(data, refs[: widths["set"]])]
-    parts = data["blocks"][_number(data, refs[widths["set"] :])]
-    part = data["parts"][
-        _number(data, parts[position * widths["part"] : (position + 1) * widths["part"]])
+    page, topk = divmod(position, data["topks"])
+    at = (block * len(data["columns"]) + column) * widths["group"]
+    group = data["groups"][_number(data, data["results"][at : at + widths["group"]])]
+    kinds = ("set", "tuple", "tuple", "tuple", "pattern")
+    numbers, start = [], 0
+    for kind in kinds:
+        numbers.append(_number(data, group[start : start + widths[kind]]))
+        start += widths[kind]
+    assert start == len(group)
+    shared, by_page, by_topk, own, pattern = numbers
+    chosen = [shared]
+    for table, place in ((by_page, page), (by_topk, topk), (own, position)):
+        chosen.append(_numbers(data, data["tuples"][table], widths["set"])[place])
+    ids = {i for s in chosen for i in _numbers(data, data["sets"][s], widths["finding"])}
+    return int(data["patterns"][pattern][position]), sorted(ids)
+
+
+def _text(data: dict[str, Any], number: int) -> str:
+    """A text: its word numbers, `widths.word` digits each, words joined."""
+    digits = data["widths"]["word"]
+    return "".join(data["words"][n] for n in _numbers(data, data["texts"][number], digits))
+
+
+def _text_numbers(data: dict[str, Any], number: int) -> list[int]:
+    return _numbers(data, data["texts"][number], data["widths"]["word"])
+
+
+def _findings(data: dict[str, Any]) -> list[tuple[int, int, int, int]]:
+    """Every finding: its severity's number and the text numbers of rule, message, phases."""
+    return _decoded_findings(data["digits"], data["findings"], data["widths"]["text"])
+
+
+@cache  # the tests decode each release's table once
+def _decoded_findings(alphabet: str, table: str, digits: int) -> list[tuple[int, int, int, int]]:
+    data = {"digits": alphabet}
+    size = 1 + 3 * digits
+    assert len(table) % size == 0
+    return [
+        (_number(data, table[at]), *_numbers(data, table[at + 1 : at + size], digits))  # type: ignore[misc]
+        for at in range(0, len(table), size)
     ]
-    ids = _numbers(data, shared, widths["finding"]) + _numbers(data, part[1:], widths["finding"])
-    return int(part[0]), sorted(ids)
 
 
 def _fixes(data: dict[str, Any], index: int) -> list[tuple[str, str]] | None:
@@ -131,17 +200,22 @@ def _fixes(data: dict[str, Any], index: int) -> list[tuple[str, str]] | None:
     number = _number(data, data["fixes"][index * width : (index + 1) * width])
     if number == 0:
         return None
-    return [(data["strings"][a], data["strings"][b]) for a, b in data["fixlists"][number - 1]]
+    return [(_text(data, a), _text(data, b)) for a, b in data["fixlists"][number - 1]]
 
 
 def _stored(data: dict[str, Any], index: int, backend: int) -> tuple[str, list[tuple[str, ...]]]:
     verdict, finding_ids = _outcome(data, index, backend)
-    strings = data["strings"]
+    table = _findings(data)
     findings: list[tuple[str, ...]] = []
     for finding_id in finding_ids:
-        severity, rule, message, phases = data["findings"][finding_id]
+        severity, rule, message, phases = table[finding_id]
         findings.append(
-            (data["severities"][severity], strings[rule], strings[message], strings[phases])
+            (
+                data["severities"][severity],
+                _text(data, rule),
+                _text(data, message),
+                _text(data, phases),
+            )
         )
     return str(data["verdicts"][verdict]), findings
 
@@ -193,6 +267,35 @@ def test_option_space_follows_the_release(release: str) -> None:
     }
 
 
+def test_every_modelled_release_is_offered_newest_first(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv(RELEASES_VARIABLE, raising=False)
+    assert offered_releases() == FINDER_RELEASES == tuple(reversed(RELEASE_NAMES))
+    assert len(FINDER_RELEASES) == len(RELEASES) and FINDER_RELEASES[0] == NEWEST
+    assert generated_names() == (INDEX_PATH, *map(data_path, FINDER_RELEASES))
+    # A build may offer fewer (kept newest first); a release that is not modelled is refused
+    # in one line that names the choices.
+    monkeypatch.setenv(RELEASES_VARIABLE, "0.5.7, 0.5.16")
+    assert offered_releases() == ("0.5.16", "0.5.7")
+    monkeypatch.setenv(RELEASES_VARIABLE, "all")
+    assert offered_releases() == FINDER_RELEASES
+    for wrong in ("0.5.99", " , "):
+        monkeypatch.setenv(RELEASES_VARIABLE, wrong)
+        with pytest.raises(ValueError, match=r"choose among 0\.5\.7, 0\.5\.8") as error:
+            offered_releases()
+        assert "\n" not in str(error.value)
+    # The site build says so in one line too (MkDocs' PluginError), before computing anything.
+    from mkdocs.config import load_config
+    from mkdocs.exceptions import PluginError
+    from mkdocs.structure.files import Files
+
+    monkeypatch.setenv(RELEASES_VARIABLE, "0.5.99")
+    config = load_config(str(ROOT / "mkdocs.yml"))
+    with pytest.raises(PluginError, match=r"0\.5\.99 is not a modelled release"):
+        config.plugins.on_files(Files([]), config=config)
+
+
 def test_the_releases_differ_where_sglang_changed() -> None:
     """Newest first; 0.5.7 has fp4_e2m1, the newest nvfp4 and not fp4_e2m1; only accepted
     backends are offered."""
@@ -211,6 +314,7 @@ def test_the_releases_differ_where_sglang_changed() -> None:
     assert "cutlass_mla" in _accepted("0.5.7") and "cutlass_mla" not in _accepted(NEWEST)
 
 
+@slow
 def test_data_covers_every_combination_and_backend(data: dict[str, Any]) -> None:
     release = data["release"]
     combinations = math.prod(_radix(data))
@@ -224,15 +328,27 @@ def test_data_covers_every_combination_and_backend(data: dict[str, Any]) -> None
     columns = len(data["columns"])
     widths = data["widths"]
     # Each table's numbers have as few digits as its size allows.
-    for table, key in (("findings", "finding"), ("sets", "set"), ("parts", "part")):
-        assert 64 ** (widths[key] - 1) < len(data[table]) <= 64 ** widths[key] or widths[key] == 1
-    assert len(data["blocks"]) <= 64 ** widths["block"]
+    sizes = {
+        "finding": len(_findings(data)),
+        "set": len(data["sets"]),
+        "tuple": len(data["tuples"]),
+        "pattern": len(data["patterns"]),
+        "group": len(data["groups"]),
+    }
+    for key, size in sizes.items():
+        assert 64 ** (widths[key] - 1) < size <= 64 ** widths[key] or widths[key] == 1
     assert len(data["fixlists"]) + 1 <= 64 ** widths["fixes"]
     # A block is every page size and topk of one arch, hardware class and dtype.
-    assert data["block"] == pages * 4 and combinations % data["block"] == 0
+    assert data["block"] == pages * data["topks"] and data["topks"] == 4
+    assert combinations % data["block"] == 0
     blocks = combinations // data["block"]
-    assert len(data["results"]) == blocks * columns * (widths["set"] + widths["block"])
-    assert all(len(entry) == data["block"] * widths["part"] for entry in data["blocks"])
+    assert len(data["results"]) == blocks * columns * widths["group"]
+    assert all(len(p) == data["block"] for p in data["patterns"])
+    assert {len(t) for t in data["tuples"]} <= {
+        pages * widths["set"],
+        4 * widths["set"],
+        pages * 4 * widths["set"],
+    }
     assert len(data["fixes"]) == combinations * widths["fixes"]
     assert len(data["defaults"]) == 2 * combinations
     backends = len(data["backends"])
@@ -240,19 +356,24 @@ def test_data_covers_every_combination_and_backend(data: dict[str, Any]) -> None
     for index in range(0, combinations, 7):
         for column in range(columns):
             _outcome(data, index, column)  # every number decodes to a stored entry
-    findings = len(data["findings"])
-    strings = len(data["strings"])
-    assert all(0 <= s < strings for finding in data["findings"] for s in finding[1:])
-    # Deduplicated: every string, finding, set, part, block and fix list is stored once.
-    for table in ("strings", "sets", "parts", "blocks"):
-        assert len(set(data[table])) == len(data[table]), table
-    assert len({tuple(f) for f in data["findings"]}) == findings
+    table = _findings(data)
+    findings = len(table)
+    texts = len(data["texts"])
+    assert all(0 <= s < texts for finding in table for s in finding[1:])
+    assert 64 ** (widths["text"] - 1) < texts <= 64 ** widths["text"] or widths["text"] == 1
+    assert all(0 <= n < len(data["words"]) for t in range(texts) for n in _text_numbers(data, t))
+    # Deduplicated: every word, text, finding, set, part, block and fix list is stored once.
+    assert len({_text(data, t) for t in range(texts)}) == texts
+    for table_name in ("words", "texts", "sets", "tuples", "patterns", "groups"):
+        assert len(set(data[table_name])) == len(data[table_name]), table_name
+    assert len(set(table)) == findings
     assert len({json.dumps(f) for f in data["fixlists"]}) == len(data["fixlists"])
     # Every verdict occurs somewhere in the space.
-    verdicts = {int(text[0]) for text in data["parts"]}
+    verdicts = {int(digit) for pattern in data["patterns"] for digit in pattern}
     assert {data["verdicts"][v] for v in verdicts} == set(data["verdicts"])
 
 
+@slow
 def test_stored_verdicts_and_findings_equal_check(data: dict[str, Any]) -> None:
     count = math.prod(_radix(data))
     # The initial selection, the first and last combinations, and a seeded sample.
@@ -273,6 +394,7 @@ def test_stored_verdicts_and_findings_equal_check(data: dict[str, Any]) -> None:
         assert shown == expected_defaults, values
 
 
+@slow
 def test_one_backend_over_the_whole_space(data: dict[str, Any]) -> None:
     """Every combination for one backend, so no corner of the index is off by one."""
     b = data["backends"].index("flashinfer")
@@ -282,16 +404,18 @@ def test_one_backend_over_the_whole_space(data: dict[str, Any]) -> None:
         assert _stored(data, index, b) == _expected(report)
 
 
+@slow
 def test_errors_come_first_and_verdicts_match_severities(data: dict[str, Any]) -> None:
     order = {name: rank for rank, name in enumerate(data["severities"])}
     assert list(order) == ["error", "warning", "info"]
+    table = _findings(data)
     cells = {
         (verdict, tuple(ids))
         for index in range(0, math.prod(_radix(data)), 5)
         for verdict, ids in (_outcome(data, index, c) for c in range(len(data["columns"])))
     }
     for verdict, ids in cells:
-        severities = [data["findings"][i][0] for i in ids]
+        severities = [table[i][0] for i in ids]
         assert severities == sorted(severities)
         names = {data["severities"][s] for s in severities}
         expected = (
@@ -304,8 +428,12 @@ def test_errors_come_first_and_verdicts_match_severities(data: dict[str, Any]) -
         assert data["verdicts"][verdict] == expected
 
 
-def test_rendering_is_deterministic_and_small(data: dict[str, Any]) -> None:
-    release = data["release"]
+@slow
+@pytest.mark.parametrize("release", ["0.5.7"])
+def test_rendering_is_deterministic_and_small(release: str) -> None:
+    """A fresh computation in another interpreter, with another hash seed, writes the bytes
+    the site build got (through its cache)."""
+    data = _data(release)
     text = render_finder_data(release, data)
     assert json.loads(text) == json.loads(json.dumps(data))
     # Another interpreter, with another hash seed, writes the same bytes.
@@ -343,11 +471,15 @@ def test_import_compat_stays_light() -> None:
     assert result.stdout.strip() == "[]"
 
 
-def test_hook_adds_the_data_to_the_site_and_refuses_a_committed_copy(tmp_path: Path) -> None:
+@slow
+def test_hook_adds_the_data_to_the_site_and_refuses_a_committed_copy(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from mkdocs.config import load_config
     from mkdocs.exceptions import PluginError
     from mkdocs.structure.files import File, Files
 
+    monkeypatch.setenv(RELEASES_VARIABLE, sample_env()[RELEASES_VARIABLE])
     config = load_config(str(ROOT / "mkdocs.yml"), site_dir=str(tmp_path / "site"))
     # Through MkDocs' own event dispatch, which runs the hooks listed in mkdocs.yml.
     files = config.plugins.on_files(Files([]), config=config)
@@ -356,7 +488,7 @@ def test_hook_adds_the_data_to_the_site_and_refuses_a_committed_copy(tmp_path: P
     prefix = f"window.{INDEX_GLOBAL} = "
     line = next(line for line in index.content_string.splitlines() if line.startswith(prefix))
     listed = json.loads(line.removeprefix(prefix).removesuffix(";"))
-    assert [entry["release"] for entry in listed] == list(FINDER_RELEASES)
+    assert [entry["release"] for entry in listed] == list(SAMPLE_RELEASES)
     for entry in listed:
         path = data_path(entry["release"])
         assert path.endswith("/" + entry["file"])
@@ -368,7 +500,7 @@ def test_hook_adds_the_data_to_the_site_and_refuses_a_committed_copy(tmp_path: P
         assert not (ROOT / "docs" / path).exists()
     assert not (ROOT / "docs" / INDEX_PATH).exists()
 
-    for path in (INDEX_PATH, *map(data_path, FINDER_RELEASES)):
+    for path in generated_names():
         committed = File(path, str(tmp_path), str(tmp_path / "site"), use_directory_urls=True)
         with pytest.raises(PluginError, match="generated at build time"):
             config.plugins.on_files(Files([committed]), config=config)
@@ -382,6 +514,7 @@ def _pair_config(data: dict[str, Any], index: int, column: int) -> AttentionConf
     )
 
 
+@slow
 def test_pairs_equal_check_or_name_the_prefill_refusal(data: dict[str, Any]) -> None:
     """Each pair column is check() of that prefill/decode pair; where the prefill backend is
     refused whatever the partner, the column holds exactly the errors all pairs share."""
@@ -411,6 +544,7 @@ def test_pairs_equal_check_or_name_the_prefill_refusal(data: dict[str, Any]) -> 
     assert refused_seen and served_seen
 
 
+@slow
 def test_fa4_prefill_with_an_fp4_cache_on_b200(data: dict[str, Any]) -> None:
     """PR #14467's headline case: the decode partners of fa4 prefill with an FP4 cache, as
     check() has them."""
@@ -432,6 +566,7 @@ def test_fa4_prefill_with_an_fp4_cache_on_b200(data: dict[str, Any]) -> None:
     assert passing and "trtllm_mha" not in passing
 
 
+@slow
 def test_fixes_where_nothing_passes_are_the_guards_suggestions(data: dict[str, Any]) -> None:
     backends = len(data["backends"])
     count = math.prod(_radix(data))
@@ -445,6 +580,93 @@ def test_fixes_where_nothing_passes_are_the_guards_suggestions(data: dict[str, A
         suggestions = check(AttentionConfig(**fields)).suggestions
         stored = _fixes(data, index)
         assert stored and stored == [(s.summary, s.reason) for s in suggestions[: len(stored)]]
+
+
+def _one_row_a_part(release: str, arch: int, hardware: int) -> list[Row]:
+    """A stand-in for a part's rows (module level: the worker processes unpickle it)."""
+    return [Row((), "", (release, str(arch * 100 + hardware)), None)]
+
+
+def test_computing_says_each_release_as_it_is_done(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The build takes minutes for every release: it tells the builder each one as it is
+    done, newest first, and the parts come back in order whichever process computed them."""
+    monkeypatch.setattr(finder, "release_rows", _one_row_a_part)
+    said: list[str] = []
+    rows = finder.compute_rows(["0.5.23", "0.5.15", "0.5.7"], said.append)
+    assert [line.split("SGLang ", 1)[1].split("'", 1)[0] for line in said] == [
+        "0.5.23",
+        "0.5.15",
+        "0.5.7",
+    ]
+    assert [line.split("(", 1)[1].split(" releases", 1)[0] for line in said] == [
+        "1 of 3",
+        "2 of 3",
+        "3 of 3",
+    ]
+    for release, part in rows.items():
+        axes = finder_options(release)
+        classes = len(finder.hardware_classes(axes))
+        assert [row.defaults for row in part] == [
+            (release, str(a * 100 + h)) for a in range(len(axes[0].options)) for h in range(classes)
+        ]
+
+
+ROWS_PER_RELEASE = 6
+"""Combinations per release held to the guard by the test below (besides the initial one)."""
+
+
+@slow
+@pytest.mark.parametrize("release", FINDER_RELEASES)
+def test_every_releases_rows_are_the_guards(release: str) -> None:
+    """Every release, not only the sample whose whole data the tests above decode: the
+    rows the build computes for it (seeded combinations and the initial selection) equal
+    check() afresh, column by column, with SGLang's defaults and the guard's fixes. With
+    the sample's data decoded to check() above and in Chromium, this is why CI's site may
+    offer the sample only (`.ci/run`), while the published site computes every release."""
+    axes = finder_options(release)
+    rng = random.Random(f"rows-{release}")
+    picks = [{axis.id: axis.initial for axis in axes}]
+    picks += [
+        {axis.id: rng.choice(axis.options).value for axis in axes} for _ in range(ROWS_PER_RELEASE)
+    ]
+    backends = finder_backends(release)
+    severities = ("error", "warning", "info")
+    for values in picks:
+        row = combination_row(release, values)
+        fields = _fields(values, release)
+        shown = [
+            (VERDICTS[verdict], [(severities[s], rule, msg, ph) for s, rule, msg, ph in found])
+            for verdict, found in row.cells
+        ]
+        reports = [check(AttentionConfig(attention_backend=b, **fields)) for b in backends]
+        assert shown[: len(backends)] == [_expected(r) for r in reports], values
+        pairs = [
+            (p, d, prefill_number)
+            for prefill_number, p in enumerate(pair_prefills(release))
+            for d in backends
+            if d != p
+        ]
+        assert len(row.cells) == len(backends) + len(pairs)
+        for (prefill, decode, number), cell in zip(pairs, shown[len(backends) :], strict=True):
+            report = check(
+                AttentionConfig(
+                    prefill_attention_backend=prefill, decode_attention_backend=decode, **fields
+                )
+            )
+            if row.refused[number] == "1":  # the prefill backend's own errors that all share
+                assert cell[0] == "incompatible" and not report.ok
+                assert {(rule, msg) for _, rule, msg, _ in cell[1]} <= {
+                    (f.rule, f.message) for f in report.errors
+                }
+            else:
+                assert cell == _expected(report), (values, prefill, decode)
+        unset = check(AttentionConfig(**fields))
+        assert row.defaults == (unset.resolved.prefill_backend, unset.resolved.decode_backend)
+        if any(report.ok for report in reports):
+            assert row.fixes is None
+        else:
+            expected = unset.suggestions[:MAX_FIXES]
+            assert row.fixes == tuple((s.summary, s.reason) for s in expected), values
 
 
 def test_finding_ids_follow_the_guards_order_or_the_build_fails() -> None:

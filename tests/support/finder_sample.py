@@ -1,0 +1,17 @@
+"""The releases the tests' sites and finder data offer: every release costs a minute of CPU
+to compute, so the tests (and the benchmark's quick run) build the site with a sample, and
+one build cache entry (keyed by the package's sources and these files) serves them all."""
+
+import os
+from collections.abc import Mapping
+
+from compat.publish.finder import RELEASES_VARIABLE
+from compat.releases import NEWEST, RELEASE_NAMES
+
+SAMPLE_RELEASES = (NEWEST, RELEASE_NAMES[len(RELEASE_NAMES) // 2], "0.5.7")
+"""The newest release, one in the middle, and 0.5.7 (PR #14467's)."""
+
+
+def sample_env(env: Mapping[str, str] | None = None) -> dict[str, str]:
+    """`env` (default: this process's) with the finder offering the sample releases."""
+    return {**(os.environ if env is None else env), RELEASES_VARIABLE: ",".join(SAMPLE_RELEASES)}

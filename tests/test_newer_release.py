@@ -92,14 +92,22 @@ def test_the_json_report_names_both_releases(installed: dict[str, str]) -> None:
 def test_a_pasted_command_lists_the_flags_the_modelled_release_lacks(
     installed: dict[str, str],
 ) -> None:
-    command = (*LAUNCH, "--brand-new-flag", "3", "--attention-backendd", "fa3", "--tp", "2")
+    command = (
+        *LAUNCH,
+        "--brand-new-flag",
+        "3",
+        "--attention-backendd",
+        "fa3",
+        "--mem-fraction-static",
+        "0.8",
+    )
     result = _compat(installed, "check", "--gpu", "H100", "--attention-arch", "mha", "--", *command)
     assert result.returncode in (0, 1), result.stderr
     ignored = next(line for line in result.stdout.splitlines() if line.startswith("ignored"))
     assert f"--brand-new-flag 3 (not a flag of SGLang {NEWEST})" in ignored
     assert "--attention-backendd fa3 (not a flag of SGLang" in ignored
     assert "did you mean --attention-backend?" in ignored
-    assert "--tp 2" in ignored
+    assert "--mem-fraction-static 0.8" in ignored
     assert SAID in result.stdout
 
 

@@ -36,6 +36,9 @@ def register(subparsers: Any) -> None:
     )
     sglang = parser.add_argument_group("SGLang flags (same names as sglang.launch_server)")
     for flag in FLAGS:
+        if flag.switch:
+            sglang.add_argument(flag.option, dest=flag.field, action="store_const", const=True)
+            continue
         # Read as text, integers too: `_integer` words a bad one as AttentionConfig does.
         sglang.add_argument(flag.option, dest=flag.field, metavar="VALUE")
     add_model_arguments(parser)
@@ -75,10 +78,13 @@ def add_model_arguments(parser: argparse.ArgumentParser) -> None:
     model.add_argument(
         "--model-architecture",
         metavar="NAME",
-        help="the model's architectures[0], e.g. LlamaForCausalLM (SGLang's defaults read it)",
+        help="the model's architectures[0], e.g. LlamaForCausalLM (SGLang's defaults read it; "
+        "alone, it implies --attention-arch)",
     )
     model.add_argument(
-        "--kv-heads", metavar="N", help="KV heads per tensor-parallel rank (ROCm MLA default)"
+        "--kv-heads",
+        metavar="N",
+        help="the model's KV heads; SGLang divides them by --tp-size (ROCm MLA default)",
     )
     model.add_argument(
         "--sglang-version",

@@ -194,7 +194,7 @@ def _rules(matrix: Matrix, backend: Backend, sources: _Sources) -> list[str]:
 
 def _defaults(name: str) -> list[str]:
     """Where the newest release's default decision picks `name`."""
-    from compat.publish.startup_text import branch_conditions, override_text
+    from compat.publish.startup_text import branch_conditions, model_rule_text
     from compat.releases import NEWEST, RELEASES
 
     rules = RELEASES[NEWEST]
@@ -205,9 +205,9 @@ def _defaults(name: str) -> list[str]:
         if branch.backend == name
     ]
     lines += [
-        f"SGLang {rules.release}: {override_text(o)}".replace("`", "")
-        for o in rules.model_overrides
-        if o.backend == name
+        f"SGLang {rules.release}: {model_rule_text(rule)}".replace("`", "")
+        for rule in rules.model_rules
+        if name in rule.default_backends
     ]
     return lines or ["not a default anywhere (used only when --attention-backend names it)"]
 

@@ -86,6 +86,13 @@ class Nvfp4NativeGpu(StartupEvent):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class Nvfp4Disaggregation(StartupEvent):
+    """SM100's native NVFP4 cache on trtllm_mha, under PD disaggregation."""
+
+    rule: str = "nvfp4-disaggregation"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Nvfp4Backends(StartupEvent):
     """NVFP4 chose its prefill and decode backends."""
 

@@ -12,6 +12,15 @@ from dataclasses import dataclass
 from compat.vocab.hardware import ComputeCapability
 from compat.vocab.terms import Arch, ModelFeature, Platform
 
+# What SGLang's device detection answers on each machine (ROCm GPUs are torch.cuda devices).
+_MACHINE_DEVICES = {
+    Platform.CUDA: "cuda",
+    Platform.ROCM: "cuda",
+    Platform.NPU: "npu",
+    Platform.XPU: "xpu",
+    Platform.CPU: "cpu",
+}
+
 
 @dataclass(frozen=True, slots=True)
 class Launch:
@@ -37,5 +46,40 @@ class Launch:
     model_architecture: str | None
     """The model's `architectures[0]`; None: the replay assumes the release's usual one."""
     kv_heads: int | None
-    """KV heads per tensor-parallel rank."""
+    """The model's KV heads (`num_key_value_heads`), before tensor parallelism divides them."""
     features: frozenset[ModelFeature]
+    device: str | None
+    """`--device`; None: SGLang detects the machine's own (`platform`)."""
+    tp_size: int
+    dp_size: int
+    dp_attention: bool
+    """`--enable-dp-attention`."""
+    deterministic: bool
+    """`--enable-deterministic-inference`."""
+    quantization: str | None
+    """`--quantization` as given."""
+    disaggregation: str
+    """`--disaggregation-mode`: null, prefill or decode."""
+    trust_remote_code: bool
+    round_robin_balance: bool
+    """`--prefill-round-robin-balance`."""
+    model_type: str | None
+    """The config's `model_type` (None: not known, assumed readable)."""
+    checkpoint_quantization: str | None
+    """The checkpoint's `quantization_config.quant_method`."""
+    remote_code: bool
+    """The config names its own code (`auto_map`)."""
+
+    @property
+    def kv_heads_per_rank(self) -> int | None:
+        """`ModelConfig.get_num_kv_heads(tp_size)`: at least one head per rank."""
+        if self.kv_heads is None:
+            return None
+        return max(1, self.kv_heads // self.tp_size)
+
+    @property
+    def on_device(self) -> str:
+        """The device SGLang runs on: `--device`, else the machine's (CUDA serves ROCm too)."""
+        if self.device is not None:
+            return self.device
+        return _MACHINE_DEVICES[self.platform]

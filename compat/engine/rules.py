@@ -9,54 +9,37 @@ cache that its page marks ❌).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING
 
+from compat.engine.model_rules import (
+    DeterministicRules,
+    HybridCacheRules,
+    LoaderRules,
+    ModelRule,
+    QuantizationRules,
+)
+from compat.engine.models.lookup import ModelKnowledge, release_models
+
+# The predicates, re-exported: the release files name them from here.
+from compat.engine.predicates import AB as AB
+from compat.engine.predicates import AB_OR_DB as AB_OR_DB
+from compat.engine.predicates import ANY_FLAG as ANY_FLAG
+from compat.engine.predicates import DB as DB
+from compat.engine.predicates import EITHER_PHASE as EITHER_PHASE
+from compat.engine.predicates import PB as PB
+from compat.engine.predicates import RUNS_DECODE as RUNS_DECODE
+from compat.engine.predicates import RUNS_PREFILL as RUNS_PREFILL
+from compat.engine.predicates import BackendField as BackendField
+from compat.engine.predicates import GpuGate as GpuGate
+from compat.engine.predicates import Machine as Machine
 from compat.vocab.evidence import Evidence
-from compat.vocab.terms import Arch, Platform, Term
+from compat.vocab.terms import Arch, Platform
 
 if TYPE_CHECKING:
-    from compat.engine.launch import Launch
-
-
-class BackendField(Term):
-    """Where a start-up rule looks for a backend: one of the three flags, or a resolved phase.
-
-    SGLang's rules differ: some read `--attention-backend` alone (so an unused default
-    still acts), some any of the three flags, later ones the backend each phase runs.
-    """
-
-    ATTENTION = "attention_backend"
-    PREFILL = "prefill_attention_backend"
-    DECODE = "decode_attention_backend"
-    RUNS_PREFILL = "prefill phase"
-    RUNS_DECODE = "decode phase"
-
-    def __init__(self, value: str) -> None:
-        self.flag = "--" + value.replace("_", "-") if "_" in value else f"the {value}"
-
-
-AB, PB, DB = BackendField.ATTENTION, BackendField.PREFILL, BackendField.DECODE
-RUNS_PREFILL, RUNS_DECODE = BackendField.RUNS_PREFILL, BackendField.RUNS_DECODE
-AB_OR_DB = frozenset({AB, DB})
-ANY_FLAG = frozenset({AB, PB, DB})
-EITHER_PHASE = frozenset({RUNS_PREFILL, RUNS_DECODE})
-
-
-@dataclass(frozen=True)
-class GpuGate:
-    """One of SGLang's GPU predicates: CUDA, a capability major in `majors`, a CUDA floor."""
-
-    name: str
-    majors: frozenset[int]
-    min_cuda: tuple[int, int]
-
-    @property
-    def label(self) -> str:
-        gpus = " or ".join(f"sm{major}x" for major in sorted(self.majors))
-        return f"{self.name} ({gpus}, CUDA {self.min_cuda[0]}.{self.min_cuda[1]}+)"
+    pass
 
 
 @dataclass(frozen=True)
@@ -74,22 +57,8 @@ class DefaultBranch:
     architectures: frozenset[str] | None = None
     kv_heads: frozenset[int] | None = None
     """KV heads per tensor-parallel rank that the branch needs."""
-
-
-@dataclass(frozen=True)
-class ModelOverride:
-    """A model-specific adjustment that runs before the default decision, so it wins."""
-
-    rule: str
-    architectures: frozenset[str]
-    backend: str
-    gate: GpuGate | None = None
-    sparse: bool = False
-    """Applies to the DeepSeek sparse-attention (DSA) members of the family only."""
-    page_size: int | None = None
-    kv_dtypes: frozenset[str] = frozenset()
-    kv_aliases: Mapping[str, str] = field(default_factory=dict)
-    auto_kv_dtype: Callable[[Launch], str] | None = None
+    unless_sinks: bool = False
+    """Not for a model with attention sinks (`ModelConfig.has_attention_sinks`)."""
 
 
 @dataclass(frozen=True)
@@ -156,6 +125,8 @@ class Kv4Rules:
     rule_ids: tuple[str, str, str, str]
     """The ids of its rules, the page's where it states the same: (CUDA only, the pairing,
     a hybrid pair, one backend)."""
+    native_refuses_disaggregation: bool = False
+    """SM100's native NVFP4 on trtllm_mha refuses `--disaggregation-mode` (0.5.21+)."""
 
     @property
     def single_rule(self) -> str:
@@ -188,7 +159,12 @@ class ReleaseRules:
     backend_aliases: Mapping[str, str]
     """Deprecated names that start-up rewrites to their successor."""
     defaults: tuple[DefaultBranch, ...]
-    model_overrides: tuple[ModelOverride, ...]
+    model_rules: tuple[ModelRule, ...]
+    """The model-specific branches, in SGLang's order (the first that applies runs)."""
+    deterministic: DeterministicRules
+    quantization: QuantizationRules
+    loader: LoaderRules
+    hybrid_cache: HybridCacheRules
     assumed_architectures: Mapping[Arch, str]
     """The model assumed when none is named: the most common of each architecture."""
     page_snaps: tuple[PageSnap, ...]
@@ -226,12 +202,29 @@ class ReleaseRules:
     """Values this release no longer accepts -> what to use instead."""
     alias_kv_dtypes: Mapping[str, str] = field(default_factory=dict)
     """Deprecated backend names whose rewrite also sets `--kv-cache-dtype`."""
+    sink_architectures: frozenset[str] = frozenset()
+    """The architectures `ModelConfig.has_attention_sinks` names."""
+    decode_dp_needs_round_robin: bool = False
+    """A decode server with `--dp-size` above 1 needs `--prefill-round-robin-balance`."""
     resolve_once: bool = False
     """A ServerArgs holds the raw flags and `resolve_once()` resolves them (up to then,
     construction resolves them in `__post_init__`)."""
 
     def assumed_architecture(self, arch: Arch) -> str:
         return self.assumed_architectures[arch]
+
+    @cached_property
+    def models(self) -> ModelKnowledge:
+        """What the release's own code knows about models (generated from its wheel)."""
+        return release_models(self.release)
+
+    @property
+    def quantization_choices(self) -> tuple[str, ...]:
+        return self.models.quantization
+
+    @cached_property
+    def quantization_set(self) -> frozenset[str]:
+        return frozenset(self.models.quantization)
 
     @cached_property
     def backend_set(self) -> frozenset[str]:

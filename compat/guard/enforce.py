@@ -67,6 +67,7 @@ def enforce(
                 "multimodal": multimodal,
                 "model_architecture": model_architecture or model.get("model_architecture"),
                 "kv_heads": kv_heads or model.get("kv_heads"),
+                "checkpoint_quantization": model.get("checkpoint_quantization"),
             },
             platform=platform,
             compute_capability=compute_capability,
@@ -126,15 +127,22 @@ def _model_facts(server_args: Any) -> dict[str, Any]:
     arch = getattr(getattr(model_config, "attention_arch", None), "name", None)
     if isinstance(arch, str) and arch.lower() in ("mha", "mla"):
         facts["attention_arch"] = arch.lower()
-    names = getattr(getattr(model_config, "hf_config", None), "architectures", None)
+    hf_config = getattr(model_config, "hf_config", None)
+    names = getattr(hf_config, "architectures", None)
     if isinstance(names, list) and names and isinstance(names[0], str):
         facts["model_architecture"] = names[0]
     try:
-        heads = model_config.get_num_kv_heads(getattr(server_args, "tp_size", 1) or 1)
+        # The model's heads: the guard divides them by `--tp-size` as SGLang does.
+        heads = model_config.get_total_num_kv_heads()
     except Exception:  # an older or stubbed ModelConfig: the heads only refine ROCm's default
         heads = None
     if type(heads) is int and heads > 0:
         facts["kv_heads"] = heads
+    # No model type: the config SGLang built is one its loader read (reloads applied).
+    quantization = getattr(hf_config, "quantization_config", None)
+    method = quantization.get("quant_method") if isinstance(quantization, dict) else None
+    if isinstance(method, str):
+        facts["checkpoint_quantization"] = method
     return facts
 
 

@@ -39,25 +39,7 @@ def resolve_applying(
     """
     memo = compiled_guard(matrix).launches
     release = parsed.release
-    key = (
-        id(release),
-        parsed.arch,
-        parsed.platform,
-        parsed.capability,
-        parsed.cuda_version,
-        parsed.backend,
-        parsed.prefill,
-        parsed.decode,
-        parsed.kv_spelling,
-        parsed.page_size,
-        parsed.algorithm,
-        parsed.topk,
-        parsed.steps,
-        parsed.draft_tokens,
-        parsed.model_architecture,
-        parsed.kv_heads,
-        parsed.features,
-    )
+    key = parsed.replay_key
     known = memo.get(key)
     if known is None or known[0] is not release:
         if len(memo) > _MEMO_LIMIT:
@@ -118,7 +100,8 @@ def _resolution_notes(parsed: Parsed, startup: Startup) -> Iterator[Finding]:
             "default-backend",
             Severity.INFO,
             f"--attention-backend is unset: SGLang {parsed.release.release} picks {chosen} for "
-            f"{parsed.arch.label} models on {_where(parsed)}{unused}",
+            f"{parsed.arch.label} models on {_where(parsed)}"
+            f"{'' if startup.default_by is None else f' ({startup.default_by})'}{unused}",
             ("--attention-backend",),
             value=chosen,
             backend=chosen,

@@ -11,6 +11,7 @@ from __future__ import annotations
 from functools import singledispatch
 
 from compat.engine import events as e
+from compat.engine import model_events as m
 from compat.guard.report import Enforcement, Finding
 from compat.vocab.terms import Severity
 
@@ -73,6 +74,14 @@ def _(event: e.Nvfp4Decode) -> str:
 @said.register
 def _(event: e.Nvfp4NativeGpu) -> str:
     return "native NVFP4 prefill needs SM100"
+
+
+@said.register
+def _(event: e.Nvfp4Disaggregation) -> str:
+    return (
+        "SM100's native NVFP4 cache on trtllm_mha does not run under --disaggregation-mode "
+        f"{event.value} (its block scales do not transfer)"
+    )
 
 
 @said.register
@@ -193,3 +202,132 @@ def _(event: e.TopkOneOnly) -> str:
 @said.register
 def _(event: e.NgramOffCuda) -> str:
     return "NGRAM speculative decoding runs only on CUDA"
+
+
+# -- the model -------------------------------------------------------------------------------
+
+
+@said.register
+def _(event: m.ModelTypeUnknown) -> str:
+    return (
+        f"its config loader cannot read model type {event.model_type!r} "
+        f"({event.source}); a newer SGLang may know it"
+    )
+
+
+@said.register
+def _(event: m.RemoteCodeUntrusted) -> str:
+    return (
+        f"model type {event.model_type!r} is the checkpoint's own code, which loads only "
+        "with --trust-remote-code"
+    )
+
+
+@said.register
+def _(event: m.ModelReloaded) -> str:
+    return (
+        f"its transformers cannot read model type {event.model_type!r}; it reloads the model "
+        f"as {event.architecture} ({event.source})"
+    )
+
+
+@said.register
+def _(event: m.QuantizationMismatch) -> str:
+    return f"the checkpoint is quantized with {event.checkpoint}, not --quantization {event.given}"
+
+
+@said.register
+def _(event: m.QuantizationUnregistered) -> str:
+    return f"quantization {event.method} is registered only on {' or '.join(event.machines)}"
+
+
+@said.register
+def _(event: m.QuantizationOffRocm) -> str:
+    return f"quantization {event.method} does not run on ROCm"
+
+
+@said.register
+def _(event: m.GpuRuntimeMissing) -> str:
+    return (
+        f"its {event.model} branch asks torch.cuda for the GPU, and this machine has none "
+        f"({event.source})"
+    )
+
+
+@said.register
+def _(event: m.ModelBackendList) -> str:
+    return (
+        f"it allows only {', '.join(event.backends)} for {event.model}, in {event.where}; "
+        f"got {event.value} ({event.source})"
+    )
+
+
+@said.register
+def _(event: m.ModelBackendRefused) -> str:
+    return f"it refuses {event.backend} for {event.model} ({event.source})"
+
+
+@said.register
+def _(event: m.ModelPage) -> str:
+    was = "unset" if event.was is None else str(event.was)
+    return f"{event.model} runs page size {event.size} (was {was}; {event.source})"
+
+
+@said.register
+def _(event: m.AmxFallback) -> str:
+    return "intel_amx needs a CPU with AMX; it runs torch_native"
+
+
+@said.register
+def _(event: m.DeterministicBackends) -> str:
+    whose = f" with {event.model}" if event.model else ""
+    return (
+        f"deterministic inference{whose} runs only on {', '.join(event.backends)}, "
+        f"not {event.value}"
+    )
+
+
+@said.register
+def _(event: m.DeterministicDefault) -> str:
+    return f"deterministic inference picks --attention-backend {event.chosen}"
+
+
+@said.register
+def _(event: m.DecodeRoundRobin) -> str:
+    return (
+        "a decode server with --dp-size above 1 needs --prefill-round-robin-balance (and the "
+        "prefill server's --load-balance-method round_robin)"
+    )
+
+
+@said.register
+def _(event: m.DpAttentionSplit) -> str:
+    return (
+        f"DP attention needs --tp-size ({event.tp_size}) to be a multiple of --dp-size "
+        f"({event.dp_size})"
+    )
+
+
+@said.register
+def _(event: m.HybridCachePlatform) -> str:
+    return f"the Mamba cache of {event.model} runs only on {' or '.join(event.machines)}"
+
+
+@said.register
+def _(event: m.HybridCacheSpeculation) -> str:
+    return (
+        f"speculative decoding with {event.model} needs --disable-radix-cache "
+        "(its Mamba cache strategy keeps no speculative states)"
+    )
+
+
+@said.register
+def _(event: m.HybridCachePageOne) -> str:
+    if event.severity is Severity.ERROR:
+        return f"the no_buffer Mamba cache of {event.model} runs only page size 1"
+    return f"the no_buffer Mamba cache of {event.model} sets the page size to 1 (was {event.value})"
+
+
+@said.register
+def _(event: m.HybridCacheBackend) -> str:
+    return f"the no_buffer Mamba cache of {event.model} cannot run {event.backend}"

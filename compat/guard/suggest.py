@@ -23,6 +23,7 @@ from typing import Any
 
 from compat.claim.backends import Backend
 from compat.claim.matrix import Matrix
+from compat.engine.startup.models import model_rule_of
 from compat.guard.report import Report, Resolved, Suggestion
 from compat.inputs.config import AttentionConfig
 from compat.vocab.terms import KV_DTYPE_SPELLINGS, KvDtype, Phase
@@ -262,7 +263,9 @@ def backend_preference(
     """SGLang's preference among backends for this model and machine.
 
     Its own default first (as the guard resolves it with no backend flag), then the
-    default table's backends in its order, then the architecture's table, then the rest.
+    backends the model's own branch picks or allows (a model with a list runs only those),
+    then the default table's backends in its order, then the architecture's table, then
+    the rest.
     """
     unset = replace(
         report.config,
@@ -274,7 +277,9 @@ def backend_preference(
     arch = report.resolved.arch
     release = report.config.parsed.release
     ordered: list[str | None] = [resolved.prefill_backend, resolved.decode_backend]
-    ordered += [o.backend for o in release.model_overrides]
+    rule = model_rule_of(report.config.parsed, release)
+    if rule is not None:
+        ordered += [*rule.default_backends, *rule.allowed]
     ordered += [branch.backend for branch in release.defaults]
     ordered += [row.backend for row in matrix.table(arch).rows]
     ordered += list(matrix.backend_names)

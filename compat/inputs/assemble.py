@@ -21,9 +21,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from compat.engine.models.lookup import ModelKnowledge
 from compat.engine.parser.lookup import RELEASE
 from compat.inputs.checks import shown
 from compat.inputs.command import (
+    SWITCH_GIVEN,
     LaunchFlags,
     model_config_conflicts,
     parse_launch_command,
@@ -33,6 +35,7 @@ from compat.inputs.config import AttentionConfig, InputProblem, InvalidConfigErr
 from compat.inputs.flags import FLAGS, flag_of
 from compat.releases import RELEASES, UnknownReleaseError
 from compat.vocab.hardware import ComputeCapability
+from compat.vocab.spelling import closest, did_you_mean
 
 if TYPE_CHECKING:
     from compat.inputs.detect import DetectedPlatform
@@ -49,6 +52,9 @@ class InputError(InvalidConfigError):
         ValueError.__init__(self, message)
         self.problems = tuple(problems)
 
+
+# `--device` values that name a platform of their own.
+DEVICE_PLATFORMS = ("cpu", "npu", "xpu")
 
 # The model's facts a caller may state; each overrides what a model config implies.
 MODEL_FACTS = ("attention_arch", "sliding_window", "multimodal", "model_architecture", "kv_heads")
@@ -102,21 +108,19 @@ def assemble(request: LaunchRequest) -> Assembled:
         context["launch_notes"] = list(launch.notes)
     if not launch.sglang_launch:
         context["not_sglang_launch"] = True
+    models = _release_models(request.sglang_version)
     model_config = request.model_config
     if model_config is None:
         model_config = _model_path_config(launch.model_path, context)
     if model_config is not None:
-        _add_model_config(request, model_config, fields, context, problems)
+        _add_model_config(request, model_config, models, fields, context, problems)
     for name, value in request.model.items():
         if value is not None:
             fields[name] = _integer(name, value, problems) if name == "kv_heads" else value
     if request.sglang_version is not None:
         fields["sglang_version"] = request.sglang_version
     if "attention_arch" not in fields and not problems:
-        problems.append(
-            "the model's attention architecture is unknown: pass --attention-arch {mha,mla} "
-            "or --model-config PATH"
-        )
+        _implied_arch(fields, models, context, problems)
     detected = _add_machine(request, fields, context, problems)
     if problems:
         raise _input_error(problems, fields)
@@ -134,6 +138,47 @@ def _input_error(problems: list[str], fields: dict[str, Any]) -> InputError:
         pass
     more = [text for text in map(str, invalid) if text not in problems]  # each once
     return InputError(summarized([*problems, *more]), invalid)
+
+
+def _release_models(version: str | None) -> ModelKnowledge | None:
+    """What the release being predicted knows about models (None: a release not modelled,
+    which the configuration's validation reports)."""
+    try:
+        return chosen_release(version)[0].models
+    except (UnknownReleaseError, KeyError):
+        return None
+
+
+def _implied_arch(
+    fields: dict[str, Any],
+    models: ModelKnowledge | None,
+    context: dict[str, Any],
+    problems: list[str],
+) -> None:
+    """The attention architecture of `--model-architecture`, as the release's ModelConfig
+    decides it; an architecture the release does not serve is invalid input."""
+    name = fields.get("model_architecture")
+    if not isinstance(name, str):
+        problems.append(
+            "the model's attention architecture is unknown: pass --attention-arch {mha,mla}, "
+            "--model-architecture NAME or --model-config PATH"
+        )
+        return
+    arch = None if models is None else models.attention_arch(name)
+    if models is None or arch is None:
+        known = () if models is None else tuple(sorted(models.architectures))
+        release = "this release" if models is None else f"SGLang {models.release}"
+        problems.append(
+            f"--model-architecture: {release} serves no architecture {shown(name)}"
+            f"{did_you_mean(closest(name, known))}; pass --attention-arch {{mha,mla}} to "
+            "check it anyway"
+        )
+        return
+    fields["attention_arch"] = arch.value
+    context["from_model_config"]["attention_arch"] = {
+        "value": arch.value,
+        "why": f"SGLang {models.release} runs {name} as {arch.label} (configs/model_config.py)",
+    }
 
 
 def _read_launch(request: LaunchRequest, problems: list[str]) -> tuple[LaunchFlags, str]:
@@ -165,8 +210,11 @@ def _flag_fields(
     """The SGLang flags of the launch command and of the request; a flag may come once."""
     fields: dict[str, Any] = dict(launch.values)
     for flag in FLAGS:
+        if flag.switch and fields.get(flag.field) == SWITCH_GIVEN:
+            fields[flag.field] = True  # a switch of the launch command is given, or absent
+    for flag in FLAGS:
         given = request.flags.get(flag.field)
-        if given is None:
+        if given is None or (flag.switch and given is False):
             continue
         if flag.field in fields and fields[flag.field] != given:
             problems.append(
@@ -193,6 +241,7 @@ def _integer(field_name: str, value: Any, problems: list[str]) -> Any:
 def _add_model_config(
     request: LaunchRequest,
     path: str,
+    models: ModelKnowledge | None,
     fields: dict[str, Any],
     context: dict[str, Any],
     problems: list[str],
@@ -201,7 +250,7 @@ def _add_model_config(
     from compat.inputs.model_config import ModelConfigError, load_model_facts
 
     try:
-        facts = load_model_facts(path)
+        facts = load_model_facts(path, models)
     except ModelConfigError as error:
         named = "--model-config" if request.model_config is not None else "--model-path"
         problems.append(f"{named}: {error}")
@@ -244,10 +293,15 @@ def _add_machine(
         problems.append(str(error))
         hardware = {}
     fields.update(hardware)
+    device = fields.get("device")
     if request.platform is not None:
         fields["platform"] = request.platform
     elif "platform" in hardware:
         context["hardware_from"] = "--gpu" if request.gpu else "--compute-capability"
+    elif device in DEVICE_PLATFORMS:
+        # `--device cpu` (npu, xpu) names the machine SGLang runs on: no detection needed.
+        fields["platform"] = device
+        context["hardware_from"] = "--device"
     elif request.detect and not problems:
         detected, context["detected"] = _detect(fields)
         return detected

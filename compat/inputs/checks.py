@@ -133,6 +133,13 @@ def class_name(problems: list[InputProblem], flag: str, value: object) -> None:
     problems.append(InputProblem(flag, value, reason))
 
 
+def strings(problems: list[InputProblem], flags: Sequence[str], values: Sequence[object]) -> None:
+    """Each value must be None or a string (a fact read from a model's config.json)."""
+    for flag, value in zip(flags, values, strict=True):
+        if value is not None and type(value) is not str:
+            problems.append(InputProblem(flag, value, f"expected a string, got {value!r}"))
+
+
 def booleans(problems: list[InputProblem], flags: Sequence[str], values: Sequence[object]) -> None:
     """Each value must be True or False."""
     if _BOOL.issuperset(map(type, values)):

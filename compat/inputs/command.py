@@ -24,7 +24,9 @@ from compat.inputs.flags import FLAGS, flag_of
 from compat.inputs.launch_file import CONFIG_FLAG, LaunchFile, LaunchFileError, merge_config_file
 from compat.vocab.spelling import did_you_mean
 
-MODELED_FLAGS = {flag.option: flag.field for flag in FLAGS}
+MODELED_FLAGS = {option: flag.field for flag in FLAGS for option in flag.options}
+SWITCH_GIVEN = "true"
+"""What a modelled switch of the launch command (`--trust-remote-code`) is read as."""
 # Flags of the launch command that say where the model is; used to find its config.json.
 MODEL_PATH_FLAGS = ("--model-path", "--model")
 # What starts an SGLang server: `python -m sglang.launch_server`, the script itself, or the
@@ -177,7 +179,7 @@ def parse_launch_command(
         if in_file:
             file_flags.add(flag)
         if flag in MODELED_FLAGS:
-            values[MODELED_FLAGS[flag]] = taken[0]
+            values[MODELED_FLAGS[flag]] = taken[0] if taken else SWITCH_GIVEN
             used.append(shown_flag)
         elif flag in MODEL_PATH_FLAGS:
             model_path = taken[0]

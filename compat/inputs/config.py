@@ -24,12 +24,16 @@ from compat.inputs.checks import (
     cuda_version,
     positive_ints,
     release_choice,
+    strings,
 )
 from compat.inputs.flags import (
     BACKEND_FLAGS,
+    DEVICE,
+    DISAGGREGATION_MODE,
     FLAG_FIELDS,
     FLAGS,
     KV_CACHE_DTYPE,
+    QUANTIZATION,
     SPECULATIVE_ALGORITHM,
     SPECULATIVE_ATTENTION_MODE,
     flag_of,
@@ -108,6 +112,8 @@ class Parsed(Launch):
     unmodelled_release: str | None
     """The release asked for (COMPAT_SGLANG_VERSION, the installed sglang) when it is newer
     than the newest modelled: `release`, the newest modelled, answers for it."""
+    replay_key: tuple[object, ...] = ()
+    """What start-up reads of the launch, and the release: each key is replayed once."""
 
 
 @dataclass(frozen=True)
@@ -136,9 +142,26 @@ class AttentionConfig:
     model_architecture: str | None = None
     """The model's `architectures[0]` (e.g. `DeepseekV3ForCausalLM`): SGLang's defaults read it."""
     kv_heads: int | None = None
-    """KV heads per tensor-parallel rank (SGLang's ROCm MLA default reads it)."""
+    """The model's KV heads (`num_key_value_heads`); SGLang divides them among `--tp-size`
+    ranks (its ROCm MLA default reads the heads per rank)."""
     sglang_version: str | None = None
     """The SGLang release to predict; default: the installed one, else the newest modelled."""
+    trust_remote_code: bool = False
+    quantization: str | None = None
+    device: str | None = None
+    """`--device`; unset, SGLang runs on the machine's own device (`platform`)."""
+    tp_size: int | None = None
+    dp_size: int | None = None
+    enable_dp_attention: bool = False
+    enable_deterministic_inference: bool = False
+    disaggregation_mode: str = "null"
+    prefill_round_robin_balance: bool = False
+    model_type: str | None = None
+    """The config's `model_type`: whether the release's transformers (or SGLang) can read it."""
+    checkpoint_quantization: str | None = None
+    """The checkpoint's `quantization_config.quant_method` (e.g. `fp8`, `mxfp4`)."""
+    remote_code: bool = False
+    """The config names its own code (`auto_map`): it loads only with `--trust-remote-code`."""
     parsed: Parsed = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -152,7 +175,11 @@ class AttentionConfig:
         """
         from compat.inputs.model_config import load_model_facts
 
-        facts = load_model_facts(path)
+        try:
+            models = chosen_release(flags.get("sglang_version"))[0].models
+        except (UnknownReleaseError, KeyError):
+            models = None  # construction reports the release
+        facts = load_model_facts(path, models)
         return cls(**{**facts.config_fields(), **flags})
 
 
@@ -210,8 +237,11 @@ _FEATURES = {
     "dual_chunk_attention": ModelFeature.DUAL_CHUNK,
     "sparse_attention": ModelFeature.SPARSE_DSA,
 }
-_FEATURE_FLAGS = tuple(flag_of(name) for name in _FEATURES)
-_switches = attrgetter(*_FEATURES)
+# The launch's switches and the model's other yes/no fact are validated with the features.
+_BOOLEANS = (*_FEATURES, *(flag.field for flag in FLAGS if flag.switch), "remote_code")
+_BOOLEAN_FLAGS = tuple(flag_of(name) for name in _BOOLEANS)
+_booleans = attrgetter(*_BOOLEANS)
+_FEATURE_COUNT = len(_FEATURES)
 _INTEGERS = (*(flag.field for flag in FLAGS if flag.integer), "kv_heads")
 _INTEGER_FLAGS = tuple(flag_of(name) for name in _INTEGERS)
 _integers = attrgetter(*_INTEGERS)
@@ -234,12 +264,15 @@ def _parse(config: AttentionConfig) -> Parsed:
     class_name(problems, "--model-architecture", config.model_architecture)
     compute = capability(problems, config.compute_capability)
     cuda = cuda_version(problems, config.cuda_version)
-    switches: tuple[object, ...] = _switches(config)
-    booleans(problems, _FEATURE_FLAGS, switches)
+    switches: tuple[object, ...] = _booleans(config)
+    booleans(problems, _BOOLEAN_FLAGS, switches)
+    if config.model_type is not None or config.checkpoint_quantization is not None:
+        strings(problems, ("--model-type", "--checkpoint-quantization"),
+                (config.model_type, config.checkpoint_quantization))  # fmt: skip
     if problems:
         raise InvalidConfigError(problems)
     assert release is not None
-    return _assemble(config, compute, cuda, _features(switches), *release)
+    return _assemble(config, compute, cuda, _features(switches[:_FEATURE_COUNT]), *release)
 
 
 def _plain_values(config: AttentionConfig) -> None:
@@ -293,6 +326,16 @@ def _check_names(
         upper = algorithm.upper() if isinstance(algorithm, str) else algorithm
         option = SPECULATIVE_ALGORITHM.option
         release_choice(problems, option, upper, rules, "algorithm_choices", rules.algorithm_set)
+    quantization = config.quantization
+    if quantization is not None:
+        option, accepted = QUANTIZATION.option, rules.quantization_set
+        release_choice(problems, option, quantization, rules, "quantization_choices", accepted)
+    for flag, value, default in (
+        (DEVICE, config.device, None),
+        (DISAGGREGATION_MODE, config.disaggregation_mode, "null"),
+    ):
+        if value != default:
+            choice(problems, flag.option, value, flag.choices)
 
 
 def _features(switches: tuple[object, ...]) -> frozenset[ModelFeature]:
@@ -300,6 +343,9 @@ def _features(switches: tuple[object, ...]) -> frozenset[ModelFeature]:
     if not any(switches):
         return _NO_FEATURES
     return frozenset(f for f, on in zip(_FEATURES.values(), switches, strict=True) if on)
+
+
+_replayed = attrgetter(*Launch.__dataclass_fields__)  # what the start-up replay reads
 
 
 def _assemble(
@@ -313,7 +359,7 @@ def _assemble(
 ) -> Parsed:
     """The canonical form of a config whose values have all been validated."""
     algorithm = config.speculative_algorithm
-    return Parsed(
+    parsed = Parsed(
         arch=_ARCHS[config.attention_arch],
         platform=_PLATFORMS[config.platform],
         capability=capability,
@@ -333,7 +379,21 @@ def _assemble(
         draft_tokens=config.speculative_num_draft_tokens,
         model_architecture=config.model_architecture,
         kv_heads=config.kv_heads,
+        device=config.device,
+        tp_size=config.tp_size or 1,
+        dp_size=config.dp_size or 1,
+        dp_attention=config.enable_dp_attention,
+        deterministic=config.enable_deterministic_inference,
+        quantization=config.quantization,
+        disaggregation=config.disaggregation_mode,
+        trust_remote_code=config.trust_remote_code,
+        round_robin_balance=config.prefill_round_robin_balance,
+        model_type=config.model_type,
+        checkpoint_quantization=config.checkpoint_quantization,
+        remote_code=config.remote_code,
         release=release,
         version_source=version_source,
         unmodelled_release=unmodelled_release,
     )
+    object.__setattr__(parsed, "replay_key", (id(release), *_replayed(parsed)))
+    return parsed

@@ -20,6 +20,8 @@ class FlagValue(Enum):
     """One of a release's names (a backend, a KV dtype, an algorithm, a mode)."""
     INTEGER = "integer"
     """A positive integer."""
+    SWITCH = "switch"
+    """A flag without a value: given is True, absent is False."""
 
 
 def flag_of(field_name: str) -> str:
@@ -38,6 +40,10 @@ class Flag:
 
     field: str
     value: FlagValue
+    aliases: tuple[str, ...] = ()
+    """Other spellings SGLang's parser declares for the flag (`--tensor-parallel-size`)."""
+    choices: tuple[str, ...] = ()
+    """A name's values, where every release takes the same (else the release's own lists)."""
     option: str = dataclasses.field(init=False)
     """The flag as written on the command line, e.g. `--page-size`."""
 
@@ -48,6 +54,15 @@ class Flag:
     @property
     def integer(self) -> bool:
         return self.value is FlagValue.INTEGER
+
+    @property
+    def switch(self) -> bool:
+        return self.value is FlagValue.SWITCH
+
+    @property
+    def options(self) -> tuple[str, ...]:
+        """Every spelling of the flag: its own, then SGLang's aliases."""
+        return (self.option, *self.aliases)
 
 
 ATTENTION_BACKEND = Flag("attention_backend", FlagValue.NAME)
@@ -60,6 +75,19 @@ SPECULATIVE_EAGLE_TOPK = Flag("speculative_eagle_topk", FlagValue.INTEGER)
 SPECULATIVE_NUM_STEPS = Flag("speculative_num_steps", FlagValue.INTEGER)
 SPECULATIVE_NUM_DRAFT_TOKENS = Flag("speculative_num_draft_tokens", FlagValue.INTEGER)
 SPECULATIVE_ATTENTION_MODE = Flag("speculative_attention_mode", FlagValue.NAME)
+# The flags that move SGLang's start-up decisions besides the attention flags.
+TRUST_REMOTE_CODE = Flag("trust_remote_code", FlagValue.SWITCH)
+QUANTIZATION = Flag("quantization", FlagValue.NAME)
+# `--device`: the devices SGLang's help names (unset, SGLang detects the machine's own).
+DEVICE = Flag("device", FlagValue.NAME, choices=("cuda", "xpu", "hpu", "npu", "cpu", "musa"))
+TP_SIZE = Flag("tp_size", FlagValue.INTEGER, aliases=("--tensor-parallel-size",))
+DP_SIZE = Flag("dp_size", FlagValue.INTEGER, aliases=("--data-parallel-size",))
+ENABLE_DP_ATTENTION = Flag("enable_dp_attention", FlagValue.SWITCH)
+ENABLE_DETERMINISTIC_INFERENCE = Flag("enable_deterministic_inference", FlagValue.SWITCH)
+DISAGGREGATION_MODE = Flag(
+    "disaggregation_mode", FlagValue.NAME, choices=("null", "prefill", "decode")
+)
+PREFILL_ROUND_ROBIN_BALANCE = Flag("prefill_round_robin_balance", FlagValue.SWITCH)
 
 FLAGS = (
     ATTENTION_BACKEND,
@@ -72,8 +100,18 @@ FLAGS = (
     SPECULATIVE_NUM_STEPS,
     SPECULATIVE_NUM_DRAFT_TOKENS,
     SPECULATIVE_ATTENTION_MODE,
+    TRUST_REMOTE_CODE,
+    QUANTIZATION,
+    DEVICE,
+    TP_SIZE,
+    DP_SIZE,
+    ENABLE_DP_ATTENTION,
+    ENABLE_DETERMINISTIC_INFERENCE,
+    DISAGGREGATION_MODE,
+    PREFILL_ROUND_ROBIN_BALANCE,
 )
-"""Every modelled flag, in the order SGLang's `--help` lists them (and `compat check` too)."""
+"""Every modelled flag: the attention flags, then the others start-up reads, each group in
+the order SGLang's `--help` lists them (and `compat check` too)."""
 
 BACKEND_FLAGS = (ATTENTION_BACKEND, PREFILL_ATTENTION_BACKEND, DECODE_ATTENTION_BACKEND)
 """The flags that name a backend: one for both phases, then one per phase."""

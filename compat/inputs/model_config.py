@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NoReturn
 
+from compat.engine.models.lookup import ModelKnowledge
 from compat.inputs.bounded_json import BoundedJsonError, load_object
 from compat.inputs.bounded_json import json_type as _json_type
 from compat.vocab.terms import Arch
@@ -24,13 +25,10 @@ CONFIG_FILE = "config.json"
 # Sub-configs that describe the language model of a composite (e.g. multimodal) model.
 TEXT_SUBCONFIGS = ("text_config", "language_config", "llm_config")
 
-# Keys whose (non-null) presence means multi-head latent attention (DeepSeek V2/V3 style).
+# Keys whose (non-null) presence means multi-head latent attention (DeepSeek V2/V3 style);
+# the architectures a release runs as MLA by name alone come from its own ModelConfig
+# (`compat.engine.models`).
 MLA_KEYS = ("kv_lora_rank", "q_lora_rank")
-# Architectures and model types that are MLA models even when the fields are trimmed.
-MLA_ARCHITECTURES = frozenset(
-    {"DeepseekV2ForCausalLM", "DeepseekV3ForCausalLM", "DeepseekV32ForCausalLM"}
-)
-MLA_MODEL_TYPES = frozenset({"deepseek_v2", "deepseek_v3", "deepseek_v32"})
 
 # Keys of the lightning indexer of DeepSeek sparse attention (DSA).
 SPARSE_INDEXER_KEYS = ("index_topk", "index_n_heads", "index_head_dim")
@@ -55,6 +53,10 @@ CONDITIONAL_GENERATION_SUFFIX = "ForConditionalGeneration"
 
 ENCODER_DECODER_KEY = "is_encoder_decoder"
 DUAL_CHUNK_KEY = "dual_chunk_attention_config"
+KV_HEADS_KEY = "num_key_value_heads"
+# The checkpoint's quantization (`quantization_config.quant_method`) and its own code.
+QUANTIZATION_KEY = "quantization_config"
+REMOTE_CODE_KEY = "auto_map"
 
 
 class ModelConfigError(ValueError):
@@ -77,7 +79,9 @@ class ModelFacts:
     evidence: tuple[tuple[str, str], ...]
     """(AttentionConfig field name, why), e.g. ("attention_arch", "kv_lora_rank=512 in ...")."""
     kv_heads: int | None = None
-    """`num_key_value_heads` (per rank at tensor parallelism 1)."""
+    """`num_key_value_heads` (of the text config where there is one), before `--tp-size`."""
+    checkpoint_quantization: str | None = None
+    remote_code: bool = False
 
     def config_fields(self) -> dict[str, object]:
         """The AttentionConfig keyword arguments these facts imply."""
@@ -86,6 +90,12 @@ class ModelFacts:
             fields["model_architecture"] = self.architectures[0]
         if self.kv_heads is not None:
             fields["kv_heads"] = self.kv_heads
+        if self.model_type is not None:
+            fields["model_type"] = self.model_type
+        if self.checkpoint_quantization is not None:
+            fields["checkpoint_quantization"] = self.checkpoint_quantization
+        if self.remote_code:
+            fields["remote_code"] = True
         return fields | {
             "attention_arch": self.attention_arch.value,
             "sliding_window": self.sliding_window,
@@ -107,15 +117,18 @@ class ModelFacts:
         return {name: "; ".join(reasons) for name, reasons in joined.items()}
 
 
-def load_model_facts(path: str | os.PathLike[str]) -> ModelFacts:
-    """Read `path` (a `config.json` or a directory holding one) and derive the model facts."""
+def load_model_facts(
+    path: str | os.PathLike[str], models: ModelKnowledge | None = None
+) -> ModelFacts:
+    """Read `path` (a `config.json` or a directory holding one) and derive the model facts;
+    with `models` (what the predicted release knows), by its own architecture lists too."""
     if not os.fspath(path).strip():  # Path("") would be the current directory
         raise ModelConfigError(
             f"an empty path ({os.fspath(path)!r}): give a config.json or the directory holding it"
         )
     file = _config_file(Path(path))
     data = _read_object(file)
-    return _derive(file, data)
+    return _derive(file, data, models)
 
 
 # -- reading -----------------------------------------------------------------------------
@@ -214,7 +227,7 @@ class _Reader:
         return tuple(value)
 
 
-def _derive(file: Path, data: Mapping[str, Any]) -> ModelFacts:
+def _derive(file: Path, data: Mapping[str, Any], models: ModelKnowledge | None) -> ModelFacts:
     reader = _Reader(file, data)
     top = reader.scopes[0]
     architectures = reader.strings(top, "architectures")
@@ -223,15 +236,18 @@ def _derive(file: Path, data: Mapping[str, Any]) -> ModelFacts:
         reader.bad("model_type", model_type, "a string")
     evidence: list[tuple[str, str]] = []
 
-    arch = _attention_arch(reader, architectures, model_type, evidence)
+    arch = _attention_arch(reader, architectures, models, evidence)
     sparse = _flag_from_keys(reader, SPARSE_INDEXER_KEYS, "sparse_attention", evidence)
     sliding = _sliding_window(reader, evidence)
-    multimodal = _multimodal(reader, architectures, evidence)
+    multimodal = _multimodal(reader, architectures, models, evidence)
     encoder_decoder = False
     for scope in reader.scopes:
         if reader.optional_bool(scope, ENCODER_DECODER_KEY):
             encoder_decoder = True
             evidence.append(("encoder_decoder", reader.where(scope, ENCODER_DECODER_KEY, True)))
+    if models is not None and architectures[:1] and architectures[0] in models.encoder_decoder:
+        encoder_decoder = True
+        evidence.append(("encoder_decoder", _by_name(architectures[0], "encoder-decoder", models)))
     dual_chunk = False
     for scope, value in reader.present(DUAL_CHUNK_KEY):
         if not isinstance(value, dict):
@@ -240,14 +256,22 @@ def _derive(file: Path, data: Mapping[str, Any]) -> ModelFacts:
         evidence.append(
             ("dual_chunk_attention", f"{scope.name(DUAL_CHUNK_KEY)} is set in {file.name}")
         )
-    heads = top.data.get("num_key_value_heads")
-    kv_heads = heads if type(heads) is int and 0 < heads < 1 << 20 else None
-    if kv_heads is not None:
-        evidence.append(("kv_heads", f"num_key_value_heads={kv_heads} in {file.name}"))
+    kv_heads = None
+    for scope, heads in reversed(reader.present(KV_HEADS_KEY)):  # the text config's first
+        if kv_heads is None and type(heads) is int and 0 < heads < 1 << 20:
+            kv_heads = heads
+            evidence.append(("kv_heads", reader.where(scope, KV_HEADS_KEY, heads)))
     if architectures:
         evidence.append(("model_architecture", f"architectures[0] in {file.name}"))
+    if model_type is not None:
+        evidence.append(("model_type", f"model_type in {file.name}"))
+    remote_code = top.data.get(REMOTE_CODE_KEY) is not None
+    if remote_code:
+        evidence.append(("remote_code", f"{REMOTE_CODE_KEY} is set in {file.name}"))
     return ModelFacts(
         kv_heads=kv_heads,
+        checkpoint_quantization=_checkpoint_quantization(reader, evidence),
+        remote_code=remote_code,
         path=file,
         architectures=architectures,
         model_type=model_type,
@@ -261,10 +285,28 @@ def _derive(file: Path, data: Mapping[str, Any]) -> ModelFacts:
     )
 
 
+def _by_name(name: str, what: str, models: ModelKnowledge) -> str:
+    return f"SGLang {models.release} runs {name} as {what} (configs/model_config.py)"
+
+
+def _checkpoint_quantization(reader: _Reader, evidence: list[tuple[str, str]]) -> str | None:
+    """The checkpoint's `quantization_config.quant_method` (the top level's first)."""
+    for scope, config in reader.present(QUANTIZATION_KEY):
+        if not isinstance(config, dict):
+            reader.bad(scope.name(QUANTIZATION_KEY), config, "an object or null")
+        key, method = f"{QUANTIZATION_KEY}.quant_method", config.get("quant_method")
+        if method is not None and not isinstance(method, str):
+            reader.bad(scope.name(key), method, "a string")
+        if method is not None:
+            evidence.append(("checkpoint_quantization", reader.where(scope, key, method)))
+            return method
+    return None
+
+
 def _attention_arch(
     reader: _Reader,
     architectures: tuple[str, ...],
-    model_type: str | None,
+    models: ModelKnowledge | None,
     evidence: list[tuple[str, str]],
 ) -> Arch:
     reasons: list[str] = []
@@ -273,17 +315,12 @@ def _attention_arch(
             if isinstance(value, bool) or not isinstance(value, int):
                 reader.bad(scope.name(key), value, "an integer or null")
             reasons.append(reader.where(scope, key, value))
-    reasons += [
-        f"architecture {name} is an MLA model"
-        for name in architectures
-        if name in MLA_ARCHITECTURES
-    ]
-    if model_type in MLA_MODEL_TYPES:
-        reasons.append(f"model_type={model_type} is an MLA model")
+    if models is not None and architectures[:1] and architectures[0] in models.mla:
+        reasons.append(_by_name(architectures[0], "an MLA model", models))
     if reasons:
         evidence += [("attention_arch", reason) for reason in reasons]
         return Arch.MLA
-    named = ", ".join(architectures) or model_type or "the model"
+    named = ", ".join(architectures) or "the model"
     evidence.append(
         (
             "attention_arch",
@@ -341,10 +378,17 @@ def _sliding_window(reader: _Reader, evidence: list[tuple[str, str]]) -> bool:
 
 
 def _multimodal(
-    reader: _Reader, architectures: tuple[str, ...], evidence: list[tuple[str, str]]
+    reader: _Reader,
+    architectures: tuple[str, ...],
+    models: ModelKnowledge | None,
+    evidence: list[tuple[str, str]],
 ) -> bool:
     top = reader.scopes[0]
     subconfigs = [key for key in MULTIMODAL_KEYS if top.data.get(key) is not None]
+    if models is not None and architectures[:1] and architectures[0] in models.multimodal:
+        evidence.append(("multimodal", _by_name(architectures[0], "a multimodal model", models)))
+        if not subconfigs:
+            return True
     if not subconfigs:
         return False
     generation = [name for name in architectures if name.endswith(CONDITIONAL_GENERATION_SUFFIX)]

@@ -47,12 +47,13 @@ def release(name: str) -> StartupJson:
         "defaults": default_branches(rules),
         "model_overrides": [
             {
-                "backend": override.backend,
-                "architectures": sorted(override.architectures),
-                "sparse_attention_only": override.sparse,
-                "gpu": None if override.gate is None else override.gate.name,
+                "backend": choice.value,
+                "architectures": sorted(rule.architectures),
+                "sparse_attention_only": rule.sparse is True,
+                "gpu": None if choice.on is None else choice.on.label,
             }
-            for override in rules.model_overrides
+            for rule in rules.model_rules
+            for choice in rule.defaults
         ],
         "changes": [
             {"summary": change.summary, "evidence": change.evidence.source}

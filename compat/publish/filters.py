@@ -93,7 +93,7 @@ FILTERS: dict[str, Callable[..., Any]] = {
     "meaning": meaning,
     "note": wording.note,
     "or_list": or_list,
-    "override_text": startup_text.override_text,
+    "model_rule_text": startup_text.model_rule_text,
     "phases": wording.phases,
     "row_label": row_label,
     "source": source,

@@ -11,7 +11,8 @@ from collections.abc import Iterator
 from compat.claim.columns import ColumnId
 from compat.claim.matrix import Matrix
 from compat.claim.words import code, code_list, codes
-from compat.engine.rules import DefaultBranch, ModelOverride, ReleaseRules
+from compat.engine.model_rules import MachineChoice, ModelRule
+from compat.engine.rules import AB, ANY_FLAG, DefaultBranch, ReleaseRules
 from compat.vocab.terms import Arch, Phase
 
 
@@ -26,23 +27,70 @@ def branch_conditions(branch: DefaultBranch, rules: ReleaseRules) -> str:
         parts.append("no speculative decoding, or topk 1 with page size 1")
     if branch.needs_topk_when_speculative:
         parts.append("with speculative decoding only when `--speculative-eagle-topk` is given")
-    if branch.architectures is not None:
+    if branch.architectures is not None and branch.backend == "fa3":
         parts.append(f"the model is one of {len(branch.architectures)} architectures (below)")
+    elif branch.architectures is not None:
+        parts.append(f"the model is {' or '.join(sorted(branch.architectures))}")
+    if branch.unless_sinks:
+        parts.append("the model has no attention sinks")
     if branch.kv_heads is not None:
         heads = " or ".join(str(n) for n in sorted(branch.kv_heads))
         parts.append(f"{heads} KV heads per tensor-parallel rank")
     return "; ".join(parts) or "otherwise"
 
 
-def override_text(override: ModelOverride) -> str:
-    models = ", ".join(sorted(override.architectures))
-    kind = "DeepSeek sparse attention (DSA) models of " if override.sparse else ""
-    where = f" on {override.gate.label}" if override.gate is not None else ""
-    text = f"{kind}{models}{where}: {code(override.backend)} when no backend flag is set"
-    if override.page_size is not None:
-        text += f"; page size {override.page_size}"
-    if override.kv_dtypes:
-        text += f"; `--kv-cache-dtype` only {codes(sorted(override.kv_dtypes))}"
+_SPARSE_KINDS: dict[bool | None, str] = {
+    True: " (models with DeepSeek sparse attention, DSA)",
+    False: " (models without DSA)",
+}
+
+
+def model_rule_text(rule: ModelRule) -> str:
+    """One model-specific rule in words: which models, its default, its lists, its page."""
+    models = ", ".join(sorted(rule.architectures))
+    if rule.substring is not None:
+        models += f" (any architecture containing {rule.substring})"
+    kind = _SPARSE_KINDS.get(rule.sparse, "")
+    parts: list[str] = []
+    if rule.defaults:
+        unset = (
+            "no backend flag is set"
+            if rule.default_unless == ANY_FLAG
+            else ("`--attention-backend` is unset")
+        )
+        picks = ", else ".join(_choice_text(choice) for choice in rule.defaults)
+        parts.append(f"{picks} when {unset}")
+    if rule.allowed:
+        where = "`--attention-backend`" if rule.checks == frozenset({AB}) else "both phases"
+        parts.append(f"only {codes(rule.allowed)} ({where})")
+    if rule.refused:
+        parts.append(f"refuses {codes(rule.refused)}")
+    sizes = [page for page in rule.pages if page.size is not None]
+    if sizes:
+        parts.append(
+            "page size "
+            + ", else ".join(
+                f"{page.size}" + (f" on {page.on.label}" if page.on is not None else "")
+                for page in sizes
+            )
+        )
+    if rule.kv_dtypes:
+        parts.append(f"`--kv-cache-dtype` only {codes(sorted(rule.kv_dtypes))}")
+    if rule.gpu_runtime:
+        parts.append("fails to start on a machine without a GPU")
+    if rule.skip_devices:
+        parts.append(f"not with `--device {', '.join(sorted(rule.skip_devices))}`")
+    return f"{models}{kind}: " + "; ".join(parts or ["its Mamba cache rules only"])
+
+
+def _choice_text(choice: MachineChoice) -> str:
+    text = code(choice.value)
+    if choice.on is not None:
+        text += f" on {choice.on.label}"
+    if choice.speculative is not None:
+        text += " with speculative decoding" if choice.speculative else " without it"
+    if choice.topk_one:
+        text += " (topk 1)"
     return text
 
 
@@ -55,7 +103,9 @@ def default_rows(rules: ReleaseRules) -> Iterator[tuple[str, str, str, str]]:
 
 def fa3_architectures(rules: ReleaseRules) -> str:
     """The architectures a default branch is limited to ("" when no branch is)."""
-    names = next((b.architectures for b in rules.defaults if b.architectures is not None), None)
+    names = next(
+        (b.architectures for b in rules.defaults if b.architectures and b.backend == "fa3"), None
+    )
     return code_list(sorted(names or ()))
 
 

@@ -19,7 +19,6 @@ from compat.engine.rules import (
     DefaultBranch,
     GpuGate,
     Kv4Rules,
-    ModelOverride,
     PageSnap,
     SpecParams,
 )
@@ -57,9 +56,6 @@ FA3_DEFAULT_ARCHITECTURES = frozenset({
     "Glm4vForConditionalGeneration", "Glm4vMoeForConditionalGeneration",
     "Step3VLForConditionalGeneration",
 })  # fmt: skip
-DEEPSEEK_FAMILY = frozenset(
-    {"DeepseekV3ForCausalLM", "MistralLarge3ForCausalLM", "PixtralForConditionalGeneration"}
-)
 MTP_PARAMS = SpecParams(3, 1, 4)
 TREE_PARAMS = SpecParams(5, 4, 8)
 MTP_ARCHITECTURES = frozenset({
@@ -98,31 +94,7 @@ def defaults(fa3_architectures: frozenset[str] | None) -> tuple[DefaultBranch, .
     )  # fmt: skip
 
 
-def overrides(family: frozenset[str], dsa_backend: str) -> tuple[ModelOverride, ...]:
-    """The DeepSeek family's model-specific branches: DSA models first, then the rest."""
-    return (
-        ModelOverride("dsa-backend", family, dsa_backend, sparse=True, page_size=64,
-                      kv_dtypes=frozenset({"bfloat16", "fp8_e4m3"}),
-                      kv_aliases={"bf16": "bfloat16"}, auto_kv_dtype=dsa_auto_kv),
-        ModelOverride("deepseek-backend", family, "trtllm_mla", gate=SM100),
-    )  # fmt: skip
-
-
 # -- updates: functions of the previous release's value ----------------------------------------
-
-
-def with_family(*names: str) -> Callable[[tuple[ModelOverride, ...]], tuple[ModelOverride, ...]]:
-    """The model-specific branches of the DeepSeek family, with more architectures."""
-
-    def add(before: tuple[ModelOverride, ...]) -> tuple[ModelOverride, ...]:
-        return tuple(replace(o, architectures=o.architectures | set(names)) for o in before)
-
-    return add
-
-
-def dsa_backend(name: str) -> Callable[[tuple[ModelOverride, ...]], tuple[ModelOverride, ...]]:
-    """The DSA branch choosing another backend."""
-    return lambda before: tuple(replace(o, backend=name) if o.sparse else o for o in before)
 
 
 def gate(backend: str, fields: frozenset[Any], gpus: GpuGate) -> Callable[..., Any]:

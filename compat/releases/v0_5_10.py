@@ -6,10 +6,29 @@ from dataclasses import replace
 
 from compat.claim.baseline import MATRIX, YES
 from compat.claim.columns import ColumnId
-from compat.engine.rules import RUNS_DECODE, RUNS_PREFILL, BackendGate
+from compat.engine.model_rules import SpecWithRadix
+from compat.engine.rules import RUNS_DECODE, RUNS_PREFILL, BackendGate, DefaultBranch
 from compat.releases.doc import commit, tagged_page
 from compat.releases.entry import CellChange, Change, DocChange, Release
-from compat.releases.shared import COMPAT, FA4_SNAP, SM100, TRTLLM_MHA_DECODE_GPUS, code, snap
+from compat.releases.families import (
+    ON_ROCM,
+    ON_SM90,
+    ON_SM100,
+    WHISPER,
+    chained,
+    changed,
+    choices,
+    extended,
+)
+from compat.releases.shared import (
+    COMPAT,
+    FA4_SNAP,
+    MODEL_ADJUSTMENTS,
+    SM100,
+    TRTLLM_MHA_DECODE_GPUS,
+    code,
+    snap,
+)
 from compat.vocab.terms import Arch, Phase
 
 RELEASE = Release(
@@ -23,6 +42,24 @@ RELEASE = Release(
                    BackendGate("trtllm_mha", frozenset({RUNS_DECODE}), TRTLLM_MHA_DECODE_GPUS))}),
         Change("fa4 forces page size 128 only on SM100", code("0.5.10", COMPAT),
                {"page_snaps": snap("fa4", replace(FA4_SNAP, gate=SM100))}),
+        Change("GPT-OSS runs aiter on ROCm by default and accepts it; Llama 4 accepts ascend",
+               code("0.5.10", MODEL_ADJUSTMENTS),
+               {"model_rules": chained(
+                   changed("gpt-oss-backends", defaults=choices(
+                       ("trtllm_mha", ON_SM100), ("fa3", ON_SM90), ("aiter", ON_ROCM),
+                       ("triton", None))),
+                   extended("gpt-oss-backends", allowed=("aiter",)),
+                   extended("llama4-backends", allowed=("ascend",)))}),
+        Change("hybrid models: speculative decoding with the radix cache is refused (no_buffer); "
+               "Qwen3-Next on SM100 keeps the default decision's trtllm_mha when its cache can "
+               "page (radix cache off, or speculative decoding)",
+               code("0.5.10", "ServerArgs._handle_mamba_radix_cache"),
+               {"hybrid_cache": lambda before: replace(before, spec=SpecWithRadix.REFUSE),
+                "model_rules": changed("qwen3-next-backend", prefers="trtllm_mha")}),
+        Change("Whisper runs flashinfer by default on every GPU",
+               code("0.5.10", "ServerArgs._get_default_attn_backend"),
+               {"defaults": lambda before: (
+                   DefaultBranch("flashinfer", architectures=WHISPER), *before)}),
     ),
     doc_changes=(
         DocChange("FA4 serves prefill and decode",

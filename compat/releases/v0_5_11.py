@@ -2,12 +2,25 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from compat.claim.baseline import YES
 from compat.claim.columns import ColumnId
+from compat.engine.model_rules import SpecWithRadix
 from compat.engine.rules import RUNS_DECODE
 from compat.releases.doc import commit, tagged_page
 from compat.releases.entry import CellChange, Change, DocChange, Release, plus
-from compat.releases.shared import COMPAT, code, intel_xpu_snaps
+from compat.releases.families import (
+    ON_ROCM,
+    ON_SM90,
+    ON_SM100,
+    ON_XPU,
+    chained,
+    changed,
+    choices,
+    extended,
+)
+from compat.releases.shared import COMPAT, MODEL_ADJUSTMENTS, code, intel_xpu_snaps
 from compat.vocab.terms import Arch
 
 # From 0.5.11 the page is the Mintlify one: every later table edit went only there.
@@ -20,6 +33,27 @@ RELEASE = Release(
                "the decode phase: 64 or 128 for MHA, 16 to 128 for MLA", code("0.5.11", COMPAT),
                {"mla_prefill_refused": ("intel_xpu",),
                 "page_snaps": intel_xpu_snaps(frozenset({RUNS_DECODE}))}),
+        Change("GPT-OSS runs intel_xpu on XPU by default and accepts it",
+               code("0.5.11", MODEL_ADJUSTMENTS),
+               {"model_rules": chained(
+                   changed("gpt-oss-backends", defaults=choices(
+                       ("trtllm_mha", ON_SM100), ("fa3", ON_SM90), ("intel_xpu", ON_XPU),
+                       ("aiter", ON_ROCM), ("triton", None))),
+                   extended("gpt-oss-backends", allowed=("intel_xpu",)))}),
+        Change("hybrid models' no_buffer cache with the radix cache on sets page size 1; with "
+               "speculative decoding ROCm turns the radix cache off, other machines refuse",
+               code("0.5.11", "ServerArgs._handle_mamba_radix_cache"),
+               {"hybrid_cache": lambda before: replace(
+                   before, page_one=True, spec=SpecWithRadix.REFUSE_BUT_ROCM)}),
+        Change("the MHA default skips flashinfer for a model with attention sinks (GPT-OSS): "
+               "triton instead", code("0.5.11", "ServerArgs._get_default_attn_backend"),
+               {"defaults": lambda before: tuple(
+                   replace(b, unless_sinks=True)
+                   if b.backend == "flashinfer" and b.arch is Arch.MHA else b for b in before),
+                "sink_architectures": frozenset({"GptOssForCausalLM"})}),
+        Change("a decode server turns its radix cache off before the model branches run",
+               code("0.5.11", "ServerArgs.__post_init__"),
+               {"hybrid_cache": lambda before: replace(before, decode_radix_off_first=True)}),
         Change("`--speculative-algorithm DFLASH` is accepted",
                code("0.5.11", "ServerArgs.add_cli_args"),
                {"algorithm_choices": plus("DFLASH")}),

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from compat.claim.backends import Backend
 from compat.claim.baseline import BLACKWELL as BLACKWELL_CC
 from compat.claim.baseline import BOTH, CUDA_ONLY, MHA_ONLY, MLA_ONLY, NO, YES, native, row
 from compat.engine.rules import AB_OR_DB, PageSnap
 from compat.releases.doc import LATER_RELEASES, backed, not_stated, tagged_page, wheel
 from compat.releases.entry import Change, DocChange, NewRow, Release, plus
+from compat.releases.families import with_family
 from compat.releases.shared import (
     BLACKWELL_0_5_9,
     COMPAT,
@@ -15,7 +18,6 @@ from compat.releases.shared import (
     code,
     gate,
     snap,
-    with_family,
 )
 from compat.vocab.terms import Arch, KvDtype
 
@@ -68,7 +70,16 @@ RELEASE = Release(
                 "gpu_gates": gate("tokenspeed_mla", AB_OR_DB, BLACKWELL_0_5_9),
                 "kv_spellings": lambda before: (*before, ("tokenspeed_mla", ("fp8_e4m3",)))}),
         Change("the DeepSeek rules cover DeepSeek V3.2", code("0.5.12", MODEL_ADJUSTMENTS),
-               {"model_overrides": with_family("DeepseekV32ForCausalLM")}),
+               {"model_rules": with_family("DeepseekV32ForCausalLM")}),
+        Change("SGLang reads deepseek_v32 configs itself (no reload as DeepseekV3)",
+               code("0.5.12", "_CONFIG_REGISTRY", "sglang/srt/utils/hf_transformers/common.py"),
+               {"loader": lambda before: replace(
+                   before, reloads={},
+                   source="utils/hf_transformers/config.py, get_config (transformers 5.6.0)")}),
+        Change("deterministic inference runs before the default decision and picks its own "
+               "backend when `--attention-backend` is unset",
+               code("0.5.12", "ServerArgs.__post_init__"),
+               {"deterministic": lambda before: replace(before, picks_default=True)}),
     ),
     doc_changes=(
         DocChange("new backends dsv4 (MHA; `compressed` another name for it) and tokenspeed_mla "

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from compat.claim.backends import Backend
 from compat.claim.baseline import BLACKWELL as BLACKWELL_CC
 from compat.claim.baseline import BOTH, CUDA_ONLY, MLA_ONLY, NO, YES, native, row
@@ -9,12 +11,23 @@ from compat.claim.cells import PlatformSupport
 from compat.engine.rules import ANY_FLAG, PageSnap
 from compat.releases.doc import LATER_RELEASES, backed, commit, tagged_page, wheel
 from compat.releases.entry import Change, DocChange, NewRow, Release, plus
+from compat.releases.families import (
+    ON_AMX_CPU,
+    ON_ROCM,
+    ON_SM90,
+    ON_SM100,
+    ON_XPU,
+    chained,
+    changed,
+    choices,
+    extended,
+)
 from compat.releases.shared import (
     COMPAT,
+    MODEL_ADJUSTMENTS,
     SM100,
     SPECULATIVE_HOOK,
     code,
-    dsa_backend,
     gate,
     snap,
 )
@@ -44,7 +57,7 @@ RELEASE = Release(
         Change("new backends dsa (nsa becomes its alias) and cutedsl_mla",
                code("0.5.13", "ATTENTION_BACKEND_CHOICES"),
                {"backend_choices": plus("dsa", "cutedsl_mla"),
-                "model_overrides": dsa_backend("dsa")}),
+                "model_rules": changed("dsa-backend", defaults=choices(("dsa", None)))}),
         Change("cutedsl_mla: decode only (prefill runs trtllm_mla), SM100, page size 32 or 64",
                code("0.5.13", COMPAT),
                {"decode_only": {"cutedsl_mla": "trtllm_mla"},
@@ -53,6 +66,17 @@ RELEASE = Release(
                 "gpu_gates": gate("cutedsl_mla", ANY_FLAG, SM100),
                 "kv_spellings": lambda before: (
                     *before, ("cutedsl_mla", ("fp8_e4m3", "bf16", "bfloat16", "auto")))}),
+        Change("GPT-OSS runs intel_amx on a CPU with AMX by default and accepts it",
+               code("0.5.13", MODEL_ADJUSTMENTS),
+               {"model_rules": chained(
+                   changed("gpt-oss-backends", defaults=choices(
+                       ("trtllm_mha", ON_SM100), ("fa3", ON_SM90), ("intel_amx", ON_AMX_CPU),
+                       ("intel_xpu", ON_XPU), ("aiter", ON_ROCM), ("triton", None))),
+                   extended("gpt-oss-backends", allowed=("intel_amx",)))}),
+        Change("deterministic inference also runs ascend",
+               code("0.5.13", "DETERMINISTIC_ATTENTION_BACKEND_CHOICES"),
+               {"deterministic": lambda before: replace(
+                   before, backends=(*before.backends, "ascend"))}),
         Change("speculative topk > 1 with page size > 1 also runs on triton",
                code("0.5.13", "_handle_eagle_family", SPECULATIVE_HOOK),
                {"topk_paged_eagle": plus("triton")}),

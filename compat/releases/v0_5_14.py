@@ -1,14 +1,37 @@
-"""SGLang 0.5.14: the attention start-up rules of 0.5.13; the page gains tokenspeed_mla's row."""
+"""SGLang 0.5.14: MXFP4 checkpoints also run on the CPU engine; the page gains tokenspeed_mla's row."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from compat.claim.baseline import NO, YES, native, row
+from compat.engine.model_rules import MambaCache
 from compat.releases.doc import commit, tagged_page
-from compat.releases.entry import DocChange, NewRow, Release
+from compat.releases.entry import Change, DocChange, NewRow, Release
+from compat.releases.families import ON_CPU, ON_CUDA, ON_NPU, ON_ROCM_MXFP, chained, changed
+from compat.releases.shared import code
 from compat.vocab.terms import Arch
 
 RELEASE = Release(
     "0.5.14",
+    changes=(
+        Change("hybrid models' Mamba cache picks its strategy: extra_buffer where the model "
+               "supports it (Qwen3-Next, Nemotron-H, Falcon-H1; its FLA kernels need CUDA or NPU), "
+               "else no_buffer, which runs page size 1 only and no trtllm_mha; Qwen3-Next's SM100 "
+               "default sets the page size (64 with trtllm_mha, else 1)",
+               code("0.5.14", "ServerArgs._handle_mamba_radix_cache"),
+               {"hybrid_cache": lambda before: replace(
+                   before, picks_strategy=True, page_one=False,
+                   extra_buffer_machines=(ON_CUDA, ON_NPU)),
+                "model_rules": chained(
+                    changed("qwen3-next-backend", default_pages={"trtllm_mha": 64}),
+                    changed("nemotron-h-backend", mamba=MambaCache.EXTRA_BUFFER),
+                    changed("falcon-h1-backend", mamba=MambaCache.EXTRA_BUFFER))}),
+        Change("mxfp4 quantization is registered on the CPU engine too",
+               code("0.5.14", "QUANTIZATION_METHODS", "sglang/srt/layers/quantization/__init__.py"),
+               {"quantization": lambda before: replace(
+                   before, gated={"mxfp4": (ON_CPU, ON_CUDA, ON_ROCM_MXFP)})}),
+    ),
     doc_changes=(
         DocChange("tokenspeed_mla's row is on the page now; its cells are those read from the "
                   "code in 0.5.12",

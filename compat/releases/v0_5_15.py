@@ -7,7 +7,16 @@ from dataclasses import replace
 from compat.engine.rules import ANY_FLAG, EITHER_PHASE
 from compat.releases.doc import tagged_page
 from compat.releases.entry import Change, DocChange, Release
-from compat.releases.shared import FA4_SNAP, OVERRIDES, SM100, SPECULATIVE_HOOK, code, snap
+from compat.releases.families import changed
+from compat.releases.shared import (
+    FA4_SNAP,
+    MODEL_ADJUSTMENTS,
+    OVERRIDES,
+    SM100,
+    SPECULATIVE_HOOK,
+    code,
+    snap,
+)
 
 PAGE = tagged_page("0.5.15", "docs_new/docs/advanced_features/attention_backend.mdx")
 
@@ -18,6 +27,9 @@ RELEASE = Release(
                code("0.5.15", "_fa4_page_constraint", OVERRIDES),
                {"page_snaps": snap("fa4", replace(
                    FA4_SNAP, fields=ANY_FLAG, gate=SM100, max_topk=1))}),
+        Change("the Llama 4 branch takes its two architectures by name (no longer any name "
+               "containing Llama4)", code("0.5.15", MODEL_ADJUSTMENTS),
+               {"model_rules": changed("llama4-backends", substring=None)}),
         Change("trtllm_mha's topk 1 limit reads the phases' backends, not the flags",
                code("0.5.15", "_handle_eagle_family", SPECULATIVE_HOOK),
                {"topk_one_only_fields": EITHER_PHASE}),

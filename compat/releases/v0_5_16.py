@@ -9,6 +9,7 @@ from compat.claim.columns import ColumnId
 from compat.claim.rules import DtypeRequirement
 from compat.releases.doc import LATER_RELEASES, tagged_page, wheel
 from compat.releases.entry import Change, DocChange, Release, plus
+from compat.releases.families import ON_CUDA, ON_NPU, ON_ROCM
 from compat.releases.shared import BLACKWELL_0_5_9, SM100_OR_SM120, code, kv4_without
 from compat.vocab.terms import KvDtype, Platform
 
@@ -27,6 +28,14 @@ RELEASE = Release(
         Change("nvfp4 needs SM100 or SM120; mxfp8 needs Blackwell",
                code("0.5.16", "ServerArgs._handle_mxfp8_kv_cache_compatibility"),
                {"kv_gates": {"nvfp4": SM100_OR_SM120, "mxfp8": BLACKWELL_0_5_9}}),
+        Change("deterministic inference also runs fa4",
+               code("0.5.16", "DETERMINISTIC_ATTENTION_BACKEND_CHOICES"),
+               {"deterministic": lambda before: replace(
+                   before, backends=("ascend", "fa3", "fa4", "flashinfer", "triton"))}),
+        Change("hybrid models' extra_buffer Mamba cache also runs on ROCm",
+               code("0.5.16", "ServerArgs._validate_mamba_extra_buffer"),
+               {"hybrid_cache": lambda before: replace(
+                   before, extra_buffer_machines=(ON_CUDA, ON_NPU, ON_ROCM))}),
         Change("fp4_e2m1 is deprecated: start-up lets it through, the KV pool refuses it",
                code("0.5.16", "kv_cache_dtype", "sglang/srt/mem_cache/kv_cache_dtype.py"), {}),
     ),

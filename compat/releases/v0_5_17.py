@@ -18,6 +18,10 @@ RELEASE = Release(
         Change("new backend hpc_ops (page size 64)", code("0.5.17", COMPAT, OVERRIDES),
                {"backend_choices": plus("hpc_ops"),
                 "page_snaps": snap("hpc_ops", PageSnap("hpc_ops", ANY_FLAG, frozenset({64})))}),
+        Change("deterministic inference with a DeepSeek-type model also runs ascend and fa4",
+               code("0.5.17", "ServerArgs._handle_deterministic_inference"),
+               {"deterministic": lambda before: replace(
+                   before, deepseek_backends=("ascend", "fa3", "fa4", "triton"))}),
         Change("trtllm_mha also runs page size 128",
                code("0.5.17", "_mla_backend_page_constraints", OVERRIDES),
                {"page_snaps": snap("trtllm_mha", replace(

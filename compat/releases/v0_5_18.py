@@ -1,10 +1,23 @@
-"""SGLang 0.5.18: the attention start-up rules and the page's tables of 0.5.17."""
+"""SGLang 0.5.18: the extra_buffer Mamba cache runs on XPU too; the page's tables of 0.5.17."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from compat.releases.doc import tagged_page
-from compat.releases.entry import DocChange, Release
+from compat.releases.entry import Change, DocChange, Release
+from compat.releases.families import ON_CUDA, ON_NPU, ON_ROCM, ON_XPU
+from compat.releases.shared import code
 
 PAGE = tagged_page("0.5.18", "docs/docs/advanced_features/attention_backend.mdx")
 
-RELEASE = Release("0.5.18", doc_changes=(DocChange("no change of the page's tables", PAGE, page=PAGE),))
+RELEASE = Release(
+    "0.5.18",
+    changes=(
+        Change("hybrid models' extra_buffer Mamba cache also runs on XPU",
+               code("0.5.18", "ServerArgs._validate_mamba_extra_buffer"),
+               {"hybrid_cache": lambda before: replace(
+                   before, extra_buffer_machines=(ON_CUDA, ON_NPU, ON_ROCM, ON_XPU))}),
+    ),
+    doc_changes=(DocChange("no change of the page's tables", PAGE, page=PAGE),),
+)  # fmt: skip

@@ -2,11 +2,23 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from compat.claim.backends import Backend
 from compat.claim.baseline import BOTH, CUDA_ONLY, MHA_ONLY, NO, YES, native, row
+from compat.engine.model_rules import MachinePage
 from compat.engine.rules import EITHER_PHASE
 from compat.releases.doc import LATER_RELEASES, backed, not_stated, unread_page, wheel
 from compat.releases.entry import Change, DocChange, NewRow, Release, minus, plus
+from compat.releases.families import (
+    ON_CPU,
+    ON_CUDA,
+    ON_NPU,
+    ON_ROCM,
+    ON_ROCM_MXFP,
+    ON_XPU,
+    changed,
+)
 from compat.releases.shared import (
     ATTENTION_HOOK,
     CHOICES,
@@ -52,6 +64,21 @@ RELEASE = Release(
                "either phase", code("0.5.20", "handle_attention_backend_compatibility",
                                     ATTENTION_HOOK),
                {"mla_prefill_refused": (), "page_snaps": intel_xpu_snaps(EITHER_PHASE)}),
+        Change("DeepSeek DSA runs page size 128 on XPU",
+               code("0.5.20", "_deepseek_family_overrides",
+                    "sglang/srt/arg_groups/model_overrides/deepseek_v2.py"),
+               {"model_rules": changed("dsa-backend", pages=(
+                   MachinePage(None, ON_NPU), MachinePage(128, ON_XPU), MachinePage(1, ON_ROCM),
+                   MachinePage(64)))}),
+        Change("mxfp4 quantization is registered on XPU too",
+               code("0.5.20", "QUANTIZATION_METHODS", "sglang/srt/layers/quantization/__init__.py"),
+               {"quantization": lambda before: replace(
+                   before, gated={"mxfp4": (ON_CPU, ON_CUDA, ON_ROCM_MXFP, ON_XPU)})}),
+        Change("deterministic inference counts GLM-5-Next as a DeepSeek-type model",
+               code("0.5.20", "handle_deterministic_inference", ATTENTION_HOOK),
+               {"deterministic": lambda before: replace(
+                   before, deepseek_architectures=before.deepseek_architectures
+                   | {"Glm5NextForConditionalGeneration"})}),
     ),
     doc_changes=(
         DocChange("no change of the page's tables is known (its tag could not be read)", PAGE,

@@ -24,6 +24,9 @@ RELEASE = Release(
                code("0.5.21", "_mla_kv_cache_dtype_checks", OVERRIDES),
                {"kv_spellings": lambda before: tuple(
                    (n, tuple(d for d in kinds if d != "fp4_e2m1")) for n, kinds in before)}),
+        Change("SM100's native NVFP4 cache on trtllm_mha refuses PD disaggregation",
+               code("0.5.21", "handle_kv4_compatibility", KV_HOOK),
+               {"kv4": lambda before: replace(before, native_refuses_disaggregation=True)}),
         Change("nvfp4 picks its prefill and decode backends (trtllm_mha on SM100)",
                code("0.5.21", "handle_nvfp4_prefill_kv_dequant_dtype", KV_HOOK),
                {"nvfp4_prefill_backends": {"fp8_e4m3": "flashinfer", "nvfp4": "trtllm_mha"}}),

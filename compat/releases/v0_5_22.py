@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from compat.claim.backends import Backend
 from compat.claim.baseline import BOTH, CUDA_ONLY, MHA_ONLY, NO, YES, row
+from compat.engine.rules import AB
 from compat.releases.doc import backed, not_stated, unread_page, wheel
 from compat.releases.entry import Change, DocChange, NewRow, Release, plus
+from compat.releases.families import ON_CUDA_SM80, ON_SM100, changed, choices
 from compat.releases.shared import CHOICES, code
 from compat.vocab.terms import Arch
 
@@ -35,6 +37,12 @@ LLADA2_ROW = NewRow(Arch.MHA, row("llada2_cfg_flashinfer", "LLaDA2 CFG FlashInfe
 RELEASE = Release(
     "0.5.22",
     changes=(
+        Change("EXAONE 4 gets a default (trtllm_mha on SM100, fa3 from CUDA sm80, else triton) "
+               "before its list is checked", code("0.5.22", "handle_model_specific_adjustments",
+                                                   "sglang/srt/arg_groups/model_hook.py"),
+               {"model_rules": changed("exaone4-backends", defaults=choices(
+                   ("trtllm_mha", ON_SM100), ("fa3", ON_CUDA_SM80), ("triton", None)),
+                   default_unless=frozenset({AB}))}),
         Change("new backend llada2_cfg_flashinfer",
                code("0.5.22", "ATTENTION_BACKEND_CHOICES", CHOICES),
                {"backend_choices": plus("llada2_cfg_flashinfer")}),

@@ -6,6 +6,13 @@ Every later release's entry lists only what changed since the release before it.
 from __future__ import annotations
 
 from compat.claim.baseline import MATRIX
+from compat.engine.model_rules import (
+    DeterministicRules,
+    HybridCacheRules,
+    LoaderRules,
+    QuantizationRules,
+    SpecWithRadix,
+)
 from compat.engine.rules import (
     AB_OR_DB,
     ANY_FLAG,
@@ -17,10 +24,23 @@ from compat.engine.rules import (
     SpecAutoCase,
 )
 from compat.releases.entry import Release
+from compat.releases.families import (
+    DEEPSEEK,
+    DEEPSEEK_FAMILY,
+    FALCON_H1,
+    GPT_OSS,
+    KIMI_LINEAR,
+    LLAMA4_RULE,
+    NEMOTRON_H,
+    OLMO2,
+    ON_CUDA,
+    ON_ROCM_MXFP,
+    QWEN3_NEXT,
+    dsa,
+)
 from compat.releases.shared import (
     BLACKWELL,
     COMPAT,
-    DEEPSEEK_FAMILY,
     FA3_DEFAULT_ARCHITECTURES,
     FA4_SNAP,
     INTEL_XPU_SNAP,
@@ -28,11 +48,11 @@ from compat.releases.shared import (
     MTP_ARCHITECTURES,
     MTP_PARAMS,
     SM100,
+    SM100_OR_SM120,
     TREE_PARAMS,
     TRTLLM_MHA_SNAP,
     code,
     defaults,
-    overrides,
 )
 from compat.vocab.terms import Arch
 
@@ -53,7 +73,28 @@ RULES = ReleaseRules(
     algorithm_choices=("EAGLE", "EAGLE3", "NEXTN", "STANDALONE", "NGRAM"),
     backend_aliases={},
     defaults=defaults(FA3_DEFAULT_ARCHITECTURES),
-    model_overrides=overrides(DEEPSEEK_FAMILY, "nsa"),
+    model_rules=(dsa("nsa"), DEEPSEEK, GPT_OSS, LLAMA4_RULE, OLMO2, KIMI_LINEAR, NEMOTRON_H,
+                 QWEN3_NEXT, FALCON_H1),
+    deterministic=DeterministicRules(
+        backends=("flashinfer", "fa3", "triton"),
+        deepseek_architectures=DEEPSEEK_FAMILY | {"DeepseekV2ForCausalLM", "DeepseekV32ForCausalLM"},
+        deepseek_backends=("fa3", "triton"),
+        picks_default=False,
+        default_gate=SM100_OR_SM120,
+        source="server_args.py, ServerArgs._handle_deterministic_inference",
+    ),
+    quantization=QuantizationRules(
+        gated={"mxfp4": (ON_CUDA, ON_ROCM_MXFP)},
+        source="configs/model_config.py, ModelConfig._verify_quantization",
+    ),
+    loader=LoaderRules(
+        reloads={"deepseek_v32": "DeepseekV3ForCausalLM"},
+        source="utils/hf_transformers_utils.py, get_config (transformers 4.57.1)",
+    ),
+    hybrid_cache=HybridCacheRules(
+        handled=False, picks_strategy=False, page_one=False, spec=SpecWithRadix.RADIX_OFF,
+        extra_buffer_machines=(), source="server_args.py, ServerArgs._handle_model_specific_adjustments",
+    ),
     assumed_architectures={Arch.MHA: "LlamaForCausalLM", Arch.MLA: "DeepseekV3ForCausalLM"},
     page_snaps=(
         PageSnap("flashmla", AB_OR_DB, frozenset({64})),
@@ -113,11 +154,16 @@ RULES = ReleaseRules(
         ("arch-refused", "trtllm_mha"): "the TRTLLM MHA backend refuses an MLA model",
         ("model-feature-refused", "triton"): "Triton refuses encoder-decoder models",
     },
+    decode_dp_needs_round_robin=True,
     evidence={
         "defaults": code("0.5.7", COMPAT),
         "fa3-architectures": code("0.5.7", "is_fa3_default_architecture",
                                   "sglang/srt/utils/common.py"),
         "model-overrides": code("0.5.7", MODEL_ADJUSTMENTS),
+        "deterministic": code("0.5.7", "ServerArgs._handle_deterministic_inference"),
+        "quantization": code("0.5.7", "ModelConfig._verify_quantization",
+                             "sglang/srt/configs/model_config.py"),
+        "loader": code("0.5.7", "get_config", "sglang/srt/utils/hf_transformers_utils.py"),
         "page-snaps": code("0.5.7", COMPAT),
         "kv4": code("0.5.7", "ServerArgs._handle_kv4_compatibility"),
         "speculative": code("0.5.7", "ServerArgs._handle_speculative_decoding"),

@@ -2,18 +2,28 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from compat.claim.baseline import YES
 from compat.claim.columns import ColumnId
 from compat.engine.rules import AB_OR_DB
 from compat.releases.doc import commit, tagged_page
 from compat.releases.entry import CellChange, Change, DocChange, Release
+from compat.releases.families import (
+    EXAONE4_RULE,
+    LFM2,
+    added,
+    chained,
+    changed,
+    extended,
+    with_family,
+)
 from compat.releases.shared import (
     BLACKWELL_0_5_9,
     COMPAT,
     MODEL_ADJUSTMENTS,
     code,
     gate,
-    with_family,
 )
 from compat.vocab.terms import Arch
 
@@ -24,8 +34,26 @@ RELEASE = Release(
                {"gpu_gates": gate("trtllm_mla", AB_OR_DB, BLACKWELL_0_5_9)}),
         Change("the DeepSeek rules cover Kimi K2.5 and GLM-MoE-DSA",
                code("0.5.9", MODEL_ADJUSTMENTS),
-               {"model_overrides": with_family("KimiK25ForConditionalGeneration",
+               {"model_rules": with_family("KimiK25ForConditionalGeneration",
                                                "GlmMoeDsaForCausalLM")}),
+        Change("EXAONE 4 runs only fa3, triton or trtllm_mha (`--attention-backend` must name "
+               "one); LFM2 refuses triton and runs flashinfer on SM100 by default",
+               code("0.5.9", MODEL_ADJUSTMENTS),
+               {"model_rules": chained(added(EXAONE4_RULE), added(LFM2))}),
+        Change("hybrid linear-attention models share one Mamba cache handler: the model's SM100 "
+               "default first, then no_buffer with the radix cache (speculative decoding or "
+               "trtllm_mha turn the radix cache off); Qwen3.5 joins Qwen3-Next",
+               code("0.5.9", "ServerArgs._handle_mamba_radix_cache"),
+               {"hybrid_cache": lambda before: replace(
+                   before, handled=True, source="server_args.py, ServerArgs._handle_mamba_radix_cache"),
+                "model_rules": chained(
+                    changed("nemotron-h-backend", default_without_speculation=False),
+                    extended("qwen3-next-backend", architectures=(
+                        "Qwen3_5MoeForConditionalGeneration", "Qwen3_5ForConditionalGeneration")))}),
+        Change("deterministic inference counts GLM-MoE-DSA as a DeepSeek model",
+               code("0.5.9", "ServerArgs._handle_deterministic_inference"),
+               {"deterministic": lambda before: replace(
+                   before, deepseek_architectures=before.deepseek_architectures | {"GlmMoeDsaForCausalLM"})}),
     ),
     doc_changes=(
         DocChange("FA4 serves multimodal models (MHA)",

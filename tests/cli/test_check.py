@@ -170,10 +170,16 @@ def test_whole_launch_command_after_double_dash() -> None:
         backend,
         "--kv-cache-dtype=fp4_e2m1",
         "--trust-remote-code",
+        "--mem-fraction-static",
+        "0.8",
+        "--enable-metrics",
     )
     assert result.returncode == 0, result.stdout
     assert f"backend {backend}" in result.stdout and "KV fp4_e2m1" in result.stdout
-    assert "--tp 8" in result.stdout and "--trust-remote-code" in result.stdout
+    # The flags the guard reads are not ignored; the others are listed.
+    ignored = next(line for line in result.stdout.splitlines() if line.startswith("ignored"))
+    assert "--mem-fraction-static 0.8" in ignored and "--enable-metrics" in ignored
+    assert "--tp" not in ignored and "--trust-remote-code" not in ignored
 
 
 def test_launch_command_conflicting_with_a_flag_is_invalid() -> None:

@@ -74,7 +74,8 @@ def test_non_utf8_argv_with_strict_utf8_stdout_is_exit_2() -> None:
     assert b"Traceback" not in done.stderr
     assert b"--platform" in done.stderr and b"\\udcff" in done.stderr  # echoed, escaped
     json_done = run_module(
-        "check", "--json", "--platform", "cuda", "--attention-arch", "mha", "--", b"--tp=\xff",
+        "check", "--json", "--platform", "cuda", "--attention-arch", "mha",
+        "--", b"--mem-fraction-static=\xff",
         PYTHONIOENCODING="utf-8",
     )  # fmt: skip
     assert json_done.returncode == 0, json_done.stderr

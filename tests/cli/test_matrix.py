@@ -215,7 +215,7 @@ def test_explain_every_backend(capsys: pytest.CaptureFixture[str], name: str) ->
             assert f"{table.title}: {row.display_name}" in out
     newest = RELEASES[NEWEST]
     is_default = any(b.backend == name for b in newest.defaults) or any(
-        o.backend == name for o in newest.model_overrides
+        name in rule.default_backends for rule in newest.model_rules
     )
     assert ("not a default anywhere" not in out) is is_default
     accepted = [r for r, rules in RELEASES.items() if name in rules.backend_set]

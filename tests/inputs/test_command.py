@@ -160,12 +160,14 @@ def _yaml(tmp_path: Path, text: str, name: str = "launch.yaml") -> str:
 def test_m4_a_backend_refused_on_the_command_line_is_refused_from_the_config_file(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    config = _yaml(tmp_path, "attention-backend: trtllm_mha\npage-size: 16\ntp-size: 2\n")
+    config = _yaml(
+        tmp_path, "attention-backend: trtllm_mha\npage-size: 16\nmem-fraction-static: 0.8\n"
+    )
     code, out, _ = cli([*ON_H100, "--", *shlex.split(SERVER), "--config", config], capsys)
     assert code == 1, out
     assert "backend trtllm_mha; KV auto; page size 16" in out
     assert f"read --config {config}" in out
-    assert f"--tp-size 2 (from {config})" in out  # listed as ignored, with its origin
+    assert f"--mem-fraction-static 0.8 (from {config})" in out  # listed as ignored, with its origin
     for command in corrected(out):  # a command-line flag wins over the file
         assert cli([*ON_H100, "--", command], capsys)[0] == 0, command
 

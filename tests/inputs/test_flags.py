@@ -12,12 +12,12 @@ import pytest
 
 from compat import InvalidConfigError, enforce
 from compat.cli import build_parser
-from compat.inputs.command import parse_launch_command
+from compat.inputs.command import SWITCH_GIVEN, parse_launch_command
 from compat.inputs.config import AttentionConfig
 from compat.inputs.flags import FLAG_FIELDS, FLAGS, FlagValue, flag_of
 from compat.vocab.spelling import closest, did_you_mean
 
-BAD_VALUES = {FlagValue.NAME: "no-such-value", FlagValue.INTEGER: 0}
+BAD_VALUES = {FlagValue.NAME: "no-such-value", FlagValue.INTEGER: 0, FlagValue.SWITCH: "yes"}
 FLAGS_BY_OPTION = {flag.option: flag for flag in FLAGS}
 
 
@@ -61,10 +61,19 @@ def test_enforce_reads_every_flag_of_the_table() -> None:
 def test_a_launch_command_sets_every_flag_of_the_table() -> None:
     command = ["python3", "-m", "sglang.launch_server"]
     for flag in FLAGS:
-        command += [flag.option, "1"]
+        command += [flag.option] if flag.switch else [flag.option, "1"]
     launch = parse_launch_command(command)
     assert launch.problems == ()
     assert tuple(launch.values) == FLAG_FIELDS
+    assert {launch.values[flag.field] for flag in FLAGS if flag.switch} == {SWITCH_GIVEN}
+
+
+def test_a_flag_alias_sets_its_flag() -> None:
+    launch = parse_launch_command(
+        ["python3", "-m", "sglang.launch_server", "--tensor-parallel-size", "4", "--tp", "2"]
+    )
+    assert launch.problems == ()
+    assert launch.values == {"tp_size": "2"}  # `--tp` is the one flag it prefixes: the last wins
 
 
 def test_one_did_you_mean() -> None:

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from paths import MODELS
 
+from compat.engine.models.lookup import release_models
 from compat.inputs.config import AttentionConfig
 from compat.inputs.model_config import ModelConfigError, ModelFacts, load_model_facts
 from compat.vocab.terms import Arch
@@ -82,6 +83,8 @@ def test_config_fields_build_an_attention_config() -> None:
     fields = facts.config_fields()
     assert fields == {
         "model_architecture": "Gemma3ForConditionalGeneration",
+        "kv_heads": 16,
+        "model_type": "gemma3",
         "attention_arch": "mha",
         "sliding_window": True,
         "multimodal": True,
@@ -170,7 +173,14 @@ def test_wrong_field_types(tmp_path: Path, config: dict[str, object], field: str
         ({"sliding_window": None}, {"sliding_window": False}),
         ({"is_encoder_decoder": True}, {"encoder_decoder": True}),
         ({"dual_chunk_attention_config": {"chunk_size": 262144}}, {"dual_chunk_attention": True}),
-        ({"model_type": "deepseek_v2"}, {"attention_arch": "mla"}),
+        # SGLang decides MLA by architecture (or the MLA fields), never by model type.
+        ({"model_type": "deepseek_v2"}, {"attention_arch": "mha", "model_type": "deepseek_v2"}),
+        ({"quantization_config": {"quant_method": "mxfp4"}}, {"checkpoint_quantization": "mxfp4"}),
+        ({"auto_map": {"AutoConfig": "x.XConfig"}}, {"remote_code": True}),
+        (
+            {"num_key_value_heads": 32, "text_config": {"num_key_value_heads": 8}},
+            {"kv_heads": 8},
+        ),
         ({"language_config": {"kv_lora_rank": 512}}, {"attention_arch": "mla"}),
         ({"architectures": ["T5ForConditionalGeneration"]}, {"multimodal": False}),
         ({"audio_config": {}}, {"multimodal": True}),
@@ -186,8 +196,32 @@ def test_single_keys(
 
 
 def test_reasons_join_every_reason_of_a_field() -> None:
-    reasons = load_model_facts(MODELS / "deepseek-r1").reasons()
-    assert list(reasons) == ["attention_arch", "kv_heads", "model_architecture"]
+    reasons = load_model_facts(MODELS / "deepseek-r1", release_models("0.5.23")).reasons()
+    assert list(reasons) == ["attention_arch", "kv_heads", "model_architecture", "model_type"]
     assert reasons["kv_heads"] == "num_key_value_heads=128 in config.json"
     assert "kv_lora_rank=512" in reasons["attention_arch"]
-    assert "DeepseekV3ForCausalLM" in reasons["attention_arch"]
+    assert "SGLang 0.5.23 runs DeepseekV3ForCausalLM as an MLA model" in reasons["attention_arch"]
+
+
+@pytest.mark.parametrize(
+    ("release", "arch", "encoder_decoder"),
+    [("0.5.7", "mha", False), ("0.5.23", "mla", True)],
+)
+def test_the_release_decides_by_architecture(
+    tmp_path: Path, release: str, arch: str, encoder_decoder: bool
+) -> None:
+    """MLA and encoder-decoder by name, as the release's own ModelConfig lists them: 0.5.7
+    knows neither Glm5Next nor Whisper as such; 0.5.23 runs Glm5Next as MLA with no MLA
+    field in the config, and Whisper as encoder-decoder without `is_encoder_decoder`."""
+    models = release_models(release)
+    glm = load_model_facts(
+        _write(tmp_path, json.dumps({"architectures": ["Glm5NextForConditionalGeneration"]})),
+        models,
+    )
+    assert glm.attention_arch.value == arch
+    whisper = tmp_path / "whisper"
+    whisper.mkdir()
+    (whisper / "config.json").write_text(
+        json.dumps({"architectures": ["WhisperForConditionalGeneration"]})
+    )
+    assert load_model_facts(whisper, models).encoder_decoder is encoder_decoder

@@ -17,3 +17,17 @@ def require_source(version: str) -> Path:
         if os.environ.get("CI"):
             pytest.fail(f"CI must run the conformance suite: {exc}", pytrace=False)
         pytest.skip(str(exc))
+
+
+def require_zoo(version: str) -> Path:
+    """The release's source and the transformers it pins (the zoo runs its config loader)."""
+    root = require_source(version)
+    from conformance.zoo_runtime import prepare
+
+    try:
+        prepare(version)
+    except WheelUnavailableError as exc:
+        if os.environ.get("CI"):
+            pytest.fail(f"CI must run the conformance suite: {exc}", pytrace=False)
+        pytest.skip(str(exc))
+    return root

@@ -15,7 +15,9 @@ re-run).
 from __future__ import annotations
 
 import argparse
+import functools
 import json
+import tempfile
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -24,6 +26,7 @@ from typing import Any
 
 from conformance.fake_torch import GPU_PROFILES
 from conformance.models import MODELS
+from conformance.zoo_models import ZOO
 
 VERSION = "0.5.7"  # rows written before dumps carried their release
 # argv flag -> AttentionConfig field, and how to read its value.
@@ -98,16 +101,47 @@ def config_kwargs(row: dict[str, Any]) -> dict[str, Any]:
 INVALID = "invalid input"
 
 
+@functools.cache
+def _zoo_configs() -> Path:
+    """The zoo's published configs as files, as an operator passes them (--model-config)."""
+    root = Path(tempfile.mkdtemp(prefix="compat-zoo-"))
+    for name, model in ZOO.items():
+        (root / name).mkdir()
+        (root / name / "config.json").write_text(json.dumps(model.config))
+    return root
+
+
+def zoo_config(row: dict[str, Any]) -> Any:
+    """The AttentionConfig of one zoo row, read as `compat check` reads a launch: the
+    command after `--`, the model's config.json (`--model-config`) and the machine
+    (`--gpu`, or `--platform cpu` for the AMX CPU)."""
+    from compat.inputs.assemble import LaunchRequest, assemble
+
+    profile = GPU_PROFILES[row["gpu"]]
+    request = LaunchRequest(
+        command=("python3", "-m", "sglang.launch_server", *row["argv"]),
+        model_config=str(_zoo_configs() / row["model"]),
+        gpu=None if profile.platform == "cpu" else row["gpu"],
+        platform="cpu" if profile.platform == "cpu" else None,
+        detect=False,
+        sglang_version=row.get("version", VERSION),
+    )
+    return assemble(request).config
+
+
 def prediction(row: dict[str, Any]) -> Verdict:
-    """The product's prediction of SGLang's start-up for one grid row."""
+    """The product's prediction of SGLang's start-up for one grid (or zoo) row."""
     from compat import AttentionConfig, InvalidConfigError, check
+    from compat.inputs.assemble import InputError
 
     try:
-        config = AttentionConfig(**config_kwargs(row))
-    except InvalidConfigError as error:
+        zoo = row["model"] in ZOO
+        config = zoo_config(row) if zoo else AttentionConfig(**config_kwargs(row))
+    except (InvalidConfigError, InputError) as error:
         # Invalid input for this release, as SGLang's own argument parser refuses it; the
         # comparison below requires SGLang to refuse it too (at argparse, see `observed`).
-        return Verdict(True, None, None, None, (INVALID, *map(str, error.problems)))
+        problems = getattr(error, "problems", (error,))
+        return Verdict(True, None, None, None, (INVALID, *map(str, problems)))
     report = check(config)
     resolved = report.resolved
     return Verdict(

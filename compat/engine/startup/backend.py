@@ -24,6 +24,7 @@ from compat.engine.events import (
     PrefillOnly,
 )
 from compat.engine.launch import Launch
+from compat.engine.model_events import AmxFallback
 from compat.engine.rules import ReleaseRules
 from compat.engine.startup.state import (
     AB_OR_DB,
@@ -32,7 +33,7 @@ from compat.engine.startup.state import (
     gate_open,
     gpu_gate_holds,
 )
-from compat.vocab.terms import Arch, ModelFeature
+from compat.vocab.terms import Arch, ModelFeature, Platform
 
 _Check = Callable[[Launch, ReleaseRules, ServerArgsFields, StartupLog], None]
 
@@ -67,7 +68,9 @@ def default_backend(parsed: Launch, rules: ReleaseRules, model: str, f: ServerAr
             continue
         if branch.architectures is not None and model not in branch.architectures:
             continue
-        if branch.kv_heads is not None and (parsed.kv_heads or 0) not in branch.kv_heads:
+        if branch.kv_heads is not None and (parsed.kv_heads_per_rank or 0) not in branch.kv_heads:
+            continue
+        if branch.unless_sinks and model in rules.sink_architectures:
             continue
         return branch.backend
     raise AssertionError("the default decision ends with an unconditional branch")
@@ -233,6 +236,27 @@ def _dual_chunk(parsed: Launch, rules: ReleaseRules, f: ServerArgsFields, log: S
         )
 
 
+def _amx_fallback(
+    parsed: Launch, rules: ReleaseRules, f: ServerArgsFields, log: StartupLog
+) -> None:
+    """intel_amx on a CPU without AMX runs torch_native (a GPU host's CPU: the product's CPU
+    platform is a CPU with AMX)."""
+    if (
+        f.attention == "intel_amx"
+        and parsed.on_device == "cpu"
+        and parsed.platform is not Platform.CPU
+    ):
+        log.add(
+            AmxFallback(
+                flags=("--device", "--attention-backend"),
+                value="intel_amx",
+                allowed=("torch_native",),
+                backend="intel_amx",
+            )
+        )
+        f.attention = "torch_native"
+
+
 # The order the checks run in; each reads the fields the ones before it wrote.
 _CHECKS: tuple[_Check, ...] = (
     _spec_refusing,
@@ -244,4 +268,5 @@ _CHECKS: tuple[_Check, ...] = (
     _dtype_fallback,
     _prefill_only,
     _dual_chunk,
+    _amx_fallback,
 )

@@ -12,6 +12,7 @@ from compat.engine.events import (
     Kv4Partner,
     Kv4Single,
     KvDtypeGpu,
+    Nvfp4Disaggregation,
 )
 from compat.engine.launch import Launch
 from compat.engine.rules import Kv4Rules, ReleaseRules
@@ -57,6 +58,21 @@ def handle_kv4_compatibility(
         )
         return
     prefill, decode = f.phases
+    if (
+        kv4.native_refuses_disaggregation
+        and f.kv_dtype == "nvfp4"
+        and parsed.disaggregation != "null"
+        and parsed.capability is not None
+        and parsed.capability.major == 10
+        and "trtllm_mha" in (prefill, decode)
+    ):
+        log.add(
+            Nvfp4Disaggregation(
+                flags=("--kv-cache-dtype", "--disaggregation-mode"),
+                value=parsed.disaggregation,
+                backend="trtllm_mha",
+            )
+        )
     if prefill != decode and prefill != kv4.pair_prefill:
         log.add(
             Kv4HybridPair(

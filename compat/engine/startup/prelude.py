@@ -11,16 +11,14 @@ from compat.engine.events import (
     NOTE,
     AliasKvDtype,
     DeprecatedBackend,
-    ModelKvDtypes,
     Nvfp4Backends,
     Nvfp4Decode,
     Nvfp4NativeGpu,
     Nvfp4Prefill,
 )
 from compat.engine.launch import Launch
-from compat.engine.rules import BackendField, ModelOverride, ReleaseRules
-from compat.engine.startup.state import ServerArgsFields, StartupLog, gate_open
-from compat.vocab.terms import ModelFeature, Platform
+from compat.engine.rules import BackendField, ReleaseRules
+from compat.engine.startup.state import ServerArgsFields, StartupLog
 
 _BACKEND_FLAGS = (BackendField.ATTENTION, BackendField.PREFILL, BackendField.DECODE)
 
@@ -63,66 +61,25 @@ def handle_deprecated_args(rules: ReleaseRules, f: ServerArgsFields, log: Startu
 
 
 def handle_platform_backends(parsed: Launch, f: ServerArgsFields) -> str | None:
-    """The platform's own defaults (`_handle_cpu_backends`, NPU `set_default_server_args`).
+    """The device's own defaults (`_handle_hpu_backends`, `_handle_cpu_backends`, NPU
+    `set_default_server_args`): they read `--device`, else the machine's device.
 
-    Returns the backend the platform chose, when no backend flag was set.
+    Returns the backend the device chose, when no backend flag was set.
     """
-    if parsed.platform is Platform.CPU and f.attention is None:
+    device = parsed.on_device
+    if device == "hpu":
+        f.attention = "torch_native"
+        return f.attention
+    if device == "cpu" and f.attention is None:
         f.attention = "intel_amx"
         return f.attention
-    if parsed.platform is Platform.NPU:
+    if device == "npu":
         unset = f.backend_unset
         f.attention = f.prefill = f.decode = "ascend"
         if f.page_size is None:
             f.page_size = 128
         return f.attention if unset else None
     return None
-
-
-def handle_model_specific_adjustments(
-    parsed: Launch, rules: ReleaseRules, model: str, f: ServerArgsFields, log: StartupLog
-) -> str | None:
-    """`_handle_model_specific_adjustments`: the first override that fits the model applies.
-
-    Returns the backend it chose, when no backend flag was set.
-    """
-    unset = f.backend_unset
-    for override in rules.model_overrides:
-        if model not in override.architectures:
-            continue
-        if (ModelFeature.SPARSE_DSA in parsed.features) is not override.sparse:
-            continue
-        if not gate_open(override.gate, parsed):
-            continue
-        if unset:
-            f.attention = override.backend
-        if override.page_size is not None and parsed.platform is not Platform.NPU:
-            f.page_size = override.page_size
-        if override.kv_dtypes:
-            _model_kv_dtype(parsed, override, model, f, log)
-        return override.backend if unset else None
-    return None
-
-
-def _model_kv_dtype(
-    parsed: Launch, override: ModelOverride, model: str, f: ServerArgsFields, log: StartupLog
-) -> None:
-    """The model's KV dtype: `auto` resolved, aliases rewritten, anything else refused."""
-    if f.kv_dtype == "auto" and override.auto_kv_dtype is not None:
-        f.kv_dtype = override.auto_kv_dtype(parsed)
-    f.kv_dtype = override.kv_aliases.get(f.kv_dtype, f.kv_dtype)
-    if f.kv_dtype not in override.kv_dtypes:
-        allowed = tuple(sorted(override.kv_dtypes))
-        log.add(
-            ModelKvDtypes(
-                rule=override.rule,
-                flags=("--kv-cache-dtype",),
-                value=f.kv_dtype,
-                allowed=allowed,
-                model=model,
-                dtypes=allowed,
-            )
-        )
 
 
 def handle_nvfp4_prefill_backends(

@@ -23,12 +23,17 @@ from compat.engine.launch import Launch
 from compat.engine.rules import ReleaseRules
 from compat.engine.startup.backend import handle_attention_backend_compatibility
 from compat.engine.startup.kv import handle_kv4_compatibility, handle_kv_dtype_gpu
+from compat.engine.startup.models import (
+    handle_model_loading,
+    handle_model_rules,
+    handle_quantization,
+)
 from compat.engine.startup.prelude import (
     handle_deprecated_args,
-    handle_model_specific_adjustments,
     handle_nvfp4_prefill_backends,
     handle_platform_backends,
 )
+from compat.engine.startup.serving import handle_data_parallelism, handle_deterministic_inference
 from compat.engine.startup.spec import handle_speculative_decoding
 from compat.engine.startup.state import ServerArgsFields, StartupLog
 from compat.vocab.terms import Severity
@@ -45,6 +50,9 @@ class Startup:
     """The backend SGLang's default decision chose, when it had to choose one."""
     model: str
     """The model architecture the replay read (the launch's, else the release's usual one)."""
+    default_by: str | None = None
+    """Who chose the default when not the default decision: the model's own branch, the
+    device, or deterministic inference."""
 
     @property
     def refused(self) -> bool:
@@ -67,14 +75,25 @@ def replay(launch: Launch, rules: ReleaseRules) -> Startup:
     model = launch.model_architecture or rules.assumed_architecture(launch.arch)
     f = ServerArgsFields.of(launch)
     handle_deprecated_args(rules, f, log)
-    chosen = handle_platform_backends(launch, f) or handle_model_specific_adjustments(
-        launch, rules, model, f, log
-    )
+    model = handle_model_loading(launch, rules, model, log)
+    handle_quantization(launch, rules, log)
+    by: str | None = f"--device {launch.on_device}"
+    chosen = handle_platform_backends(launch, f)
+    if (own := handle_model_rules(launch, rules, model, f, log)) is not None:
+        chosen, by = own, f"{model}'s own branch"
+    deterministic = rules.deterministic.picks_default
+    if deterministic and (own := handle_deterministic_inference(launch, rules, model, f, log)):
+        chosen, by = own, "deterministic inference"
     handle_nvfp4_prefill_backends(launch, rules, f, log)
-    default = handle_attention_backend_compatibility(launch, rules, model, f, log) or chosen
+    default = handle_attention_backend_compatibility(launch, rules, model, f, log)
+    if default is not None or chosen is None:
+        chosen, by = default, None
     handle_kv_dtype_gpu(launch, rules, f, log)
     handle_kv4_compatibility(launch, rules, f, log)
     if f.page_size is None:
         f.page_size = 1  # `_handle_page_size`
+    handle_data_parallelism(launch, rules, f, log)
     handle_speculative_decoding(launch, rules, model, f, log)
-    return Startup(f, tuple(log.events), default, model)
+    if not deterministic:
+        handle_deterministic_inference(launch, rules, model, f, log)
+    return Startup(f, tuple(log.events), chosen, model, by)

@@ -11,8 +11,8 @@ from dataclasses import dataclass
 
 from compat.engine.events import StartupEvent
 from compat.engine.launch import Launch
+from compat.engine.predicates import gpu_gate_holds
 from compat.engine.rules import BackendField, GpuGate
-from compat.vocab.terms import Platform
 
 _AB, _PB, _DB = BackendField.ATTENTION, BackendField.PREFILL, BackendField.DECODE
 AB_OR_DB = frozenset({_AB, _DB})
@@ -35,6 +35,9 @@ class ServerArgsFields:
     topk: int | None
     steps: int | None
     draft_tokens: int | None
+    dp_attention: bool
+    radix_cache: bool = True
+    """Off when SGLang turns the radix cache off (`disable_radix_cache`)."""
 
     @classmethod
     def of(cls, parsed: Launch) -> ServerArgsFields:
@@ -49,6 +52,7 @@ class ServerArgsFields:
             parsed.topk,
             parsed.steps,
             parsed.draft_tokens,
+            parsed.dp_attention,
         )
 
     def get(self, field: BackendField) -> str | None:
@@ -101,16 +105,7 @@ class StartupLog:
         self.events.append(event)
 
 
-def gpu_gate_holds(gate: GpuGate, parsed: Launch) -> bool:
-    """SGLang's GPU predicates (e.g. `is_sm100_supported`): CUDA, a CC major, a CUDA floor.
-
-    An unknown CUDA version is assumed recent enough; an unknown compute capability fails.
-    """
-    if parsed.platform is not Platform.CUDA or parsed.capability is None:
-        return False
-    if parsed.capability.major not in gate.majors:
-        return False
-    return parsed.cuda_version is None or parsed.cuda_version >= gate.min_cuda
+__all__ = ["AB_OR_DB", "ServerArgsFields", "StartupLog", "gate_open", "gpu_gate_holds"]
 
 
 def gate_open(gate: GpuGate | None, parsed: Launch) -> bool:

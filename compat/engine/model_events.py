@@ -1,0 +1,185 @@
+"""What SGLang's start-up code did reading the model: its loader, its quantization check, the
+model-specific branches, deterministic inference, parallelism and the Mamba cache.
+
+The other events (names, the backend check, the KV cache, speculation) are in
+`compat.engine.events`; the guard words both (`compat.guard.startup_words`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from compat.engine.events import NOTE, WARN, StartupEvent
+from compat.vocab.terms import Severity
+
+# -- the model -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ModelTypeUnknown(StartupEvent):
+    """The config's model type is one the release's transformers (and SGLang) cannot read."""
+
+    rule: str = "model-type"
+    model_type: str
+    source: str
+    """Where the loader is, with the transformers the release pins."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RemoteCodeUntrusted(StartupEvent):
+    """The config names its own code, which loads only with `--trust-remote-code`."""
+
+    rule: str = "remote-code"
+    model_type: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ModelReloaded(StartupEvent):
+    """SGLang's loader reads a config transformers refuses as another architecture."""
+
+    rule: str = "model-reloaded"
+    severity: Severity = WARN
+    model_type: str
+    architecture: str
+    source: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class QuantizationMismatch(StartupEvent):
+    """`--quantization` differs from the checkpoint's method, and may not replace it."""
+
+    rule: str = "quantization-mismatch"
+    checkpoint: str
+    given: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class QuantizationUnregistered(StartupEvent):
+    """A quantization method the release registers only on other machines."""
+
+    rule: str = "quantization-unregistered"
+    method: str
+    machines: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class QuantizationOffRocm(StartupEvent):
+    """A quantization method outside ROCm's list, on ROCm."""
+
+    rule: str = "quantization-rocm"
+    method: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class GpuRuntimeMissing(StartupEvent):
+    """A model branch that calls `torch.cuda`, on a machine without a GPU."""
+
+    model: str
+    source: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ModelBackendList(StartupEvent):
+    """A model branch that runs only the backends of its list."""
+
+    model: str
+    backends: tuple[str, ...]
+    where: str
+    """What the list reads: "the prefill and decode phases" or "--attention-backend"."""
+    source: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ModelBackendRefused(StartupEvent):
+    """A model branch that refuses one backend."""
+
+    model: str
+    source: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ModelPage(StartupEvent):
+    """A model branch that sets the page size whatever `--page-size` says."""
+
+    severity: Severity = WARN
+    model: str
+    size: int
+    was: int | None
+    source: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AmxFallback(StartupEvent):
+    """intel_amx on a CPU without AMX: SGLang runs torch_native instead."""
+
+    rule: str = "intel-amx-fallback"
+    severity: Severity = WARN
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DeterministicBackends(StartupEvent):
+    """Deterministic inference runs only the backends of its list."""
+
+    rule: str = "deterministic-backends"
+    backends: tuple[str, ...]
+    model: str | None = None
+    """The DeepSeek-type model whose own, shorter list this is (None: the general list)."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DeterministicDefault(StartupEvent):
+    """Deterministic inference picks its own backend."""
+
+    rule: str = "deterministic-default"
+    severity: Severity = NOTE
+    chosen: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DecodeRoundRobin(StartupEvent):
+    """A decode server with DP above 1 needs the prefill side's round-robin balance."""
+
+    rule: str = "decode-round-robin"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DpAttentionSplit(StartupEvent):
+    """DP attention needs `--tp-size` to be a multiple of `--dp-size`."""
+
+    rule: str = "dp-attention-size"
+    tp_size: int
+    dp_size: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class HybridCachePlatform(StartupEvent):
+    """A hybrid linear-attention model whose Mamba cache strategy needs another machine."""
+
+    rule: str = "mamba-cache-platform"
+    model: str
+    machines: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class HybridCacheSpeculation(StartupEvent):
+    """Speculative decoding with the radix cache, refused for a hybrid linear-attention model."""
+
+    rule: str = "mamba-cache-speculation"
+    model: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class HybridCachePageOne(StartupEvent):
+    """The no_buffer Mamba cache with the radix cache on runs page size 1 only: SGLang sets
+    it (0.5.11-0.5.13, a warning) or refuses another (0.5.14+)."""
+
+    rule: str = "mamba-cache-page"
+    model: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class HybridCacheBackend(StartupEvent):
+    """The no_buffer Mamba cache cannot run this backend (trtllm_mha needs pages)."""
+
+    rule: str = "mamba-cache-backend"
+    model: str

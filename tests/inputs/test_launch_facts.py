@@ -1,0 +1,101 @@
+"""What reading a launch now takes from it: the start-up flags beyond attention, the machine
+`--device` names, and the attention architecture `--model-architecture` implies."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from compat.inputs.assemble import InputError, LaunchRequest, assemble
+from compat.inputs.command import parse_launch_command
+
+LAUNCH = ("python3", "-m", "sglang.launch_server", "--model-path", "org/model")
+
+
+def _assemble(*flags: str, **request: Any) -> tuple[dict[str, Any], dict[str, Any]]:
+    assembled = assemble(LaunchRequest(command=(*LAUNCH, *flags), detect=False, **request))
+    return vars(assembled.config), assembled.context
+
+
+def test_the_start_up_flags_are_read_not_ignored() -> None:
+    config, context = _assemble(
+        *("--tp", "4", "--dp-size", "2", "--enable-dp-attention"),
+        *("--enable-deterministic-inference", "--trust-remote-code", "--quantization", "fp8"),
+        *("--disaggregation-mode", "decode", "--mem-fraction-static", "0.8"),
+        gpu="H200",
+        model={"attention_arch": "mha"},
+    )
+    assert (config["tp_size"], config["dp_size"]) == (4, 2)
+    assert config["enable_dp_attention"] is config["enable_deterministic_inference"] is True
+    assert config["trust_remote_code"] is True
+    assert (config["quantization"], config["disaggregation_mode"]) == ("fp8", "decode")
+    assert context["ignored_flags"] == ["--mem-fraction-static 0.8"]
+
+
+def test_a_switch_given_twice_agrees_and_a_value_may_come_once() -> None:
+    config, _ = _assemble(
+        "--trust-remote-code",
+        gpu="H200",
+        model={"attention_arch": "mha"},
+        flags={"trust_remote_code": True},
+    )
+    assert config["trust_remote_code"] is True
+    with pytest.raises(InputError, match=r"--tp-size is '2' here but '4'"):
+        _assemble("--tp-size", "4", gpu="H200", model={"attention_arch": "mha"},
+                  flags={"tp_size": "2"})  # fmt: skip
+
+
+@pytest.mark.parametrize("device", ["cpu", "npu", "xpu"])
+def test_device_names_the_machine_when_nothing_else_does(device: str) -> None:
+    config, context = _assemble("--device", device, model={"attention_arch": "mha"})
+    assert config["platform"] == device
+    assert context["hardware_from"] == "--device"
+    assert "detected" not in context
+
+
+def test_device_on_a_named_gpu_keeps_the_gpu() -> None:
+    config, _ = _assemble("--device", "cpu", gpu="B200", model={"attention_arch": "mha"})
+    assert (config["platform"], config["device"]) == ("cuda", "cpu")
+
+
+@pytest.mark.parametrize(
+    ("architecture", "release", "arch"),
+    [
+        ("DeepseekV3ForCausalLM", "0.5.7", "mla"),
+        ("LlamaForCausalLM", "0.5.7", "mha"),
+        ("Glm5NextForConditionalGeneration", "0.5.23", "mla"),
+        ("GptOssForCausalLM", "0.5.23", "mha"),
+    ],
+)
+def test_model_architecture_implies_the_attention_architecture(
+    architecture: str, release: str, arch: str
+) -> None:
+    config, context = _assemble(
+        gpu="B200", model={"model_architecture": architecture}, sglang_version=release
+    )
+    assert config["attention_arch"] == arch
+    assert (
+        f"SGLang {release} runs {architecture}"
+        in context["from_model_config"]["attention_arch"]["why"]
+    )
+
+
+def test_an_architecture_the_release_does_not_serve_is_invalid_input() -> None:
+    with pytest.raises(InputError, match=r"serves no architecture 'DeepseekV3ForCausalLLM'.*"
+                       r"did you mean DeepseekV3ForCausalLM\?"):  # fmt: skip
+        _assemble(gpu="B200", model={"model_architecture": "DeepseekV3ForCausalLLM"})
+    with pytest.raises(InputError, match=r"SGLang 0\.5\.7 serves no architecture 'Glm5Next"):
+        _assemble(
+            gpu="B200",
+            model={"model_architecture": "Glm5NextForConditionalGeneration"},
+            sglang_version="0.5.7",
+        )
+
+
+def test_a_flag_a_release_removed_is_refused_by_its_parser() -> None:
+    launch = parse_launch_command([*LAUNCH, "--prefill-round-robin-balance"], "0.5.23")
+    assert launch.problems and "--prefill-round-robin-balance" in launch.problems[0]
+    assert parse_launch_command([*LAUNCH, "--prefill-round-robin-balance"], "0.5.7").values == {
+        "prefill_round_robin_balance": "true"
+    }

@@ -682,18 +682,23 @@ def test_finder_copy_button_keeps_clear_of_the_command_text(
         boxes = page.evaluate(
             """() => {
                 const code = document.querySelector('.md-content .highlight code');
-                const button = document.querySelector('.md-content .highlight .md-clipboard');
+                const button = document.querySelector(
+                    '.md-content .highlight [data-clipboard-target]');
                 const range = document.createRange();
                 range.selectNodeContents(code);
                 const box = r => ({left: r.left, right: r.right, top: r.top, bottom: r.bottom});
+                const style = getComputedStyle(code);
                 return {
                     button: box(button.getBoundingClientRect()),
                     text: Array.from(range.getClientRects()).filter(r => r.width > 0).map(box),
+                    // Where a line of text may reach, whatever the command's words.
+                    textRight: code.getBoundingClientRect().right - parseFloat(style.paddingRight),
                 };
             }"""
         )
         assert boxes["text"], boxes
         assert not [t for t in boxes["text"] if _overlaps(t, boxes["button"])], boxes
+        assert boxes["textRight"] <= boxes["button"]["left"], boxes
         ARTIFACTS.mkdir(exist_ok=True)
         page.screenshot(path=str(ARTIFACTS / f"finder-{width}px-top.png"))
     finally:
@@ -735,7 +740,7 @@ def test_backend_page_links_to_the_finder_and_shows_the_navigation(
         assert link.is_visible()
         link.click()
         page.wait_for_selector("#compat-finder[data-ready='true']")
-        assert page.url.rstrip("/").endswith("/finder")
+        assert urlsplit(page.url).path.rstrip("/").endswith("/finder")
         view.assert_local_only()
     finally:
         view.context.close()

@@ -21,9 +21,9 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from typing import Any
 
-from compat.claim.backends import Backend
 from compat.claim.matrix import Matrix
 from compat.engine.startup.models import model_rule_of
+from compat.guard.intent import KEEPS_ALL, Intent, Misses, named_backend, runs_here
 from compat.guard.report import Report, Resolved, Suggestion
 from compat.inputs.config import AttentionConfig
 from compat.vocab.terms import KV_DTYPE_SPELLINGS, KvDtype, Phase
@@ -75,69 +75,6 @@ class Move:
         return (self.priority, self.rank)
 
 
-Misses = tuple[int, int, int]
-"""What a fix gives up of the launch's intent: (KV family, speculation, named backends)."""
-KEEPS_ALL: Misses = (0, 0, 0)
-
-
-@dataclass(frozen=True)
-class Intent:
-    """What the launch asked for, which a fix should keep: in this order, the KV dtype's
-    family (an FP4 cache stays FP4), speculative decoding, and the backend named per phase."""
-
-    kv_dtype: KvDtype
-    speculative: bool
-    named: tuple[tuple[Phase, str], ...]
-    """Each phase's named backend (an alias as its successor) and what SGLang ran instead."""
-    ran: Resolved
-
-    @classmethod
-    def of(cls, report: Report, matrix: Matrix) -> Intent:
-        """The intent of `report`'s launch. A named backend that cannot run on this machine
-        (fa3 on a CPU) is no intent a fix could keep."""
-        config, resolved = report.config, report.resolved
-        named = ((phase, named_backend(config, phase)) for phase in Phase)
-        return cls(
-            KV_DTYPE_SPELLINGS[config.kv_cache_dtype],
-            config.speculative_algorithm is not None,
-            tuple(
-                (phase, name)
-                for phase, name in named
-                if name in matrix.backend_names and _runs_here(matrix.backend(name), resolved)
-            ),
-            resolved,
-        )
-
-    def misses(self, resolved: Resolved) -> Misses:
-        """What running as `resolved` gives up (0 each when it keeps everything)."""
-        return (
-            int(resolved.kv_dtype.family is not self.kv_dtype.family),
-            int(self.speculative and not resolved.speculative),
-            sum(
-                1
-                for phase, name in self.named
-                if resolved.backend(phase) not in (name, self.ran.backend(phase))
-            ),
-        )
-
-    def keeps(self, move: Move) -> bool:
-        """Whether a move, alone, keeps the KV family and speculation."""
-        fields = dict(move.fields)
-        if "kv_cache_dtype" in fields:
-            return KV_DTYPE_SPELLINGS[fields["kv_cache_dtype"]].family is self.kv_dtype.family
-        return not ("speculative_algorithm" in fields and fields["speculative_algorithm"] is None)
-
-
-def named_backend(config: AttentionConfig, phase: Phase) -> str | None:
-    """The backend `config` names for `phase` (its phase flag, else `--attention-backend`),
-    an alias given as the backend start-up rewrites it to."""
-    if phase is Phase.PREFILL:
-        name = config.prefill_attention_backend or config.attention_backend
-    else:
-        name = config.decode_attention_backend or config.attention_backend
-    return None if name is None else config.parsed.release.backend_aliases.get(name, name)
-
-
 @dataclass(frozen=True)
 class Fix:
     """A passing combination of moves, with what SGLang runs once it is applied."""
@@ -168,7 +105,8 @@ def suggest_fixes(
         if size > 1 and len(kept) >= ENOUGH:
             if best == KEEPS_ALL or size > INTENT_CHANGES:
                 break
-            pool = [move for move in moves if intent.keeps(move)]  # only for the intent
+            # Searched only for the intent: combine the moves that keep it.
+            pool = [move for move in moves if intent.keeps(dict(move.fields))]
         found: list[Fix] = []
         for combo in _combinations(pool, size):
             if any(set(fix) <= set(combo) for fix in passing):
@@ -303,7 +241,7 @@ def candidate_moves(
         if value is not None
     )
     for rank, name in enumerate(order):
-        if not _runs_here(matrix.backend(name), resolved):
+        if not runs_here(matrix.backend(name), resolved):
             continue  # the machine is not a flag: no fix can make this backend run on it
         if not (name == resolved.prefill_backend and name == resolved.decode_backend):
             moves.append(
@@ -344,14 +282,6 @@ def candidate_moves(
         replace(move, priority=-1 if move.kind == alone else _KIND_ORDER[move.kind])
         for move in moves
     ]
-
-
-def _runs_here(backend: Backend, resolved: Resolved) -> bool:
-    if resolved.platform not in backend.platforms:
-        return False
-    needed = backend.capability.get(resolved.arch)
-    capability = resolved.compute_capability
-    return needed is None or capability is None or capability in needed
 
 
 def _dtype_moves(config: AttentionConfig) -> Iterable[Move]:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import importlib
 import logging
+import os
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -25,10 +26,18 @@ from conformance.harness import StartupOutcome, open_runtime
 from paths import ROOT
 
 import compat.guard.enforce
+from compat import sglang_plugin
 from compat.guard.policy import POLICY_VARIABLE, Policy, PolicyError, parse_policy
 from compat.guard.report import Enforcement
 from compat.inputs.installed import installed_sglang_version
-from compat.sglang_plugin import ENTRY_POINT, POST_INIT, RESOLVE_ONCE, hook_target
+from compat.sglang_plugin import (
+    ENTRY_POINT,
+    JUDGED_VARIABLE,
+    POST_INIT,
+    RESOLVE_ONCE,
+    SPOKEN_VARIABLE,
+    hook_target,
+)
 
 RELEASES = ("0.5.11", "0.5.16", "0.5.23")
 MODEL = "Llama-3.1-8B"
@@ -42,6 +51,13 @@ SGLANG_REFUSES = (
 )
 VALID = ("--attention-backend", "flashinfer")
 GROUP = plugin_dist.GROUP
+
+
+@pytest.fixture(autouse=True)
+def a_fresh_launch(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each test is a launch of its own: nothing said, nothing judged yet."""
+    monkeypatch.delenv(SPOKEN_VARIABLE, raising=False)
+    monkeypatch.delenv(JUDGED_VARIABLE, raising=False)
 
 
 @contextmanager
@@ -280,3 +296,199 @@ def test_the_start_up_benchmark_measures_both_resolutions() -> None:
     figures = [float(value) for value in row.split()[1:]]
     assert len(figures) == 8 and all(value > 0 for value in figures), row
     assert "the plugin adds at most" in done.stdout
+
+
+# == Speaking once per launch, naming itself, and never dying of its own logging (#22) ==========
+
+
+def _spoken(caplog: Any, text: str) -> list[str]:
+    return [r.getMessage() for r in caplog.records if text in r.getMessage()]
+
+
+def test_warn_block_appears_once_when_sglang_resolves_again_and_a_worker_rechecks(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: Any
+) -> None:
+    monkeypatch.setenv(POLICY_VARIABLE, "warn")
+    with (
+        caplog.at_level(logging.INFO, logger="compat"),
+        sglang_with_plugin("0.5.23", tmp_path, monkeypatch) as runtime,
+    ):
+        _launch(runtime, DOCUMENTED_ONLY)
+        _launch(runtime, DOCUMENTED_ONLY)  # SGLang resolves the same arguments again
+        # A worker: another process with the launcher's environment, the hook's target in it.
+        assert os.environ[JUDGED_VARIABLE].startswith(RESOLVE_ONCE + ";")
+        spoken = os.environ[SPOKEN_VARIABLE]
+        monkeypatch.delenv(SPOKEN_VARIABLE)  # even with what was said forgotten:
+        outcome = _launch(runtime, DOCUMENTED_ONLY)  # the launch is not judged again
+        monkeypatch.setenv(SPOKEN_VARIABLE, spoken)
+        # Other arguments in the same environment are another launch: judged, and spoken of.
+        other = _launch(runtime, ("--attention-backend", "fa3", "--page-size", "16"))
+    assert not outcome.refused and not other.refused, (outcome.error, other.error)
+    assert len(_spoken(caplog, "starts this launch anyway")) == 2
+    # Another launch (another environment) speaks again.
+    monkeypatch.delenv(SPOKEN_VARIABLE, raising=False)
+    with (
+        caplog.at_level(logging.INFO, logger="compat"),
+        sglang_with_plugin("0.5.23", tmp_path / "again", monkeypatch) as runtime,
+    ):
+        _launch(runtime, DOCUMENTED_ONLY)
+    assert len(_spoken(caplog, "starts this launch anyway")) == 3
+
+
+def test_a_mistyped_policy_is_named_once_per_launch(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: Any
+) -> None:
+    monkeypatch.setenv(POLICY_VARIABLE, "parrity")
+    with (
+        caplog.at_level(logging.INFO, logger="compat"),
+        sglang_with_plugin("0.5.23", tmp_path, monkeypatch) as runtime,
+    ):
+        for _ in range(3):
+            outcome = _launch(runtime, VALID)
+    assert not outcome.refused, outcome.error
+    (line,) = _spoken(caplog, "is not a policy")
+    assert line.startswith("attention-compat: COMPAT_POLICY='parrity' is not a policy")
+
+
+def test_every_line_the_plugin_logs_names_attention_compat(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: Any
+) -> None:
+    monkeypatch.setenv(POLICY_VARIABLE, "warn")
+    with (
+        caplog.at_level(logging.DEBUG, logger="compat"),
+        sglang_with_plugin("0.5.23", tmp_path, monkeypatch) as runtime,
+    ):
+        _launch(runtime, DOCUMENTED_ONLY)
+    lines = [line for r in caplog.records for line in r.getMessage().splitlines()]
+    assert len(lines) > 5  # the warn block: verdict, runs as, the finding, fixes, advice
+    assert all(line.startswith("attention-compat") for line in lines), lines
+
+
+def test_under_parity_documented_only_problems_are_logged_on_one_info_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: Any
+) -> None:
+    monkeypatch.setenv(POLICY_VARIABLE, "parity")
+    with (
+        caplog.at_level(logging.INFO, logger="compat"),
+        sglang_with_plugin("0.5.23", tmp_path, monkeypatch) as runtime,
+    ):
+        outcome = _launch(runtime, DOCUMENTED_ONLY)
+        _launch(runtime, DOCUMENTED_ONLY)
+    assert not outcome.refused, outcome.error
+    records = [r for r in caplog.records if "SGLang starts this launch" in r.getMessage()]
+    assert len(records) == 1 and records[0].levelno == logging.INFO
+    line = records[0].getMessage()
+    assert "\n" not in line and "[compute-capability]" in line, line
+    assert line.startswith("attention-compat: SGLang starts this launch (COMPAT_POLICY=parity)")
+
+
+class _RaisingHandler(logging.Handler):
+    """A handler whose emit raises, as a broken log shipper would (Handler.handle does not
+    catch what emit raises)."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        raise OSError("the log shipper is down")
+
+
+@pytest.mark.parametrize("policy", ["warn", "parity", "parrity"])
+def test_a_logging_handler_that_raises_never_stops_a_launch(
+    policy: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(POLICY_VARIABLE, policy)
+    handler = _RaisingHandler()
+    compat_logger = logging.getLogger("compat")
+    compat_logger.addHandler(handler)
+    try:
+        with sglang_with_plugin("0.5.23", tmp_path, monkeypatch) as runtime:
+            outcome = _launch(runtime, VALID if policy == "parrity" else DOCUMENTED_ONLY)
+    finally:
+        compat_logger.removeHandler(handler)
+    assert not outcome.refused, outcome.error
+
+
+def test_enforce_with_a_raising_handler_still_returns_its_report() -> None:
+    from compat import enforce
+
+    handler = _RaisingHandler()
+    compat_logger = logging.getLogger("compat")
+    compat_logger.addHandler(handler)
+    try:
+        # SGLang's default backend on a B200: passes, with an info line the handler fails on.
+        report = enforce(
+            {"attention_backend": None},
+            attention_arch="mha",
+            platform="cuda",
+            compute_capability=(10, 0),
+            sglang_version="0.5.23",
+        )
+    finally:
+        compat_logger.removeHandler(handler)
+    assert report.ok and report.infos  # something was logged, and the raise was swallowed
+
+
+def _other_plugin(root: Path, name: str) -> None:
+    """Another general plugin installed beside SGLang (as smg-servicer is), which records
+    that SGLang ran it."""
+    module = f"plugin_{name.replace('-', '_')}"
+    (root / f"{module}.py").write_text(
+        f"import os\n\ndef register():\n    os.environ['RAN_{module.upper()}'] = '1'\n"
+    )
+    info = root / f"{module}-1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {module}\nVersion: 1.0\n")
+    (info / "entry_points.txt").write_text(f"[{GROUP}]\n{name} = {module}:register\n")
+
+
+def test_disable_advice_names_the_sglang_plugins_value_that_keeps_smg_plugins(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ran = ("RAN_PLUGIN_SMG_SERVICER", "RAN_PLUGIN_SMG_ZMQ")
+    for name in ("smg-servicer", "smg-zmq"):
+        _other_plugin(tmp_path, name)
+    monkeypatch.delenv("SGLANG_PLUGINS", raising=False)
+    monkeypatch.delenv(POLICY_VARIABLE, raising=False)
+    with sglang_with_plugin("0.5.23", tmp_path, monkeypatch) as runtime:
+        refused = _launch(runtime, DOCUMENTED_ONLY)
+    advice = "SGLANG_PLUGINS=smg-servicer,smg-zmq disables this check and keeps the other plugins"
+    assert advice in (refused.error or ""), refused.error
+    for variable in ran:
+        monkeypatch.delenv(variable, raising=False)
+    # Followed, the advice keeps both other plugins and drops this one.
+    with sglang_with_plugin(
+        "0.5.23", tmp_path / "advised", monkeypatch, sglang_plugins="smg-servicer,smg-zmq"
+    ) as runtime:
+        outcome = _launch(runtime, DOCUMENTED_ONLY)
+        assert [os.environ.get(variable) for variable in ran] == ["1", "1"]
+    assert not outcome.refused, outcome.error
+
+
+def test_disable_advice_keeps_the_names_sglang_plugins_already_lists(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("SGLANG_PLUGINS", "attention_compat, smg-zmq")
+    assert sglang_plugin.disable_advice() == (
+        "SGLANG_PLUGINS=smg-zmq disables this check and keeps the other plugins"
+    )
+    monkeypatch.setenv("SGLANG_PLUGINS", "attention_compat")
+    assert sglang_plugin.disable_advice().startswith("SGLANG_PLUGINS=none disables this check")
+
+
+def test_the_garbage_collector_is_paused_only_while_the_plugin_works(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import gc
+
+    seen: list[bool] = []
+    original = compat.guard.enforce.enforce
+
+    def spy(server_args: Any, **kwargs: Any) -> Any:
+        seen.append(gc.isenabled())
+        return original(server_args, **kwargs)
+
+    monkeypatch.delenv(POLICY_VARIABLE, raising=False)
+    monkeypatch.setattr(compat.guard.enforce, "enforce", spy)
+    assert gc.isenabled()
+    with sglang_with_plugin("0.5.23", tmp_path, monkeypatch) as runtime:
+        refused = _launch(runtime, DOCUMENTED_ONLY)
+    assert seen == [False]  # paused while it judged
+    assert refused.refused and gc.isenabled()  # and back on, even after a refusal

@@ -15,6 +15,7 @@ from compat.engine.parser.lookup import RELEASE
 from compat.guard.findings import UNMODELLED_RELEASE_RULE
 from compat.guard.judge import judge as judge_assembled
 from compat.guard.report import Enforcement, Report, Suggestion, runs_as
+from compat.guard.suggest import ORDER
 from compat.inputs.assemble import MODEL_FACTS, Assembled, InputError, LaunchRequest, assemble
 from compat.inputs.command import LaunchFlags, corrected_command
 from compat.inputs.config import InvalidConfigError
@@ -213,7 +214,7 @@ def format_suggestions(
     the changes made in it: a runnable shell command that passes when checked again.
     """
     if launch is not None and launch.words:
-        lines = ["corrected launch commands (each checked to pass; fewest changes first):"]
+        lines = [f"corrected launch commands ({ORDER}):"]
         for suggestion in suggestions:
             lines.append(f"  # {_changes(suggestion)}: {suggestion.reason}")
             command = corrected_command(launch.words, suggestion.flags, suggestion.removes, release)
@@ -222,7 +223,7 @@ def format_suggestions(
             if in_file and launch.config_file is not None:
                 lines.append(f"  # and delete {', '.join(in_file)} from {launch.config_file.path}")
         return lines
-    lines = ["suggested flags (each checked to pass; fewest changes first):"]
+    lines = [f"suggested flags ({ORDER}):"]
     width = min(max(len(s.summary) for s in suggestions), 40)
     lines += [f"  {s.summary:<{width}}  # {s.reason}" for s in suggestions]
     return lines

@@ -24,6 +24,7 @@ def enforce(
     parity: bool = False,
     model_architecture: str | None = None,
     kv_heads: int | None = None,
+    log: bool = True,
 ) -> Report:
     """Check SGLang's ServerArgs (duck-typed) at start-up; raise if the model would not run.
 
@@ -33,7 +34,9 @@ def enforce(
     Platform and compute capability are detected with torch when not given. Raises
     IncompatibleConfigError when the page documents the launch as unsupported, or, with
     `parity=True`, only when SGLang's own start-up code refuses it. Warnings are logged on
-    the `compat` logger. `server_args` is read by attribute, or by key when it is a mapping.
+    the `compat` logger (each line naming attention-compat; `log=False` leaves the wording
+    to the caller, as the SGLang plugin does to speak once per launch); a logging handler
+    that raises is ignored. `server_args` is read by attribute, or by key when it is a mapping.
     Every refusal is a ValueError (see the README's error contract): IncompatibleConfigError,
     InvalidConfigError (a bad flag value, or no architecture known for the model),
     PlatformDetectionError. A `server_args`
@@ -72,21 +75,27 @@ def enforce(
         )
     )
     report = judge(assembled)
-    _log(report)
+    if log:
+        _log(report)
     if report.refused_at_startup if parity else not report.ok:
         raise IncompatibleConfigError(report, detected=assembled.detected is not None)
     return report
 
 
 def _log(report: Report) -> None:
-    """Warnings and notes on the `compat` logger."""
+    """Warnings and notes on the `compat` logger, naming attention-compat (an engine's log
+    format may drop logger names). A handler that raises never turns a warning into a
+    failed start-up."""
     import logging  # enforce() runs once per process; check() never logs
 
     logger = logging.getLogger("compat")
-    for finding in report.warnings:
-        logger.warning("[%s] %s", finding.rule, finding.message)
-    for finding in report.infos:
-        logger.info("[%s] %s", finding.rule, finding.message)
+    findings = [(logging.WARNING, f) for f in report.warnings]
+    findings += [(logging.INFO, f) for f in report.infos]
+    for level, finding in findings:
+        try:
+            logger.log(level, "attention-compat: [%s] %s", finding.rule, finding.message)
+        except Exception:  # the record is lost; the launch goes on
+            continue
 
 
 def _server_args_fields(server_args: Any) -> dict[str, Any]:

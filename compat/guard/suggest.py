@@ -2,10 +2,16 @@
 
 A fix is a combination of up to `MAX_CHANGES` flag changes ("moves"): the backend of both
 phases, of one phase, the KV dtype, the page size, or the speculative settings. Combinations
-are searched by size; a larger one is searched only while fewer than `ENOUGH` fixes were
-found, and never contains a smaller fix. Within one size, fixes rank by SGLang's own
+are searched by size and never contain a smaller fix. A larger size is searched while fewer
+than `ENOUGH` fixes were found, or, up to `INTENT_CHANGES` changes, while no fix keeps what
+the launch asked for (`Intent`): then only moves that keep it are combined.
+
+Fixes rank by the launch's intent first (keep the KV dtype's family, keep speculation, keep
+the backend the launch named), then by the number of changes, then by SGLang's own
 preference among backends (its default for this hardware, then the default table's order,
-then the architecture's table order), then by which kind of flag they change.
+then the architecture's table order), then by which kind of flag they change. A deprecated
+alias is never offered; a fix that passes only because SGLang runs another backend than the
+one named says which; fixes SGLang runs identically are offered once.
 """
 
 from __future__ import annotations
@@ -15,9 +21,9 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from typing import Any
 
-from compat.claim.backends import Backend
 from compat.claim.matrix import Matrix
 from compat.engine.startup.models import model_rule_of
+from compat.guard.intent import KEEPS_ALL, Intent, Misses, named_backend, runs_here
 from compat.guard.report import Report, Resolved, Suggestion
 from compat.inputs.config import AttentionConfig
 from compat.vocab.terms import KV_DTYPE_SPELLINGS, KvDtype, Phase
@@ -29,6 +35,13 @@ ENOUGH = 3
 """Search combinations of more flags only while fewer fixes than this were found."""
 PER_SIZE = 5
 """Fixes of two or more changes kept per size."""
+ORDER = (
+    "each checked to pass; those that keep the launch's KV dtype family, speculation and "
+    "backend first, then fewest changes"
+)
+"""How the fixes are ordered, in the words every list of them is introduced with."""
+INTENT_CHANGES = 2
+"""The largest size searched only because no smaller fix keeps the launch's intent."""
 
 Flags = tuple[tuple[str, str], ...]
 
@@ -37,6 +50,8 @@ _EXCLUSIVE = {frozenset({"backend", "prefill"}), frozenset({"backend", "decode"}
 # The order kinds rank in when the backend order ties: backend changes alter nothing the
 # model computes; the KV dtype changes memory and accuracy, so it comes last.
 _KIND_ORDER = {"backend": 0, "prefill": 1, "decode": 1, "page": 2, "spec": 3, "kv": 4}
+# The order a fix's flags are written in: the backends (prefill before decode), then the rest.
+_SHOWN_ORDER = ("backend", "prefill", "decode", "page", "spec", "kv")
 
 
 @dataclass(frozen=True)
@@ -52,56 +67,80 @@ class Move:
     reason: str
     priority: int = 0
     """Ranks the kind: `_KIND_ORDER`, or -1 for the phase that alone has errors."""
+    backend: str | None = None
+    """The backend a backend or phase move runs."""
 
     @property
     def key(self) -> tuple[int, int]:
         return (self.priority, self.rank)
 
 
+@dataclass(frozen=True)
+class Fix:
+    """A passing combination of moves, with what SGLang runs once it is applied."""
+
+    moves: tuple[Move, ...]
+    config: AttentionConfig
+    resolved: Resolved
+    warned: bool
+    misses: Misses
+
+    @property
+    def order(self) -> tuple[object, ...]:
+        return (self.misses, self.warned, sorted(move.key for move in self.moves))
+
+
 def suggest_fixes(
     report: Report, run_check: Callable[[AttentionConfig], Report], matrix: Matrix
 ) -> tuple[Suggestion, ...]:
-    """Passing fixes of `report`'s configuration, fewest changes first."""
-    config = report.config
+    """Passing fixes of `report`'s configuration, those that keep the launch's intent first,
+    then the fewest changes."""
+    config, intent = report.config, Intent.of(report, matrix)
     moves = candidate_moves(report, run_check, matrix)
     passing: list[tuple[Move, ...]] = []
-    kept: list[Suggestion] = []
+    kept: list[Fix] = []
     for size in range(1, MAX_CHANGES + 1):
+        best = min((fix.misses for fix in kept), default=None)
+        pool = moves
         if size > 1 and len(kept) >= ENOUGH:
-            break
-        found: list[tuple[tuple[object, ...], tuple[Move, ...]]] = []
-        for combo in _combinations(moves, size):
+            if best == KEEPS_ALL or size > INTENT_CHANGES:
+                break
+            # Searched only for the intent: combine the moves that keep it.
+            pool = [move for move in moves if intent.keeps(dict(move.fields))]
+        found: list[Fix] = []
+        for combo in _combinations(pool, size):
             if any(set(fix) <= set(combo) for fix in passing):
                 continue  # not minimal: a smaller fix is inside it
-            outcome = run_check(apply_moves(config, combo))
+            applied = apply_moves(config, combo)
+            outcome = run_check(applied)
             if outcome.ok:
+                misses = intent.misses(outcome.resolved)
                 warned = len(outcome.warnings) > 0
-                found.append(((warned, sorted(move.key for move in combo)), combo))
-        passing += [combo for _, combo in found]
-        found.sort(key=lambda entry: entry[0])
-        if size == 1:
-            kept += _per_kind(found)
-        else:
-            kept += [_suggestion(combo) for _, combo in _prefer_clean(found)[:PER_SIZE]]
-    return tuple(kept)
+                found.append(Fix(combo, applied, outcome.resolved, warned, misses))
+        passing += [fix.moves for fix in found]
+        if pool is not moves:  # searched for the intent: keep only what comes closer to it
+            found = [fix for fix in found if best is None or fix.misses < best]
+        found.sort(key=lambda fix: fix.order)
+        kept += _per_kind(found) if size == 1 else _prefer_clean(found)[:PER_SIZE]
+    kept.sort(key=lambda fix: fix.misses)  # stable: fewer changes first within a level
+    unique: dict[Resolved, Fix] = {}
+    for fix in kept:  # a fix SGLang runs exactly as an earlier one is the same fix
+        unique.setdefault(fix.resolved, fix)
+    return tuple(_suggestion(fix, report) for fix in unique.values())
 
 
-def _prefer_clean(
-    found: list[tuple[tuple[object, ...], tuple[Move, ...]]],
-) -> list[tuple[tuple[object, ...], tuple[Move, ...]]]:
+def _prefer_clean(found: list[Fix]) -> list[Fix]:
     """Drop fixes that leave warnings when some fix of the same kind leaves none."""
-    clean = [entry for entry in found if entry[0][0] is False]
+    clean = [fix for fix in found if not fix.warned]
     return clean or found
 
 
-def _per_kind(found: list[tuple[tuple[object, ...], tuple[Move, ...]]]) -> list[Suggestion]:
-    by_kind: dict[str, list[tuple[tuple[object, ...], tuple[Move, ...]]]] = {}
-    for entry in found:
-        by_kind.setdefault(entry[1][0].kind, []).append(entry)
-    ordered = sorted(by_kind.values(), key=lambda entries: entries[0][1][0].priority)
-    return [
-        _suggestion(combo) for entries in ordered for _, combo in _prefer_clean(entries)[:PER_KIND]
-    ]
+def _per_kind(found: list[Fix]) -> list[Fix]:
+    by_kind: dict[str, list[Fix]] = {}
+    for fix in found:
+        by_kind.setdefault(fix.moves[0].kind, []).append(fix)
+    ordered = sorted(by_kind.values(), key=lambda fixes: fixes[0].moves[0].priority)
+    return [fix for fixes in ordered for fix in _prefer_clean(fixes)[:PER_KIND]]
 
 
 def _combinations(moves: list[Move], size: int) -> Iterable[tuple[Move, ...]]:
@@ -111,6 +150,9 @@ def _combinations(moves: list[Move], size: int) -> Iterable[tuple[Move, ...]]:
             continue
         if any(frozenset(pair) in _EXCLUSIVE for pair in itertools.combinations(kinds, 2)):
             continue
+        phases = [move.backend for move in combo if move.kind in ("prefill", "decode")]
+        if len(phases) == 2 and phases[0] == phases[1]:
+            continue  # prefill X with decode X is `--attention-backend X`, a move of its own
         yield combo
 
 
@@ -121,14 +163,33 @@ def apply_moves(config: AttentionConfig, moves: Iterable[Move]) -> AttentionConf
     return replace(config, **fields)
 
 
-def _suggestion(combo: tuple[Move, ...]) -> Suggestion:
+def _suggestion(fix: Fix, report: Report) -> Suggestion:
+    combo = sorted(fix.moves, key=lambda move: _SHOWN_ORDER.index(move.kind))
     sets = tuple(flag for move in combo for flag in move.sets)
     written = {flag for flag, _ in sets}
     removes = tuple(
         dict.fromkeys(flag for move in combo for flag in move.removes if flag not in written)
     )
-    reason = "; ".join(move.reason for move in combo)
+    reason = "; ".join(move.reason for move in combo) + _swap_note(fix, report.resolved)
     return Suggestion(sets, removes, reason, changes=len(combo))
+
+
+def _swap_note(fix: Fix, before: Resolved) -> str:
+    """What SGLang runs, when a fix passes only because it runs another backend than the one
+    the command names (fa3 on MI300X with an FP8 e5m2 cache runs triton)."""
+    swaps: list[tuple[Phase, str, str]] = []
+    for phase in Phase:
+        named, runs = named_backend(fix.config, phase), fix.resolved.backend(phase)
+        if named is not None and runs is not None and runs not in (named, before.backend(phase)):
+            swaps.append((phase, named, runs))
+    if not swaps:
+        return ""
+    if len(swaps) == 2 and swaps[0][1:] == swaps[1][1:]:
+        return f"; SGLang then runs {swaps[0][2]}, not {swaps[0][1]}"
+    return "".join(
+        f"; SGLang then runs the {phase.value} phase on {runs}, not {named}"
+        for phase, named, runs in swaps
+    )
 
 
 # -- the moves ---------------------------------------------------------------------------
@@ -160,7 +221,8 @@ def backend_preference(
     ordered += [branch.backend for branch in release.defaults]
     ordered += [row.backend for row in matrix.table(arch).rows]
     ordered += list(matrix.backend_names)
-    offered = release.backend_set
+    # A deprecated alias is another name for a backend already in the list: never offered.
+    offered = release.backend_set - release.backend_aliases.keys()
     return [name for name in dict.fromkeys(ordered) if name is not None and name in offered]
 
 
@@ -179,7 +241,7 @@ def candidate_moves(
         if value is not None
     )
     for rank, name in enumerate(order):
-        if not _runs_here(matrix.backend(name), resolved):
+        if not runs_here(matrix.backend(name), resolved):
             continue  # the machine is not a flag: no fix can make this backend run on it
         if not (name == resolved.prefill_backend and name == resolved.decode_backend):
             moves.append(
@@ -194,6 +256,7 @@ def candidate_moves(
                     (("--attention-backend", name),),
                     phase_flags,
                     f"run both phases on {name}",
+                    backend=name,
                 )
             )
         for phase in Phase:
@@ -206,6 +269,7 @@ def candidate_moves(
                         ((phase.flag, name),),
                         (),
                         f"run the {phase.value} phase on {name}",
+                        backend=name,
                     )
                 )
     moves += _dtype_moves(config)
@@ -218,14 +282,6 @@ def candidate_moves(
         replace(move, priority=-1 if move.kind == alone else _KIND_ORDER[move.kind])
         for move in moves
     ]
-
-
-def _runs_here(backend: Backend, resolved: Resolved) -> bool:
-    if resolved.platform not in backend.platforms:
-        return False
-    needed = backend.capability.get(resolved.arch)
-    capability = resolved.compute_capability
-    return needed is None or capability is None or capability in needed
 
 
 def _dtype_moves(config: AttentionConfig) -> Iterable[Move]:

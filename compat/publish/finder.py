@@ -26,7 +26,7 @@ from typing import Any
 from compat.claim.matrix import Matrix
 from compat.guard.check import check
 from compat.guard.report import Report
-from compat.guard.suggest import page_sizes, suggest_fixes
+from compat.guard.suggest import ORDER, page_sizes, suggest_fixes
 from compat.inputs.config import DEFAULT_SPECULATIVE_ALGORITHM, AttentionConfig, flag_of
 from compat.inputs.config import speculation_with_topk as with_topk
 from compat.inputs.gpus import GPUS
@@ -341,6 +341,7 @@ def finder_data(release: str = FINDER_RELEASES[0], rows: list[Row] | None = None
         **text_tables,
         "defaults": "".join(DIGITS[number] for number in chosen),
         "refused": "".join(row.refused for row in rows),
+        "fix_order": ORDER,
         "fixlists": fix_texts,
         "fixes": encode(fixes, tables["widths"]["fixes"]),
     }

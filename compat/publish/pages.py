@@ -51,6 +51,7 @@ PAGE_PATH = Path("docs") / "attention_backend.md"
 # One page per release whose start-up rules changed, and the page listing the changes.
 RELEASE_DIR = "releases"
 CHANGES_PATH = Path("docs") / "changes.md"
+FINDER_PATH = Path("docs") / "finder.md"
 CHANGES_TEMPLATE = "changes.md.j2"
 
 TEMPLATE_NAME = "attention_backend.md.j2"
@@ -73,6 +74,7 @@ class ReleaseView:
     pages: tuple[tuple[str, str], ...]
     """(release, link) of every release page."""
     changes_link: str
+    finder_link: str
 
 
 class SpecLimit(enum.Enum):
@@ -182,6 +184,7 @@ def _release_view(rules: ReleaseRules, here: str) -> ReleaseView:
             for name in release_text.releases_with_changes()
         ),
         changes_link=f"{up}{CHANGES_PATH.name}",
+        finder_link=f"{up}{FINDER_PATH.name}",
     )
 
 

@@ -340,7 +340,8 @@
     }
     var fixes = fixesAt(data, index);
     if (chosen < 0 && fixes && fixes.length) {
-      output.appendChild(element("p", "compat-finder-fixes-intro", "No backend passes as selected. Fixes the guard checked for SGLang's default launch, fewest changes first:"));
+      // How the fixes are ordered is the guard's own sentence (compat check says the same).
+      output.appendChild(element("p", "compat-finder-fixes-intro", "No backend passes as selected. Fixes the guard checked for SGLang's default launch (" + data.fix_order + "):"));
       var fixList = output.appendChild(element("ul", "compat-finder-fixes"));
       fixes.forEach(function (fix) {
         var item = fixList.appendChild(element("li", "compat-finder-fix"));

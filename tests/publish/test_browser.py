@@ -658,6 +658,95 @@ def test_tables_fit_a_1400_px_window(base_url: str, browser: Any) -> None:
         view.context.close()
 
 
+# -- issue #22: what an operator sees at 1400 and 390 px ----------------------------------
+
+
+def _overlaps(a: dict[str, float], b: dict[str, float]) -> bool:
+    return (
+        a["left"] < b["right"] and b["left"] < a["right"] and a["top"] < b["bottom"]
+        and b["top"] < a["bottom"]
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize("width", [1400, 390])
+def test_finder_copy_button_keeps_clear_of_the_command_text(
+    base_url: str, browser: Any, width: int
+) -> None:
+    view = Watched(browser)
+    try:
+        page = view.page
+        page.set_viewport_size({"width": width, "height": 900 if width > 500 else 844})
+        # The longest command the menus make: the newest release, a pair, every flag.
+        _open_finder(page, f"{base_url}/finder/", release=None)
+        _select(page, {"arch": "mla", "gpu": "b200", "kv_cache_dtype": "nvfp4", "topk": "4"})
+        page.hover(".md-content .highlight")  # Material shows the button on hover
+        boxes = page.evaluate(
+            """() => {
+                const code = document.querySelector('.md-content .highlight code');
+                const button = document.querySelector(
+                    '.md-content .highlight [data-clipboard-target]');
+                const range = document.createRange();
+                range.selectNodeContents(code);
+                const box = r => ({left: r.left, right: r.right, top: r.top, bottom: r.bottom});
+                const style = getComputedStyle(code);
+                return {
+                    button: box(button.getBoundingClientRect()),
+                    text: Array.from(range.getClientRects()).filter(r => r.width > 0).map(box),
+                    // Where a line of text may reach, whatever the command's words.
+                    textRight: code.getBoundingClientRect().right - parseFloat(style.paddingRight),
+                };
+            }"""
+        )
+        assert boxes["text"], boxes
+        assert not [t for t in boxes["text"] if _overlaps(t, boxes["button"])], boxes
+        assert boxes["textRight"] <= boxes["button"]["left"], boxes
+        ARTIFACTS.mkdir(exist_ok=True)
+        page.screenshot(path=str(ARTIFACTS / f"finder-{width}px-top.png"))
+    finally:
+        view.context.close()
+
+
+def test_finder_form_starts_above_the_fold_at_390_px(base_url: str, browser: Any) -> None:
+    view = Watched(browser)
+    try:
+        page = view.page
+        page.set_viewport_size({"width": 390, "height": 844})
+        _open_finder(page, f"{base_url}/finder/", release=None)
+        top = page.evaluate("document.getElementById('compat-finder').getBoundingClientRect()")
+        # The form begins on the first screen, its first menu wholly visible.
+        first = page.evaluate(
+            "document.querySelector('#compat-finder select').getBoundingClientRect().bottom"
+        )
+        assert top["top"] < 844 and first < 844, (top, first)
+    finally:
+        view.context.close()
+
+
+@pytest.mark.parametrize("width", [1400, 390])
+def test_backend_page_links_to_the_finder_and_shows_the_navigation(
+    base_url: str, browser: Any, width: int
+) -> None:
+    view = Watched(browser)
+    try:
+        page = view.page
+        page.set_viewport_size({"width": width, "height": 900 if width > 500 else 844})
+        page.goto(f"{base_url}/attention_backend/")
+        ARTIFACTS.mkdir(exist_ok=True)
+        page.screenshot(path=str(ARTIFACTS / f"backend-{width}px-top.png"))
+        if width > 1220:  # Material shows the navigation column from 76.25em
+            nav = page.locator(".md-sidebar--primary")
+            assert nav.is_visible()
+            assert nav.locator("a", has_text="Compatibility finder").count() >= 1
+        link = page.locator(".md-content a", has_text="compatibility finder").first
+        assert link.is_visible()
+        link.click()
+        page.wait_for_selector("#compat-finder[data-ready='true']")
+        assert urlsplit(page.url).path.rstrip("/").endswith("/finder")
+        view.assert_local_only()
+    finally:
+        view.context.close()
+
+
 # -- every combination the menus offer, in the browser, against check() -------------------
 
 _DRIVE = """([combos]) => {

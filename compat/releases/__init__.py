@@ -188,9 +188,9 @@ def release_matrix(release: str) -> Matrix:
     if release not in ENTRIES:
         raise KeyError(release)
     if release == BASELINE:
-        matrix: Matrix = _baseline().DOCUMENTED
-        return matrix
-    before = release_matrix(RELEASE_NAMES[RELEASE_NAMES.index(release) - 1])
+        before: Matrix = _baseline().DOCUMENTED
+    else:
+        before = release_matrix(RELEASE_NAMES[RELEASE_NAMES.index(release) - 1])
     changes = ENTRIES[release].doc_changes
     return _apply_doc(before, changes) if changes else before
 

@@ -5,7 +5,7 @@ Every later release's entry lists only what changed since the release before it.
 
 from __future__ import annotations
 
-from compat.claim.baseline import MATRIX
+from compat.claim.baseline import MATRIX, NO, YES, native, row
 from compat.engine.model_rules import (
     DeterministicRules,
     HybridCacheRules,
@@ -23,7 +23,8 @@ from compat.engine.rules import (
     ReleaseRules,
     SpecAutoCase,
 )
-from compat.releases.entry import Release
+from compat.releases.doc import backed, wheel
+from compat.releases.entry import DocChange, NewRow, Release
 from compat.releases.families import (
     DEEPSEEK,
     DEEPSEEK_FAMILY,
@@ -56,9 +57,39 @@ from compat.releases.shared import (
 )
 from compat.vocab.terms import Arch
 
-RELEASE = Release("0.5.7")
+_ARGS = "sglang/srt/server_args.py"
+_DSA = "ServerArgs._handle_model_specific_adjustments"
+NSA_ROW = NewRow(Arch.MLA, row("nsa", "NSA (native sparse attention)",
+    native_page_sizes=backed(native(64, fixed=True), wheel("0.5.7", _ARGS, _DSA, 1058,
+        "for DSA models on CUDA start-up sets page size 64 whatever the user gave")),
+    fp8_kv=backed(YES, wheel("0.5.7", _ARGS, _DSA, 1066,
+        "auto becomes fp8_e4m3 on compute capability 10 and up (bfloat16 below); an assert "
+        "admits bfloat16 or fp8_e4m3 only")),
+    fp4_kv=backed(NO, wheel("0.5.7", _ARGS, _DSA, 1075,
+        "the same assert refuses an FP4 KV cache; nsa is in none of the KV4 lists")),
+    chunked_prefix_cache=backed(NO, wheel("0.5.7", "sglang/srt/model_executor/model_runner.py",
+        "CHUNKED_PREFIX_CACHE_SUPPORTED_ATTENTION_BACKENDS", 200,
+        "nsa is not in the list, so the model runner turns chunked prefix cache off")),
+    spec_topk_1=backed(YES, wheel("0.5.7", "sglang/srt/speculative/draft_utils.py",
+        "DraftBackendFactory.create_decode_backend", 56,
+        "the EAGLE draft factory has nsa draft-decode and draft-extend backends")),
+    spec_topk_gt1=backed(NO, wheel("0.5.7", _ARGS, "ServerArgs._handle_speculative_decoding", 2082,
+        "topk > 1 with page size > 1 is refused unless --attention-backend is flashinfer or "
+        "fa3; nsa runs page size 64")),
+))  # fmt: skip
+
+RELEASE = Release(
+    "0.5.7",
+    doc_changes=(
+        DocChange("nsa gets an MLA row, read from the code (PR #14467's page has none)",
+                  wheel("0.5.7", "sglang/srt/layers/attention/attention_registry.py",
+                        "create_nsa_backend", 80, "the nsa backend is registered"),
+                  rows=(NSA_ROW,)),
+    ),
+)  # fmt: skip
 DOCUMENTED = MATRIX
-"""The page as of PR #14467, the baseline every later release's page changes."""
+"""The page as of PR #14467, the baseline every later release's page changes; 0.5.7's own
+matrix adds the rows its `doc_changes` read from the code."""
 
 _BACKENDS = (
     "triton", "torch_native", "flex_attention", "nsa", "cutlass_mla", "fa3", "fa4",

@@ -23,7 +23,7 @@ from compat.claim.baseline import MATRIX
 from compat.claim.cells import Cell, CellKind
 from compat.claim.columns import ColumnId
 from compat.publish.pages import PAGE_PATH, RELEASE_DIR, TEMPLATE_NAME, render_page
-from compat.releases import NEWEST, RELEASE_NAMES, RELEASES, release_matrix
+from compat.releases import ENTRIES, NEWEST, RELEASE_NAMES, RELEASES, release_matrix
 from compat.vocab.terms import Arch
 
 PAGE = ROOT / PAGE_PATH
@@ -42,9 +42,21 @@ def _baseline_text() -> str:
     return BASELINE_PAGE.read_text(encoding="utf-8")
 
 
+# Rows the baseline release adds to PR #14467's tables, read from its own code (its entry's
+# page changes): the upstream page never had them, so the oracle does not either.
+CODE_READ_ROWS = frozenset(
+    new.row.backend for change in ENTRIES[BASELINE].doc_changes for new in change.rows
+)
+
+
 def _plain_labels(table: MarkdownTable) -> list[list[str]]:
-    """The page writes `Name [`flag`]`; the oracle writes `Name [flag]`."""
-    return [[row[0].replace("`", ""), *row[1:]] for row in table.rows]
+    """The page writes `Name [`flag`]`; the oracle writes `Name [flag]`. Rows read from
+    the code, not from PR #14467's page, are left out."""
+    return [
+        [row[0].replace("`", ""), *row[1:]]
+        for row in table.rows
+        if not any(row[0].endswith(f"[`{name}`]") for name in CODE_READ_ROWS)
+    ]
 
 
 def _note(page: str, title: str) -> str:
@@ -242,8 +254,8 @@ def test_backends_without_rows_are_computed() -> None:
         for backend in MATRIX.backends
         if all(MATRIX.row(table.arch, backend.name) is None for table in MATRIX.tables)
     ]
-    assert rowless, "the baseline has at least one backend without a row (nsa)"
-    note = _note(_baseline_text(), "Backends without a table row")
+    assert rowless, "PR #14467's page has at least one backend without a row (nsa)"
+    note = _note(render_page(MATRIX, release=BASELINE), "Backends without a table row")
     for name in rowless:
         assert f"`{name}`" in note
 

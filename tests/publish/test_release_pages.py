@@ -18,7 +18,6 @@ from paths import ROOT
 from compat.releases import NEWEST, RELEASE_NAMES, RELEASES
 
 TABLE_HEADINGS = ("MHA backends", "MLA backends")
-BASELINE = RELEASE_NAMES[0]
 _FLAG = re.compile(r"\[`([a-z0-9_]+)`\]$")
 _CODE = re.compile(r"`([^`]+)`")
 _ACCEPTS = re.compile(r"^- `--[a-z-]+`( \(and the phase flags\))? accepts?: ")
@@ -84,13 +83,8 @@ def test_rows_are_the_backends_the_release_accepts(release: str) -> None:
     refused = with_row - accepted
     assert not refused, f"{release}'s page has rows for backends it refuses: {sorted(refused)}"
     missing = accepted - set(aliases) - with_row
-    if release == BASELINE:
-        # The baseline restates the upstream page of PR #14467, which has no row for nsa; the
-        # page lists it among the backends without a row, and later releases give it one.
-        assert missing == {"nsa"} and _rowless(page) == ["nsa"]
-    else:
-        assert not missing, f"{release}'s page has no row for {sorted(missing)}"
-        assert _rowless(page) == []
+    assert not missing, f"{release}'s page has no row for {sorted(missing)}"
+    assert _rowless(page) == []
     for heading, names in rows.items():
         assert len(names) == len(set(names)), f"{release}: a backend has two rows in {heading}"
 

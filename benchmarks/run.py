@@ -286,7 +286,7 @@ def startup(repeats: Repeats, env: dict[str, str]) -> tuple[list[Line], bool, bo
             f"{added:.1f} ms",
             f"ratio {loaded_ms / bare_ms:.2f}x",
             f"<= {BUDGET_IMPORT_MS:g} ms",
-            verdict(fits),
+            verdict(added <= BUDGET_IMPORT_MS),
         ),
         Line(
             "start-up: load the guard of the newest release and check once",

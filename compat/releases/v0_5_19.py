@@ -29,14 +29,16 @@ MINICPM = wheel("0.5.19", "sglang/srt/layers/attention/minicpm/backend.py",
                 "wraps the standard (MHA) backends and needs a MiniCPM config with sparse "
                 "attention (MiniCPM SALA models, which are not MLA)")
 
-MINICPM_FLASHATTN_ROW = NewRow(Arch.MHA, row("minicpm_flashattn", "MiniCPM sparse (FlashAttention)",
+def _minicpm_row(name: str, label: str) -> NewRow:
+    """The two MiniCPM sparse backends share one cache and one backend class: one set of cells."""
+    return NewRow(Arch.MHA, row(name, label,
     native_page_sizes=backed(native(1, fixed=True), wheel("0.5.19", "sglang/srt/layers/attention/minicpm/cache.py", "MiniCPMCompressedCache.reset_allocator", 52,
                   "the compressed-key cache raises unless the allocator page size is 1")),
     fp8_kv=not_stated(wheel("0.5.19", "sglang/srt/layers/attention/minicpm/backend.py", "MiniCPMSparseBackend.forward_extend", 643,
                   "the dense path writes and reads the pool with the layer k/v scales (the FlashInfer adapter also passes the pool dtype)"),
               "nothing accepts or refuses an FP8 pool for the sparse (compressed-key) path"),
     fp4_kv=backed(NO, wheel("0.5.19", "sglang/srt/arg_groups/kv_cache_hook.py", "handle_kv4_compatibility", 98,
-                  "minicpm_flashattn is not in the KV4 MHA lists, so an FP4 KV cache is refused at start-up")),
+                  f"{name} is not in the KV4 MHA lists, so an FP4 KV cache is refused at start-up")),
     spec_topk_1=backed(NO, wheel("0.5.19", "sglang/srt/layers/attention/minicpm/backend.py", "MiniCPMSparseBackend.init_forward_metadata", 381,
                   "target-verify and draft-extend batches raise NotImplementedError; the EAGLE draft factory has no entry for it either")),
     spec_topk_gt1=backed(NO, wheel("0.5.19", "sglang/srt/layers/attention/minicpm/backend.py", "MiniCPMSparseBackend.init_forward_metadata", 381,
@@ -46,26 +48,11 @@ MINICPM_FLASHATTN_ROW = NewRow(Arch.MHA, row("minicpm_flashattn", "MiniCPM spars
     multimodal=not_stated(wheel("0.5.19", "sglang/srt/arg_groups/model_overrides/minicpm.py", "_minicpm_sala_overrides (decorator)", 17,
                   "the backend is wired for the MiniCPM SALA text architectures"),
               "a model-specific backend; the family notion of the MultiModal column does not settle it"),
-))
+))  # fmt: skip
 
-MINICPM_FLASHINFER_ROW = NewRow(Arch.MHA, row("minicpm_flashinfer", "MiniCPM sparse (FlashInfer)",
-    native_page_sizes=backed(native(1, fixed=True), wheel("0.5.19", "sglang/srt/layers/attention/minicpm/cache.py", "MiniCPMCompressedCache.reset_allocator", 52,
-                  "the compressed-key cache raises unless the allocator page size is 1")),
-    fp8_kv=not_stated(wheel("0.5.19", "sglang/srt/layers/attention/minicpm/backend.py", "MiniCPMSparseBackend.forward_extend", 643,
-                  "the dense path writes and reads the pool with the layer k/v scales (the FlashInfer adapter also passes the pool dtype)"),
-              "nothing accepts or refuses an FP8 pool for the sparse (compressed-key) path"),
-    fp4_kv=backed(NO, wheel("0.5.19", "sglang/srt/arg_groups/kv_cache_hook.py", "handle_kv4_compatibility", 98,
-                  "minicpm_flashinfer is not in the KV4 MHA lists, so an FP4 KV cache is refused at start-up")),
-    spec_topk_1=backed(NO, wheel("0.5.19", "sglang/srt/layers/attention/minicpm/backend.py", "MiniCPMSparseBackend.init_forward_metadata", 381,
-                  "target-verify and draft-extend batches raise NotImplementedError; the EAGLE draft factory has no entry for it either")),
-    spec_topk_gt1=backed(NO, wheel("0.5.19", "sglang/srt/layers/attention/minicpm/backend.py", "MiniCPMSparseBackend.init_forward_metadata", 381,
-                  "same refusal")),
-    sliding_window=backed(NO, wheel("0.5.19", "sglang/srt/layers/attention/minicpm/backend.py", "MiniCPMSparseBackend.forward_extend", 628,
-                  "forward_extend raises for a sliding-window layer")),
-    multimodal=not_stated(wheel("0.5.19", "sglang/srt/arg_groups/model_overrides/minicpm.py", "_minicpm_sala_overrides (decorator)", 17,
-                  "the backend is wired for the MiniCPM SALA text architectures"),
-              "a model-specific backend; the family notion of the MultiModal column does not settle it"),
-))
+
+MINICPM_FLASHATTN_ROW = _minicpm_row("minicpm_flashattn", "MiniCPM sparse (FlashAttention)")
+MINICPM_FLASHINFER_ROW = _minicpm_row("minicpm_flashinfer", "MiniCPM sparse (FlashInfer)")
 
 RELEASE = Release(
     "0.5.19",

@@ -18,7 +18,7 @@ SLOW_MODULES = frozenset(
         "guard/test_conformance_enforce.py",
         "tools/test_conformance_harness.py",
         "tools/test_conformance_zoo_harness.py",
-        "test_sglang_plugin.py",
+        "sglang_plugin/test_plugin.py",
         # Whole spaces: the consistency proof, the fuzzers, the built site and its browser.
         "guard/test_consistency.py",
         "cli/test_hostile_fuzz.py",

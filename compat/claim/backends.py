@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+
+import msgspec
 
 from compat.claim.cells import PlatformSupport
 from compat.vocab.evidence import Evidence
@@ -11,15 +12,14 @@ from compat.vocab.hardware import CapabilityRange
 from compat.vocab.terms import Arch, KvDtype, ModelFeature, Phase, Platform
 
 
-@dataclass(frozen=True)
-class Backend:
+class Backend(msgspec.Struct, frozen=True):
     """What a backend needs, independent of any table cell."""
 
     name: str
     phases: frozenset[Phase]
     platforms: Mapping[Platform, PlatformSupport]
     """Each platform the backend runs on, and whether that is tested."""
-    capability: Mapping[Arch, CapabilityRange] = field(default_factory=dict)
+    capability: Mapping[Arch, CapabilityRange] = msgspec.field(default_factory=dict)
     """CUDA compute capabilities it needs, per architecture; absent means any."""
     archs: frozenset[Arch] = frozenset(Arch)
     """The model architectures it serves; a table without its row for one of these leaves

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import msgspec
 
 from compat.vocab.evidence import Evidence
 from compat.vocab.spelling import join_or
@@ -49,8 +49,7 @@ class CellKind(Term):
     """Neither ✅ nor ❌: the page has no such cell and the release's code does not settle it."""
 
 
-@dataclass(frozen=True)
-class Cell:
+class Cell(msgspec.Struct, frozen=True):
     """One claim of a table.
 
     PAGE_SIZES lists the native page sizes; `fixed` means the kernel only runs with

@@ -9,8 +9,9 @@ same way, as data read by one generic validator.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import ClassVar, Protocol
+
+import msgspec
 
 from compat.claim.cells import Action
 from compat.vocab.evidence import Evidence
@@ -30,8 +31,7 @@ class Configured(Protocol):
     def page_size(self) -> int: ...
 
 
-@dataclass(frozen=True, slots=True)
-class Situation:
+class Situation(msgspec.Struct, frozen=True):
     """The parts of a resolved configuration that a trigger reads."""
 
     kv_dtype: KvDtype
@@ -58,16 +58,14 @@ class Trigger:
         return ""
 
 
-@dataclass(frozen=True, slots=True)
-class Always(Trigger):
+class Always(msgspec.Struct, Trigger, frozen=True):
     """Every configuration the column's table covers (e.g. chunked prefix cache)."""
 
     def matches(self, situation: Situation) -> bool:
         return True
 
 
-@dataclass(frozen=True, slots=True)
-class KvDtypeIn(Trigger):
+class KvDtypeIn(msgspec.Struct, Trigger, frozen=True):
     """A KV cache of one quantized family (FP8, FP4)."""
 
     family: KvFamily
@@ -79,8 +77,7 @@ class KvDtypeIn(Trigger):
         return f"--kv-cache-dtype {resolved.kv_dtype.value}"
 
 
-@dataclass(frozen=True, slots=True)
-class TopkRange(Trigger):
+class TopkRange(msgspec.Struct, Trigger, frozen=True):
     """Speculative decoding whose topk lies in [low, high] (no upper bound when None)."""
 
     low: int
@@ -96,8 +93,7 @@ class TopkRange(Trigger):
         return f"--speculative-eagle-topk {resolved.topk}"
 
 
-@dataclass(frozen=True, slots=True)
-class PageSizeAbove(Trigger):
+class PageSizeAbove(msgspec.Struct, Trigger, frozen=True):
     """A page size larger than `size`."""
 
     size: int
@@ -109,8 +105,7 @@ class PageSizeAbove(Trigger):
         return f"--page-size {resolved.page_size}"
 
 
-@dataclass(frozen=True, slots=True)
-class ModelHas(Trigger):
+class ModelHas(msgspec.Struct, Trigger, frozen=True):
     """A model with `feature` (the configuration says so, or its config.json does)."""
 
     feature: ModelFeature
@@ -137,8 +132,7 @@ class ColumnId(Term):
         """The id of the finding the guard raises for an unsupported cell of this column."""
 
 
-@dataclass(frozen=True)
-class Column:
+class Column(msgspec.Struct, frozen=True):
     """A column of the tables, and what the guard does with its cells."""
 
     id: ColumnId

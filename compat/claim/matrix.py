@@ -8,8 +8,9 @@ computed from cells and rules so no list is ever written down twice.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from functools import cached_property
+
+import msgspec
 
 from compat.claim.backends import Backend
 from compat.claim.cells import Action, Cell, CellKind
@@ -26,8 +27,7 @@ from compat.vocab.evidence import Evidence
 from compat.vocab.terms import Arch, KvDtype, KvFamily, Phase, Term
 
 
-@dataclass(frozen=True)
-class Row:
+class Row(msgspec.Struct, frozen=True):
     """One backend's line in one architecture table."""
 
     backend: str
@@ -35,8 +35,7 @@ class Row:
     cells: Mapping[ColumnId, Cell]
 
 
-@dataclass(frozen=True)
-class Table:
+class Table(msgspec.Struct, frozen=True):
     arch: Arch
     title: str
     headers: tuple[tuple[ColumnId, str], ...]
@@ -68,8 +67,7 @@ class ArchStatus(Term):
         """How the page and the CLI say it."""
 
 
-@dataclass(frozen=True)
-class Matrix:
+class Matrix(msgspec.Struct, frozen=True, dict=True):
     backends: tuple[Backend, ...]
     columns: tuple[Column, ...]
     tables: tuple[Table, ...]
@@ -80,7 +78,7 @@ class Matrix:
     dtype_fallback_rules: tuple[DtypeFallbackRule, ...]
     sources: tuple[Evidence, ...]
     """Evidence that is not attached to any single claim (kept for the sources list)."""
-    aliases: Mapping[str, str] = field(default_factory=dict)
+    aliases: Mapping[str, str] = msgspec.field(default_factory=dict)
     """Other names the release accepts for a backend (`nsa` for `dsa`): no row of their own,
     they are judged by their backend's."""
 

@@ -7,8 +7,9 @@ here, with its `judge`, and its words there; the guard runs every rule the same 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Protocol
+
+import msgspec
 
 from compat.vocab.evidence import Evidence
 from compat.vocab.terms import Arch, KvDtype, KvFamily, Phase, Platform, Severity
@@ -48,8 +49,7 @@ class RuleContext(Protocol):
     def decode_partners(self, rule: PairingRule, arch: Arch) -> tuple[str, ...]: ...
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Breach:
+class Breach(msgspec.Struct, frozen=True, kw_only=True):
     """One rule broken by one configuration, as facts; `compat.claim.words.message` words it."""
 
     rule: str
@@ -65,8 +65,7 @@ class Breach:
 _NONE: tuple[Breach, ...] = ()
 
 
-@dataclass(frozen=True)
-class DtypeRequirement:
+class DtypeRequirement(msgspec.Struct, frozen=True):
     """What a KV dtype needs from the platform and the software stack."""
 
     dtype: KvDtype
@@ -120,21 +119,18 @@ class DtypeRequirement:
         return tuple(found)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class DtypePlatformBreach(Breach):
+class DtypePlatformBreach(Breach, frozen=True, kw_only=True):
     requirement: DtypeRequirement
     platform: Platform
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class DtypeCudaBreach(Breach):
+class DtypeCudaBreach(Breach, frozen=True, kw_only=True):
     requirement: DtypeRequirement
     min_cuda: tuple[int, int]
     cuda: tuple[int, int]
 
 
-@dataclass(frozen=True)
-class PairingRule:
+class PairingRule(msgspec.Struct, frozen=True):
     """With a KV cache of `kv_family`, prefill on `prefill_backend` needs a decode partner
     outside `excluded`. The family's spellings are its column's (`Matrix.kv_dtypes`)."""
 
@@ -171,15 +167,13 @@ class PairingRule:
         )
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class PairingBreach(Breach):
+class PairingBreach(Breach, frozen=True, kw_only=True):
     pairing: PairingRule
     kv_dtype: KvDtype
     decode: str
 
 
-@dataclass(frozen=True)
-class HybridCautionRule:
+class HybridCautionRule(msgspec.Struct, frozen=True):
     """With a KV cache of `kv_family`, two different phase backends (other than a pairing)
     get a warning."""
 
@@ -210,15 +204,13 @@ class HybridCautionRule:
         )
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class CautionBreach(Breach):
+class CautionBreach(Breach, frozen=True, kw_only=True):
     kv_dtype: KvDtype
     prefill: str
     decode: str
 
 
-@dataclass(frozen=True)
-class SpecPagedRule:
+class SpecPagedRule(msgspec.Struct, frozen=True):
     """For `arch`, speculative topk > 1 with page size > 1 runs only on `backends`."""
 
     id: str
@@ -257,15 +249,13 @@ class SpecPagedRule:
         return tuple(found)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class SpecPagedBreach(Breach):
+class SpecPagedBreach(Breach, frozen=True, kw_only=True):
     spec_rule: SpecPagedRule
     topk: int
     page_size: int
 
 
-@dataclass(frozen=True)
-class DtypeFallbackRule:
+class DtypeFallbackRule(msgspec.Struct, frozen=True):
     """The engine replaces `backend` by `replacement` when it meets `kv_dtype`."""
 
     id: str

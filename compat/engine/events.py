@@ -11,7 +11,7 @@ it is about, the value it saw, the values allowed, and the backend concerned.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import msgspec
 
 from compat.engine.rules import GpuGate
 from compat.vocab.terms import Arch, Severity
@@ -20,8 +20,7 @@ REFUSE, WARN, NOTE = Severity.ERROR, Severity.WARNING, Severity.INFO
 """SGLang raises, logs a warning, or just acts."""
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class StartupEvent:
+class StartupEvent(msgspec.Struct, frozen=True, kw_only=True):
     """One thing SGLang's start-up code did: refused, warned, or adjusted a field."""
 
     rule: str
@@ -35,8 +34,7 @@ class StartupEvent:
 # -- names and platforms ---------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class DeprecatedBackend(StartupEvent):
+class DeprecatedBackend(StartupEvent, frozen=True, kw_only=True):
     """A deprecated backend name, rewritten to what runs instead."""
 
     rule: str = "deprecated-backend"
@@ -46,8 +44,7 @@ class DeprecatedBackend(StartupEvent):
     target: str
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class AliasKvDtype(StartupEvent):
+class AliasKvDtype(StartupEvent, frozen=True, kw_only=True):
     """A deprecated backend name whose rewrite also sets the KV dtype."""
 
     rule: str = "deprecated-backend"
@@ -56,44 +53,38 @@ class AliasKvDtype(StartupEvent):
     forced: str
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ModelKvDtypes(StartupEvent):
+class ModelKvDtypes(StartupEvent, frozen=True, kw_only=True):
     """A model-specific branch that runs only some KV dtypes."""
 
     model: str
     dtypes: tuple[str, ...]
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Nvfp4Prefill(StartupEvent):
+class Nvfp4Prefill(StartupEvent, frozen=True, kw_only=True):
     """NVFP4's prefill phase runs only on the backends of its dequant dtypes."""
 
     rule: str = "nvfp4-backends"
     backends: tuple[str, ...]
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Nvfp4Decode(StartupEvent):
+class Nvfp4Decode(StartupEvent, frozen=True, kw_only=True):
     rule: str = "nvfp4-backends"
     decode: str
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Nvfp4NativeGpu(StartupEvent):
+class Nvfp4NativeGpu(StartupEvent, frozen=True, kw_only=True):
     """Native NVFP4 prefill off SM100."""
 
     rule: str = "nvfp4-backends"
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Nvfp4Disaggregation(StartupEvent):
+class Nvfp4Disaggregation(StartupEvent, frozen=True, kw_only=True):
     """SM100's native NVFP4 cache on trtllm_mha, under PD disaggregation."""
 
     rule: str = "nvfp4-disaggregation"
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Nvfp4Backends(StartupEvent):
+class Nvfp4Backends(StartupEvent, frozen=True, kw_only=True):
     """NVFP4 chose its prefill and decode backends."""
 
     rule: str = "nvfp4-backends"
@@ -105,39 +96,34 @@ class Nvfp4Backends(StartupEvent):
 # -- the backend check -------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class NoSpeculation(StartupEvent):
+class NoSpeculation(StartupEvent, frozen=True, kw_only=True):
     """A backend that asserts no speculative decoding."""
 
     rule: str = "spec-unsupported"
     name: str
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class GpuGateFailed(StartupEvent):
+class GpuGateFailed(StartupEvent, frozen=True, kw_only=True):
     """A backend named for a GPU its check does not admit."""
 
     rule: str = "compute-capability"
     gate: GpuGate
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class DecodeOnly(StartupEvent):
+class DecodeOnly(StartupEvent, frozen=True, kw_only=True):
     """A decode-only backend named for the prefill phase."""
 
     name: str
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class MlaPrefillRefused(StartupEvent):
+class MlaPrefillRefused(StartupEvent, frozen=True, kw_only=True):
     """A backend that cannot run an MLA model's prefill phase."""
 
     rule: str = "mla-prefill"
     name: str
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class PageSnapped(StartupEvent):
+class PageSnapped(StartupEvent, frozen=True, kw_only=True):
     """A backend rewrote the page size (with a warning when `--page-size` set it)."""
 
     size: int
@@ -145,31 +131,27 @@ class PageSnapped(StartupEvent):
     """What the page size was: "unset", or "N from FLAG-OR-BACKEND"."""
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class KvSpellings(StartupEvent):
+class KvSpellings(StartupEvent, frozen=True, kw_only=True):
     """A backend whose string check takes only some `--kv-cache-dtype` spellings."""
 
     rule: str = "backend-kv-dtype"
     spelled: tuple[str, ...]
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class DtypeFallenBack(StartupEvent):
+class DtypeFallenBack(StartupEvent, frozen=True, kw_only=True):
     """`--attention-backend` replaced because it cannot read the KV dtype."""
 
     severity: Severity = WARN
     replacement: str
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class PrefillOnly(StartupEvent):
+class PrefillOnly(StartupEvent, frozen=True, kw_only=True):
     """A prefill-only backend named for the decode phase."""
 
     name: str
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class DualChunkNeeded(StartupEvent):
+class DualChunkNeeded(StartupEvent, frozen=True, kw_only=True):
     rule: str = "dual-chunk"
     needed: str
 
@@ -177,8 +159,7 @@ class DualChunkNeeded(StartupEvent):
 # -- the KV cache ----------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class KvDtypeGpu(StartupEvent):
+class KvDtypeGpu(StartupEvent, frozen=True, kw_only=True):
     """A KV dtype whose check needs a GPU."""
 
     rule: str = "kv-dtype-gpu"
@@ -186,13 +167,11 @@ class KvDtypeGpu(StartupEvent):
     gate: GpuGate
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Kv4OffCuda(StartupEvent):
+class Kv4OffCuda(StartupEvent, frozen=True, kw_only=True):
     kv_dtype: str
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Kv4HybridPair(StartupEvent):
+class Kv4HybridPair(StartupEvent, frozen=True, kw_only=True):
     """An FP4 cache with two different phase backends: allowed, with a warning."""
 
     severity: Severity = WARN
@@ -201,8 +180,7 @@ class Kv4HybridPair(StartupEvent):
     decode: str | None
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Kv4Partner(StartupEvent):
+class Kv4Partner(StartupEvent, frozen=True, kw_only=True):
     """An FP4 cache with the pairing prefill backend and a decode backend it refuses."""
 
     kv_dtype: str
@@ -210,8 +188,7 @@ class Kv4Partner(StartupEvent):
     partners: tuple[str, ...]
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Kv4Single(StartupEvent):
+class Kv4Single(StartupEvent, frozen=True, kw_only=True):
     """An FP4 cache on one backend that its list for the architecture lacks."""
 
     kv_dtype: str
@@ -222,8 +199,7 @@ class Kv4Single(StartupEvent):
 # -- speculative decoding --------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class TopkPaged(StartupEvent):
+class TopkPaged(StartupEvent, frozen=True, kw_only=True):
     """Speculative topk above 1 with a page size above 1 on a backend that cannot run it."""
 
     topk: int
@@ -231,15 +207,13 @@ class TopkPaged(StartupEvent):
     backends: tuple[str, ...]
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class SpecParamsPartial(StartupEvent):
+class SpecParamsPartial(StartupEvent, frozen=True, kw_only=True):
     """topk or draft tokens without steps: SGLang's automatic choice asserts they are unset."""
 
     rule: str = "spec-params"
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class SpecParamsChosen(StartupEvent):
+class SpecParamsChosen(StartupEvent, frozen=True, kw_only=True):
     rule: str = "spec-auto-params"
     severity: Severity = NOTE
     steps: int
@@ -248,11 +222,9 @@ class SpecParamsChosen(StartupEvent):
     model: str
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class TopkOneOnly(StartupEvent):
+class TopkOneOnly(StartupEvent, frozen=True, kw_only=True):
     name: str
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class NgramOffCuda(StartupEvent):
+class NgramOffCuda(StartupEvent, frozen=True, kw_only=True):
     rule: str = "ngram-cuda"

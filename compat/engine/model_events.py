@@ -7,16 +7,13 @@ The other events (names, the backend check, the KV cache, speculation) are in
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from compat.engine.events import NOTE, WARN, StartupEvent
 from compat.vocab.terms import Severity
 
 # -- the model -------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ModelTypeUnknown(StartupEvent):
+class ModelTypeUnknown(StartupEvent, frozen=True, kw_only=True):
     """The config's model type is one the release's transformers (and SGLang) cannot read."""
 
     rule: str = "model-type"
@@ -25,16 +22,14 @@ class ModelTypeUnknown(StartupEvent):
     """Where the loader is, with the transformers the release pins."""
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class RemoteCodeUntrusted(StartupEvent):
+class RemoteCodeUntrusted(StartupEvent, frozen=True, kw_only=True):
     """The config names its own code, which loads only with `--trust-remote-code`."""
 
     rule: str = "remote-code"
     model_type: str
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ModelReloaded(StartupEvent):
+class ModelReloaded(StartupEvent, frozen=True, kw_only=True):
     """SGLang's loader reads a config transformers refuses as another architecture."""
 
     rule: str = "model-reloaded"
@@ -44,8 +39,7 @@ class ModelReloaded(StartupEvent):
     source: str
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class QuantizationMismatch(StartupEvent):
+class QuantizationMismatch(StartupEvent, frozen=True, kw_only=True):
     """`--quantization` differs from the checkpoint's method, and may not replace it."""
 
     rule: str = "quantization-mismatch"
@@ -53,8 +47,7 @@ class QuantizationMismatch(StartupEvent):
     given: str
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class QuantizationUnregistered(StartupEvent):
+class QuantizationUnregistered(StartupEvent, frozen=True, kw_only=True):
     """A quantization method the release registers only on other machines."""
 
     rule: str = "quantization-unregistered"
@@ -62,24 +55,21 @@ class QuantizationUnregistered(StartupEvent):
     machines: tuple[str, ...]
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class QuantizationOffRocm(StartupEvent):
+class QuantizationOffRocm(StartupEvent, frozen=True, kw_only=True):
     """A quantization method outside ROCm's list, on ROCm."""
 
     rule: str = "quantization-rocm"
     method: str
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class GpuRuntimeMissing(StartupEvent):
+class GpuRuntimeMissing(StartupEvent, frozen=True, kw_only=True):
     """A model branch that calls `torch.cuda`, on a machine without a GPU."""
 
     model: str
     source: str
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ModelBackendList(StartupEvent):
+class ModelBackendList(StartupEvent, frozen=True, kw_only=True):
     """A model branch that runs only the backends of its list."""
 
     model: str
@@ -89,16 +79,14 @@ class ModelBackendList(StartupEvent):
     source: str
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ModelBackendRefused(StartupEvent):
+class ModelBackendRefused(StartupEvent, frozen=True, kw_only=True):
     """A model branch that refuses one backend."""
 
     model: str
     source: str
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ModelPage(StartupEvent):
+class ModelPage(StartupEvent, frozen=True, kw_only=True):
     """A model branch that sets the page size whatever `--page-size` says."""
 
     severity: Severity = WARN
@@ -108,16 +96,14 @@ class ModelPage(StartupEvent):
     source: str
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class AmxFallback(StartupEvent):
+class AmxFallback(StartupEvent, frozen=True, kw_only=True):
     """intel_amx on a CPU without AMX: SGLang runs torch_native instead."""
 
     rule: str = "intel-amx-fallback"
     severity: Severity = WARN
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class DeterministicBackends(StartupEvent):
+class DeterministicBackends(StartupEvent, frozen=True, kw_only=True):
     """Deterministic inference runs only the backends of its list."""
 
     rule: str = "deterministic-backends"
@@ -126,8 +112,7 @@ class DeterministicBackends(StartupEvent):
     """The DeepSeek-type model whose own, shorter list this is (None: the general list)."""
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class DeterministicDefault(StartupEvent):
+class DeterministicDefault(StartupEvent, frozen=True, kw_only=True):
     """Deterministic inference picks its own backend."""
 
     rule: str = "deterministic-default"
@@ -135,15 +120,13 @@ class DeterministicDefault(StartupEvent):
     chosen: str
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class DecodeRoundRobin(StartupEvent):
+class DecodeRoundRobin(StartupEvent, frozen=True, kw_only=True):
     """A decode server with DP above 1 needs the prefill side's round-robin balance."""
 
     rule: str = "decode-round-robin"
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class DpAttentionSplit(StartupEvent):
+class DpAttentionSplit(StartupEvent, frozen=True, kw_only=True):
     """DP attention needs `--tp-size` to be a multiple of `--dp-size`."""
 
     rule: str = "dp-attention-size"
@@ -151,8 +134,7 @@ class DpAttentionSplit(StartupEvent):
     dp_size: int
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class HybridCachePlatform(StartupEvent):
+class HybridCachePlatform(StartupEvent, frozen=True, kw_only=True):
     """A hybrid linear-attention model whose Mamba cache strategy needs another machine."""
 
     rule: str = "mamba-cache-platform"
@@ -160,16 +142,14 @@ class HybridCachePlatform(StartupEvent):
     machines: tuple[str, ...]
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class HybridCacheSpeculation(StartupEvent):
+class HybridCacheSpeculation(StartupEvent, frozen=True, kw_only=True):
     """Speculative decoding with the radix cache, refused for a hybrid linear-attention model."""
 
     rule: str = "mamba-cache-speculation"
     model: str
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class HybridCachePageOne(StartupEvent):
+class HybridCachePageOne(StartupEvent, frozen=True, kw_only=True):
     """The no_buffer Mamba cache with the radix cache on runs page size 1 only: SGLang sets
     it (0.5.11-0.5.13, a warning) or refuses another (0.5.14+)."""
 
@@ -177,8 +157,7 @@ class HybridCachePageOne(StartupEvent):
     model: str
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class HybridCacheBackend(StartupEvent):
+class HybridCacheBackend(StartupEvent, frozen=True, kw_only=True):
     """The no_buffer Mamba cache cannot run this backend (trtllm_mha needs pages)."""
 
     rule: str = "mamba-cache-backend"

@@ -12,8 +12,9 @@ of their own that read the model too. Each is data here, filled per release by
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
+
+import msgspec
 
 from compat.engine.predicates import ANY_FLAG, EITHER_PHASE, BackendField, GpuGate, Machine
 from compat.vocab.terms import Term
@@ -42,8 +43,7 @@ class SpecWithRadix(Term):
     """Refused, except on ROCm, where the radix cache is turned off."""
 
 
-@dataclass(frozen=True)
-class MachineChoice:
+class MachineChoice(msgspec.Struct, frozen=True):
     """What a model branch picks on the first machine whose test holds (`on` None: any)."""
 
     value: str
@@ -61,16 +61,14 @@ class MachineChoice:
         return not self.topk_one or topk in (None, 1)
 
 
-@dataclass(frozen=True)
-class MachinePage:
+class MachinePage(msgspec.Struct, frozen=True):
     """The page size a model branch forces on a machine (`size` None: it leaves it)."""
 
     size: int | None
     on: Machine | None = None
 
 
-@dataclass(frozen=True)
-class ModelRule:
+class ModelRule(msgspec.Struct, frozen=True):
     """One model-specific branch of SGLang's start-up code.
 
     In SGLang's order: a refusal on a machine without a GPU runtime, the list check when it
@@ -109,7 +107,7 @@ class ModelRule:
     """The page size it forces, on the first machine that matches (whatever `--page-size`)."""
     kv_dtypes: frozenset[str] = frozenset()
     """The KV dtypes it runs (empty: any)."""
-    kv_aliases: Mapping[str, str] = field(default_factory=dict)
+    kv_aliases: Mapping[str, str] = msgspec.field(default_factory=dict)
     auto_kv_dtype: Callable[[Launch], str] | None = None
     forces_dp_attention: bool = False
     mamba: MambaCache | None = None
@@ -135,8 +133,7 @@ class ModelRule:
         return device not in self.skip_devices
 
 
-@dataclass(frozen=True)
-class DeterministicRules:
+class DeterministicRules(msgspec.Struct, frozen=True):
     """`--enable-deterministic-inference` (`_handle_deterministic_inference`)."""
 
     backends: tuple[str, ...]
@@ -152,8 +149,7 @@ class DeterministicRules:
     source: str
 
 
-@dataclass(frozen=True)
-class QuantizationRules:
+class QuantizationRules(msgspec.Struct, frozen=True):
     """`ModelConfig._verify_quantization` and the quantization registry."""
 
     gated: Mapping[str, tuple[Machine, ...]]
@@ -163,8 +159,7 @@ class QuantizationRules:
     source: str
 
 
-@dataclass(frozen=True)
-class LoaderRules:
+class LoaderRules(msgspec.Struct, frozen=True):
     """SGLang's config loader: what it reads, and what it reloads as another model."""
 
     reloads: Mapping[str, str]
@@ -173,8 +168,7 @@ class LoaderRules:
     source: str
 
 
-@dataclass(frozen=True)
-class HybridCacheRules:
+class HybridCacheRules(msgspec.Struct, frozen=True):
     """`_handle_mamba_radix_cache`: the Mamba cache of hybrid linear-attention models.
 
     Up to 0.5.13 the strategy is no_buffer unless asked; from 0.5.14 SGLang picks

@@ -7,8 +7,9 @@ the launch it reads.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
+
+import msgspec
 
 from compat.vocab.terms import Platform, Term
 
@@ -40,8 +41,7 @@ ANY_FLAG = frozenset({AB, PB, DB})
 EITHER_PHASE = frozenset({RUNS_PREFILL, RUNS_DECODE})
 
 
-@dataclass(frozen=True)
-class GpuGate:
+class GpuGate(msgspec.Struct, frozen=True):
     """One of SGLang's GPU predicates: CUDA, a capability major in `majors`, a CUDA floor."""
 
     name: str
@@ -66,8 +66,7 @@ def gpu_gate_holds(gate: GpuGate, launch: Launch) -> bool:
     return launch.cuda_version is None or launch.cuda_version >= gate.min_cuda
 
 
-@dataclass(frozen=True)
-class Machine:
+class Machine(msgspec.Struct, frozen=True):
     """A test SGLang's model-specific code makes of the machine; every part given must hold.
 
     The GPU predicates read the machine even under `--device cpu` (a GPU host's GPU is

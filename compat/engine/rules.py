@@ -10,9 +10,10 @@ cache that its page marks ❌).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING
+
+import msgspec
 
 from compat.engine.model_rules import (
     DeterministicRules,
@@ -42,8 +43,7 @@ if TYPE_CHECKING:
     pass
 
 
-@dataclass(frozen=True)
-class DefaultBranch:
+class DefaultBranch(msgspec.Struct, frozen=True):
     """One branch of SGLang's default decision; the first whose conditions all hold wins."""
 
     backend: str
@@ -61,8 +61,7 @@ class DefaultBranch:
     """Not for a model with attention sinks (`ModelConfig.has_attention_sinks`)."""
 
 
-@dataclass(frozen=True)
-class PageSnap:
+class PageSnap(msgspec.Struct, frozen=True):
     """A page-size rewrite with a warning: a size outside `sizes` becomes the largest one."""
 
     backend: str
@@ -82,8 +81,7 @@ class PageSnap:
         return self.target if self.target is not None else max(self.sizes)
 
 
-@dataclass(frozen=True)
-class BackendGate:
+class BackendGate(msgspec.Struct, frozen=True):
     """A backend named in `fields` needs the GPU of `gate`, or SGLang refuses to start."""
 
     backend: str
@@ -100,8 +98,7 @@ class BackendGate:
         return tuple(field.flag for field in BackendField if field in self.fields)
 
 
-@dataclass(frozen=True)
-class DtypeFallback:
+class DtypeFallback(msgspec.Struct, frozen=True):
     """`--attention-backend` (the field) is replaced when it meets a KV dtype it cannot read."""
 
     rule: str
@@ -111,8 +108,7 @@ class DtypeFallback:
     replacement: str
 
 
-@dataclass(frozen=True)
-class Kv4Rules:
+class Kv4Rules(msgspec.Struct, frozen=True):
     """The FP4 cache's start-up check, with its backend lists per architecture."""
 
     spellings: frozenset[str]
@@ -133,22 +129,19 @@ class Kv4Rules:
         return self.rule_ids[3]
 
 
-@dataclass(frozen=True)
-class SpecParams:
+class SpecParams(msgspec.Struct, frozen=True):
     steps: int
     topk: int
     draft_tokens: int
 
 
-@dataclass(frozen=True)
-class SpecAutoCase:
+class SpecAutoCase(msgspec.Struct, frozen=True):
     params: SpecParams
     algorithm: str | None = None
     architectures: frozenset[str] | None = None
 
 
-@dataclass(frozen=True)
-class ReleaseRules:
+class ReleaseRules(msgspec.Struct, frozen=True, dict=True):
     """Everything one release's start-up code decides about attention, with its sources."""
 
     release: str
@@ -198,9 +191,9 @@ class ReleaseRules:
     """(documented rule id, backend) -> what fails when SGLang builds that backend."""
     evidence: Mapping[str, Evidence]
     """Rule -> where in the release's code it was read."""
-    replacements: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    replacements: Mapping[str, tuple[str, ...]] = msgspec.field(default_factory=dict)
     """Values this release no longer accepts -> what to use instead."""
-    alias_kv_dtypes: Mapping[str, str] = field(default_factory=dict)
+    alias_kv_dtypes: Mapping[str, str] = msgspec.field(default_factory=dict)
     """Deprecated backend names whose rewrite also sets `--kv-cache-dtype`."""
     sink_architectures: frozenset[str] = frozenset()
     """The architectures `ModelConfig.has_attention_sinks` names."""

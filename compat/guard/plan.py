@@ -12,6 +12,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, ParamSpec, TypeVar
 
+import msgspec.structs
+
 from compat.claim.backends import Backend
 from compat.claim.cells import Action, Cell, CellKind, PlatformSupport
 from compat.claim.columns import Column, ColumnId, Situation
@@ -206,7 +208,7 @@ def _compile(matrix: Matrix, arch: Arch, name: str) -> BackendPlan:
     judged_as = matrix.judged_as(name)
     backend = matrix.backend(judged_as)
     if judged_as != name:
-        backend = replace(backend, name=name)
+        backend = msgspec.structs.replace(backend, name=name)
     status = matrix.arch_status(judged_as, arch)
     row = matrix.row(arch, judged_as)
     checks: list[CellCheck] = []

@@ -11,12 +11,13 @@ a new kind of rule needs no export code.
 
 from __future__ import annotations
 
-import dataclasses
 import enum
 import json
 import re
 from collections.abc import Iterable
 from typing import Final, TypeVar, overload
+
+import msgspec.structs
 
 from compat.claim.backends import Backend, phase_rule_id
 from compat.claim.cell_words import kind_meaning, meaning
@@ -308,7 +309,7 @@ def _facts(
     skipped = {"evidence", *skip}
     return {
         field.name: _fact(getattr(rule, field.name))
-        for field in dataclasses.fields(rule)  # type: ignore[arg-type]
+        for field in msgspec.structs.fields(rule)  # type: ignore[arg-type]
         if field.name not in skipped
     }
 

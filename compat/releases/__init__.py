@@ -17,9 +17,10 @@ import pkgutil
 import re
 import sys
 from collections.abc import Iterator, Mapping
-from dataclasses import replace
 from functools import cache
 from typing import Any, cast
+
+from msgspec.structs import replace
 
 from compat.claim.cells import Cell
 from compat.claim.matrix import Matrix, Row

@@ -7,7 +7,7 @@ backend's code). These functions build that evidence and the cells that carry it
 
 from __future__ import annotations
 
-from dataclasses import replace
+from msgspec.structs import replace
 
 from compat.claim.cells import Cell, CellKind
 from compat.vocab.evidence import Evidence

@@ -9,8 +9,9 @@ documented change never moves a start-up rule, nor the reverse.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from typing import Any
+
+import msgspec
 
 from compat.claim.backends import Backend
 from compat.claim.cells import Cell
@@ -21,8 +22,7 @@ from compat.vocab.evidence import Evidence
 from compat.vocab.terms import Arch, KvDtype
 
 
-@dataclass(frozen=True)
-class Change:
+class Change(msgspec.Struct, frozen=True):
     """One change of the start-up rules in one release, with where it was read."""
 
     summary: str
@@ -31,16 +31,14 @@ class Change:
     """ReleaseRules field -> new value, or a function of the previous value."""
 
 
-@dataclass(frozen=True)
-class NewRow:
+class NewRow(msgspec.Struct, frozen=True):
     """A row of the `arch` table: a new backend's, or one replacing that backend's row."""
 
     arch: Arch
     row: Row
 
 
-@dataclass(frozen=True)
-class CellChange:
+class CellChange(msgspec.Struct, frozen=True):
     """One cell of an existing row, changed; without evidence of its own, the change's."""
 
     arch: Arch
@@ -49,8 +47,7 @@ class CellChange:
     cell: Cell
 
 
-@dataclass(frozen=True)
-class DocChange:
+class DocChange(msgspec.Struct, frozen=True):
     """One change of what the page documents, with its source.
 
     The fields say what moved; the release's matrix is the one before with them applied, in
@@ -68,7 +65,7 @@ class DocChange:
     """Backends the page speaks of from this release on (replacing one of the same name)."""
     rows: tuple[NewRow, ...] = ()
     cells: tuple[CellChange, ...] = ()
-    aliases: Mapping[str, str] = field(default_factory=dict)
+    aliases: Mapping[str, str] = msgspec.field(default_factory=dict)
     """Names the release accepts for another backend, judged by that backend's row."""
     columns: tuple[Column, ...] = ()
     """Columns whose declaration changes (matched by id): the KV spellings they speak for."""
@@ -81,8 +78,7 @@ class DocChange:
     that records it (the baseline stays the upstream page it restates)."""
 
 
-@dataclass(frozen=True)
-class Release:
+class Release(msgspec.Struct, frozen=True):
     """One SGLang release: what changed at start-up, and on the page."""
 
     name: str

@@ -8,8 +8,9 @@ machines are SGLang's own tests (`is_sm100_supported()`, `is_hip()`, ...).
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from dataclasses import replace
 from typing import Any
+
+from msgspec.structs import replace
 
 from compat.engine.model_rules import MachineChoice, MachinePage, MambaCache, ModelRule
 from compat.engine.rules import AB, Machine

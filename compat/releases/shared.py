@@ -7,8 +7,9 @@ updates a `Change` applies to the previous release's rules.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import replace
 from typing import Any
+
+from msgspec.structs import replace
 
 from compat.engine.launch import Launch
 from compat.engine.rules import (

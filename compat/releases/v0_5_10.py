@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
+from msgspec.structs import replace
 
 from compat.claim.baseline import MATRIX, YES
 from compat.claim.columns import ColumnId

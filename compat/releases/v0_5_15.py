@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
+from msgspec.structs import replace
 
 from compat.engine.rules import ANY_FLAG, EITHER_PHASE
 from compat.releases.doc import tagged_page

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
+from msgspec.structs import replace
 
 from compat.releases.doc import tagged_page
 from compat.releases.entry import Change, DocChange, Release

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+
+import msgspec
 
 _CC_PATTERN = re.compile(r"^(?:sm_?)?(\d+)(?:\.(\d+))?$", re.IGNORECASE)
 
 
-@dataclass(frozen=True, order=True)
-class ComputeCapability:
+class ComputeCapability(msgspec.Struct, frozen=True, order=True):
     """A CUDA compute capability such as 10.0 (written sm100)."""
 
     major: int
@@ -38,8 +38,7 @@ class ComputeCapability:
         return f"{self.major}.{self.minor}"
 
 
-@dataclass(frozen=True)
-class CapabilityRange:
+class CapabilityRange(msgspec.Struct, frozen=True):
     """Compute capabilities whose major version lies in [min_major, max_major]."""
 
     min_major: int

@@ -9,11 +9,11 @@ word every report exactly as a warm one, or a memo key misses an input.
 from __future__ import annotations
 
 import random
-from dataclasses import replace
 from typing import Any
 
 import pytest
 from cells import B200, NO, with_cell
+from msgspec.structs import replace
 
 from compat import MATRIX, AttentionConfig, InvalidConfigError, check
 from compat.claim.cells import Action

@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Iterator
-from dataclasses import replace
 from typing import Any
 
 import pytest
 from markdown_tables import read_tables
+from msgspec.structs import replace
 
 from compat import MATRIX, AttentionConfig, check
 from compat.claim.cells import Action, Cell, CellKind

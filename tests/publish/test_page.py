@@ -8,12 +8,12 @@ matrix or pins them in an in-memory copy.
 
 from __future__ import annotations
 
-import dataclasses
 import subprocess
 import sys
 from pathlib import Path
 
 import jinja2
+import msgspec.structs
 import pytest
 from cells import fp4_partner_candidate, opposite, with_cell
 from markdown_tables import MarkdownTable, read_tables, table_under
@@ -266,10 +266,10 @@ def test_phase_limited_backends_follow_backend_phases() -> None:
     assert limited
     for backend in limited:
         assert f"`{backend.name}`" in note
-    both = dataclasses.replace(
+    both = msgspec.structs.replace(
         MATRIX.backend("fa4"), phases=frozenset(MATRIX.backend("fa3").phases)
     )
-    matrix = dataclasses.replace(
+    matrix = msgspec.structs.replace(
         MATRIX, backends=tuple(both if b.name == "fa4" else b for b in MATRIX.backends)
     )
     assert "`fa4`" not in _note(render_page(matrix, release=BASELINE), "Phase-limited backends")

@@ -16,12 +16,12 @@ docs commit) and, for each column of each table, the first row whose cell is ✅
 from __future__ import annotations
 
 import itertools
-from dataclasses import replace
 from functools import cache
 from typing import Any
 
 import pytest
 from markdown_tables import read_tables
+from msgspec.structs import replace
 
 from compat import AttentionConfig, check
 from compat.claim.cells import Cell, CellKind

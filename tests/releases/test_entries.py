@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import re
-from dataclasses import replace
 from pathlib import Path
+
+from msgspec.structs import replace
 
 import compat.releases as releases
 from compat.releases import ENTRIES, NEWEST, RELEASE_NAMES, RELEASES, release_matrix

@@ -40,7 +40,7 @@ def test_a_new_release_gets_the_newest_rules_and_page_under_its_own_name() -> No
     code = """
 import json
 import re
-from dataclasses import replace
+from msgspec.structs import replace
 from compat import releases
 from compat.engine.parser import lookup
 releases.stand_in("0.5.24")

@@ -9,9 +9,10 @@ the PR #14467 baseline name literal cells.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Iterator
 from typing import Any
+
+import msgspec.structs
 
 from compat import MATRIX, AttentionConfig, check
 from compat.claim.cells import Cell, CellKind
@@ -31,7 +32,7 @@ def with_cell(matrix: Matrix, arch: Arch, backend: str, column: ColumnId, cell: 
     for table in matrix.tables:
         if table.arch is arch:
             rows = tuple(
-                dataclasses.replace(row, cells={**row.cells, column: cell})
+                msgspec.structs.replace(row, cells={**row.cells, column: cell})
                 if row.backend == backend
                 else row
                 for row in table.rows
@@ -39,9 +40,9 @@ def with_cell(matrix: Matrix, arch: Arch, backend: str, column: ColumnId, cell: 
             assert any(row.backend == backend for row in table.rows), (
                 f"no {arch.value} row for {backend}"
             )
-            table = dataclasses.replace(table, rows=rows)
+            table = msgspec.structs.replace(table, rows=rows)
         tables.append(table)
-    return dataclasses.replace(matrix, tables=tuple(tables))
+    return msgspec.structs.replace(matrix, tables=tuple(tables))
 
 
 def with_cells(matrix: Matrix, *cells: tuple[Arch, str, ColumnId, Cell]) -> Matrix:

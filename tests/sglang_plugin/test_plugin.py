@@ -170,7 +170,7 @@ def test_a_crash_while_wording_a_refusal_keeps_the_policy(
         raise RuntimeError("a bug in the wording")
 
     monkeypatch.setenv(POLICY_VARIABLE, policy)
-    monkeypatch.setattr("compat.sglang_plugin.refusal_message", broken)
+    monkeypatch.setattr("compat.sglang_plugin.judge.refusal_message", broken)
     with sglang_with_plugin("0.5.23", tmp_path, monkeypatch) as runtime:
         outcome = _launch(runtime, DOCUMENTED_ONLY)
     if policy == "warn":

@@ -15,7 +15,9 @@ target) are kept in the environment, which the workers inherit; a worker neither
 guard nor judges again the arguments its launcher judged. SGLang's log format drops logger
 names, so every line the plugin logs starts with "attention-compat".
 
-Loading this module imports neither SGLang (beyond its hook registry) nor torch.
+Loading this module imports neither SGLang (beyond its hook registry) nor torch, nor the
+guard: that is `compat.sglang_plugin.judge`, loaded when a launch is first judged, so a
+worker whose launch its launcher judged pays only for reading the environment.
 """
 
 from __future__ import annotations
@@ -26,17 +28,12 @@ import hashlib
 import logging
 import os
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from compat.guard.policy import (
-    DEFAULT_POLICY,
-    POLICY_VARIABLE,
-    Policy,
-    PolicyError,
-    explicit_policy,
-    policy_for,
-)
-from compat.guard.report import IncompatibleConfigError, Report, runs_as
+if TYPE_CHECKING:
+    from compat.guard.report import Report
+    from compat.sglang_plugin.judge import LaunchRefusedError as LaunchRefusedError
+    from compat.sglang_plugin.judge import refusal_message as refusal_message
 
 ENTRY_POINT = "attention_compat"
 """The plugin's name in `SGLANG_PLUGINS` (the entry point's name in pyproject.toml)."""
@@ -48,55 +45,12 @@ PLUGINS_VARIABLE = "SGLANG_PLUGINS"
 SPOKEN_VARIABLE = "COMPAT_PLUGIN_SPOKEN"
 """Digests of the messages already logged in this launch; SGLang's workers inherit it."""
 JUDGED_VARIABLE = "COMPAT_PLUGIN_JUDGED"
-"""`TARGET;DIGEST,...`: the hook's target and the digests of the launches let through."""
+"""`TARGET;VERSION;DIGEST,...`: the hook's target, the installed release and the digests of
+the launches let through."""
 NAME = "attention-compat"
 # What else a launch's verdict depends on, besides the flags the guard reads.
 _LAUNCH_FIELDS = ("model_path", "revision", "device", "tp_size")
 logger = logging.getLogger("compat.sglang_plugin")
-
-
-class LaunchRefusedError(IncompatibleConfigError):
-    """The plugin refused a launch: every error, where it is enforced, and the fixes."""
-
-    def __init__(self, report: Report, policy: Policy, *, detected: bool = False) -> None:
-        super().__init__(report, detected=detected)
-        ValueError.__init__(self, refusal_message(report, policy, detected=detected))
-        self.policy = policy
-
-
-def refusal_message(
-    report: Report, policy: Policy, *, detected: bool = False, asked: bool = True
-) -> str:
-    """The text of a refusal: one block, readable in SGLang's start-up log. `asked`: the
-    policy was named (`COMPAT_POLICY`), not chosen for a release newer than modelled."""
-    count = len(report.errors)
-    noun = "problem" if count == 1 else "problems"
-    what = (
-        "starts this launch anyway"
-        if policy is Policy.WARN
-        else "refused this launch before the model loads"
-    )
-    setting = f"{POLICY_VARIABLE}={policy.value}" if asked else f"{POLICY_VARIABLE} unset"
-    lines = [
-        f"attention-compat {what} ({count} {noun}; SGLang {report.sglang_version}, {setting}):",
-        f"  {runs_as(report.resolved, detected=detected)}",
-    ]
-    for finding in report.errors:
-        lines.append(f"  - [{finding.rule}] {finding.message}")
-        lines.append(f"      enforced: {finding.enforced.label}")
-    lines += [f"  try: {s.summary}  ({s.reason})" for s in report.suggestions]
-    if policy is Policy.DOCUMENTED and not report.refused_at_startup:
-        lines.append(
-            f"  SGLang itself would start; {POLICY_VARIABLE}=parity refuses only what it "
-            "refuses, =warn only logs"
-        )
-    if not asked and report.unmodelled_release is not None:
-        lines.append(
-            f"  SGLang {report.unmodelled_release} is newer than the releases modelled: nothing "
-            f"is refused unless {POLICY_VARIABLE}={DEFAULT_POLICY.value} or parity asks for it"
-        )
-    lines.append(f"  ({disable_advice()})")
-    return "\n".join(lines)
 
 
 def disable_advice() -> str:
@@ -151,7 +105,9 @@ def register() -> None:
 def _register() -> None:
     from compat.inputs.installed import installed_sglang_version
 
-    version = installed_sglang_version()
+    # A worker takes its launcher's target and release: it need not read metadata or releases.
+    known_target, known_version, _ = _judged()
+    version = known_version or installed_sglang_version()
     if version is None:
         say(logging.WARNING, f"{NAME}: no installed sglang distribution; no launch check")
         return
@@ -163,8 +119,7 @@ def _register() -> None:
     except ImportError:  # releases before 0.5.11 have no plugin framework
         say(logging.INFO, f"{NAME}: SGLang {version} has no hook registry; no launch check")
         return
-    # A worker takes its launcher's target: it need not load the releases to find it.
-    target = _judged()[0] or hook_target(version)
+    target = known_target or hook_target(version)
     HookRegistry.register(target, _hook(version, target), HookType.AFTER)
 
 
@@ -185,12 +140,12 @@ def _hook(version: str, target: str) -> Any:
             digest = launch_digest(server_args, version)
         except Exception:  # unreadable arguments: judged (and worded) by check_launch
             digest = None
-        if digest is not None and digest in _judged()[1]:
+        if digest is not None and digest in _judged()[2]:
             return  # this launch was let through already, here or by the launcher
         with gc_paused():
             check_launch(server_args, version)
         if digest is not None:
-            _remember(target, digest)
+            _remember(target, version, digest)
 
     return after_resolution
 
@@ -213,6 +168,7 @@ def gc_paused() -> Iterator[None]:
 def launch_digest(server_args: Any, version: str) -> str:
     """What a verdict depends on: the flags the guard reads, the model, the device, the
     release and the policy asked for (read raw: the same arguments resolve the same way)."""
+    from compat.guard.policy import POLICY_VARIABLE
     from compat.inputs.flags import FLAG_FIELDS
 
     names = (*FLAG_FIELDS, *_LAUNCH_FIELDS)
@@ -221,103 +177,33 @@ def launch_digest(server_args: Any, version: str) -> str:
     return hashlib.blake2b(text.encode(errors="replace"), digest_size=8).hexdigest()
 
 
-def _judged() -> tuple[str | None, list[str]]:
-    """The hook target and the launch digests `JUDGED_VARIABLE` holds."""
-    target, _, digests = os.environ.get(JUDGED_VARIABLE, "").partition(";")
-    return (target or None), [digest for digest in digests.split(",") if digest]
+def _judged() -> tuple[str | None, str | None, list[str]]:
+    """The hook target, the installed release and the launch digests `JUDGED_VARIABLE` holds."""
+    target, _, rest = os.environ.get(JUDGED_VARIABLE, "").partition(";")
+    version, _, digests = rest.partition(";")
+    return (target or None), (version or None), [d for d in digests.split(",") if d]
 
 
-def _remember(target: str, digest: str) -> None:
+def _remember(target: str, version: str, digest: str) -> None:
     """Record a launch let through, for this process's later resolutions and its workers."""
-    known = _judged()[1]
+    known = _judged()[2]
     if digest not in known:
-        os.environ[JUDGED_VARIABLE] = f"{target};{','.join([*known[-15:], digest])}"
+        digests = ",".join([*known[-15:], digest])
+        os.environ[JUDGED_VARIABLE] = f"{target};{version};{digests}"
 
 
 def check_launch(server_args: Any, version: str) -> Report | None:
-    """Judge one resolved ServerArgs; raises LaunchRefusedError only, else logs and returns.
+    """Judge one resolved ServerArgs (`compat.sglang_plugin.judge.judge_launch`): raises
+    LaunchRefusedError only, else logs what it found, once per launch, and returns."""
+    from compat.sglang_plugin.judge import judge_launch
 
-    A release newer than the newest modelled is judged as `compat check` judges it without
-    `--sglang-version`: the newest modelled release answers, and says so; it is refused
-    only under a policy asked for (`COMPAT_POLICY`), else the findings are logged. What it
-    logs is logged once per launch (`say`).
-    """
-    from compat.releases import newer_than_modelled
-
-    newer = newer_than_modelled(version)
-    try:
-        explicit = explicit_policy()
-    except PolicyError as error:
-        fallback = policy_for(None, unmodelled_release=newer)
-        say(logging.WARNING, f"{NAME}: {error}; using {fallback.value}")
-        explicit = None
-    policy = policy_for(explicit, unmodelled_release=newer)
-    try:
-        outcome = _judge(server_args, version, newer=newer, parity=policy is Policy.PARITY)
-    except Exception as error:  # a bug or a gap of the guard: never the reason a launch dies
-        _could_not_check(error)
-        return None
-    if isinstance(outcome, Report):
-        _speak_findings(outcome, policy)
-        return outcome
-    refusal = outcome
-    detected = True  # the hook never names the platform: it is always detected
-    _speak_findings(refusal.report, policy)  # the warnings, which the refusal leaves out
-    if policy is Policy.WARN:
-        try:
-            message = refusal_message(
-                refusal.report, policy, detected=detected, asked=explicit is not None
-            )
-            say(logging.WARNING, message)
-        except Exception as error:
-            _could_not_check(error)
-        return refusal.report
-    try:
-        better = LaunchRefusedError(refusal.report, policy, detected=detected)
-    except Exception as error:  # the refusal stands; only its wording failed
-        _could_not_check(error)
-        raise refusal from None
-    raise better from None
+    return judge_launch(server_args, version)
 
 
-def _judge(
-    server_args: Any, version: str, *, newer: bool, parity: bool
-) -> Report | IncompatibleConfigError:
-    """`enforce()`'s answer for these arguments: its report, or its refusal."""
-    from compat.guard.enforce import enforce
+def __getattr__(name: str) -> Any:
+    """The judging module's public names, loaded on first use (PEP 562)."""
+    if name in ("LaunchRefusedError", "refusal_message"):
+        from compat.sglang_plugin import judge
 
-    try:
-        return enforce(
-            server_args,
-            # Named, a release must be modelled; unnamed, the installed one is answered for.
-            sglang_version=None if newer else version,
-            parity=parity,
-            log=False,  # the plugin speaks itself, once per launch
-        )
-    except IncompatibleConfigError as error:
-        return error
-
-
-def _speak_findings(report: Report, policy: Policy) -> None:
-    """The warnings, each on its line; under parity, what only the page documents (SGLang
-    starts the launch) on one info line."""
-    for finding in report.warnings:
-        say(logging.WARNING, f"{NAME}: [{finding.rule}] {finding.message}")
-    if policy is Policy.PARITY and not report.refused_at_startup and report.errors:
-        problems = "; ".join(f"[{f.rule}] {f.message}" for f in report.errors)
-        count = len(report.errors)
-        say(
-            logging.INFO,
-            f"{NAME}: SGLang starts this launch ({POLICY_VARIABLE}=parity); the page documents "
-            f"{count} problem{'s' * (count != 1)} it does not check: {problems}",
-        )
-
-
-def _could_not_check(error: Exception) -> None:
-    what = " ".join(str(error).split())[:300]
-    say(
-        logging.WARNING,
-        f"{NAME}: could not check this launch ({type(error).__name__}: {what}); SGLang goes on",
-    )
-    with contextlib.suppress(Exception):  # see say()
-        logger.debug("attention-compat: the failure", exc_info=error)
+        return getattr(judge, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

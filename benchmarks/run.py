@@ -240,8 +240,8 @@ def python_env() -> dict[str, str]:
 # -- the figures -------------------------------------------------------------------------------
 
 
-def startup(repeats: Repeats, env: dict[str, str]) -> tuple[list[Line], bool, bool]:
-    """(lines, import budget met, no heavy module loaded)."""
+def startup(repeats: Repeats, env: dict[str, str]) -> tuple[list[Line], bool, bool, bool]:
+    """(lines, import budget met, the guard's budget met, no heavy module loaded)."""
     bare: list[float] = []
     loaded: list[float] = []
     guarded: list[float] = []
@@ -273,7 +273,7 @@ def startup(repeats: Repeats, env: dict[str, str]) -> tuple[list[Line], bool, bo
     )
     heavy = done.stdout.strip()
     light = done.returncode == 0 and heavy == ""
-    fits = added <= BUDGET_IMPORT_MS and guard_ms - bare_ms <= BUDGET_GUARD_MS
+    import_fits, guard_fits = added <= BUDGET_IMPORT_MS, guard_ms - bare_ms <= BUDGET_GUARD_MS
     lines = [
         Line('start-up: python -c "pass"', f"{bare_ms:.1f} ms", f"{repeats.startup} runs"),
         Line(
@@ -286,14 +286,14 @@ def startup(repeats: Repeats, env: dict[str, str]) -> tuple[list[Line], bool, bo
             f"{added:.1f} ms",
             f"ratio {loaded_ms / bare_ms:.2f}x",
             f"<= {BUDGET_IMPORT_MS:g} ms",
-            verdict(added <= BUDGET_IMPORT_MS),
+            verdict(import_fits),
         ),
         Line(
             "start-up: load the guard of the newest release and check once",
             f"adds {guard_ms - bare_ms:.1f} ms",
             f"{guard_ms:.1f} ms vs {bare_ms:.1f} ms for python -c pass",
             f"<= {BUDGET_GUARD_MS:g} ms",
-            verdict(guard_ms - bare_ms <= BUDGET_GUARD_MS),
+            verdict(guard_fits),
         ),
         Line(
             "start-up: torch, jinja2, mkdocs not imported by the guard",
@@ -303,7 +303,7 @@ def startup(repeats: Repeats, env: dict[str, str]) -> tuple[list[Line], bool, bo
             verdict(light),
         ),
     ]
-    return lines, fits, light
+    return lines, import_fits, guard_fits, light
 
 
 def guard(repeats: Repeats) -> tuple[list[Line], bool, list[AttentionConfig]]:
@@ -530,7 +530,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     env = python_env()
     start = time.perf_counter()
 
-    startup_lines, import_fits, light = startup(repeats, env)
+    startup_lines, import_fits, guard_fits, light = startup(repeats, env)
     guard_lines, check_fits, configs = guard(repeats)
     proof_lines, proof_fits, agree = proof(repeats)
     # A quick run builds the site with the tests' sample of finder releases (and their build
@@ -544,7 +544,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(render(lines))
     print()
     budgets = {
-        f"import adds <= {BUDGET_IMPORT_MS:g} ms, the guard <= {BUDGET_GUARD_MS:g} ms": import_fits,
+        f"import adds <= {BUDGET_IMPORT_MS:g} ms": import_fits,
+        f"the guard's load and first check add <= {BUDGET_GUARD_MS:g} ms": guard_fits,
         f"check() median <= {BUDGET_CHECK_US:g} µs": check_fits,
         f"consistency proof < {BUDGET_PROOF_S:g} s": proof_fits,
         f"compat docs --check < {BUDGET_DOCS_CHECK_S:g} s": docs_fits,

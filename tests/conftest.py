@@ -31,6 +31,9 @@ SLOW_MODULES = frozenset(
         "publish/test_release_mutation.py",
     }
 )
+"""Test modules of the slow tier (each takes tens of seconds or more); a test elsewhere can
+say `@pytest.mark.slow` itself. The fast tier for the edit loop is
+`python -m pytest -m "not slow"`; the README's `python -m pytest` runs both."""
 SLOW_TESTS = frozenset(
     {
         "claim/test_columns.py::test_a_cold_matrix_words_every_report_as_a_warm_one",
@@ -41,12 +44,13 @@ SLOW_TESTS = frozenset(
         "cli/test_launch.py::test_the_deepseek_command_gets_multi_flag_fixes_that_pass",
         "engine/test_parser.py::test_committed_flags_equal_the_releases_parser",
         "engine/test_parser.py::test_a_pasted_command_is_read_with_the_predicted_release",
+        # The intake against SGLang's outcomes on a whole release's grid and zoo (cached).
+        "tools/test_intake.py::test_a_modelled_release_against_its_own_rules_has_nothing_to_do",
+        "tools/test_intake.py::test_when_the_previous_rules_hold_it_records_the_release",
+        "tools/test_intake.py::test_a_doctored_release_names_the_change_and_its_line",
     }
 )
 """Single tests of the slow tier, by module and name (every parameter of the test)."""
-"""Test modules of the slow tier (each takes tens of seconds or more); a test elsewhere can
-say `@pytest.mark.slow` itself. The fast tier for the edit loop is
-`python -m pytest -m "not slow"`; the README's `python -m pytest` runs both."""
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

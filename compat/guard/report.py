@@ -252,15 +252,34 @@ def runs_as(resolved: Resolved, *, detected: bool = False) -> str:
 
 
 class IncompatibleConfigError(ValueError):
-    """Raised by `enforce()`: the configuration would not run; `report` holds every reason."""
+    """Raised by `enforce()`: the configuration would not run; `report` holds every reason.
 
-    def __init__(self, report: Report, *, detected: bool = False) -> None:
+    The message (every error, then the fixes the guard checked) is worded when it is first
+    read, `str(error)`: finding the fixes runs the guard on hundreds of neighbouring launches,
+    which a caller that only catches the refusal should not pay for.
+    """
+
+    def __init__(
+        self, report: Report, *, detected: bool = False, message: str | None = None
+    ) -> None:
+        super().__init__()
         self.report = report
-        lines = [f"  {runs_as(report.resolved, detected=detected)}"]
-        lines += [f"  - [{f.rule}] {f.message}" for f in report.errors]
-        lines += [f"  try: {s.summary}  ({s.reason})" for s in report.suggestions]
-        count = len(report.errors)
-        noun = "problem" if count == 1 else "problems"
-        super().__init__(
-            f"incompatible attention configuration ({count} {noun}):\n" + "\n".join(lines)
-        )
+        self.detected = detected
+        self._message = message
+
+    def __str__(self) -> str:
+        return self.message
+
+    @property
+    def message(self) -> str:
+        """The refusal in words (given, or the guard's own, worded on first use)."""
+        if self._message is None:
+            report = self.report
+            lines = [f"  {runs_as(report.resolved, detected=self.detected)}"]
+            lines += [f"  - [{f.rule}] {f.message}" for f in report.errors]
+            lines += [f"  try: {s.summary}  ({s.reason})" for s in report.suggestions]
+            count = len(report.errors)
+            noun = "problem" if count == 1 else "problems"
+            heading = f"incompatible attention configuration ({count} {noun}):"
+            self._message = "\n".join([heading, *lines])
+        return self._message

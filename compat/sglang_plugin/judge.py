@@ -26,8 +26,10 @@ class LaunchRefusedError(IncompatibleConfigError):
     """The plugin refused a launch: every error, where it is enforced, and the fixes."""
 
     def __init__(self, report: Report, policy: Policy, *, detected: bool = False) -> None:
-        super().__init__(report, detected=detected)
-        ValueError.__init__(self, refusal_message(report, policy, detected=detected))
+        # Worded at once, unlike the guard's refusal: SGLang prints it, and a wording that
+        # fails must fail here, where the plugin falls back to the guard's own refusal.
+        message = refusal_message(report, policy, detected=detected)
+        super().__init__(report, detected=detected, message=message)
         self.policy = policy
 
 

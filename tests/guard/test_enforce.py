@@ -1,0 +1,26 @@
+"""enforce()'s refusal: what it carries, and what it costs to raise."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import pytest
+
+from compat import IncompatibleConfigError, enforce
+
+
+def test_a_refusal_searches_its_fixes_only_when_its_message_is_read() -> None:
+    """enforce()'s refusal words its fixes on first use: catching it costs no fix search
+    (hundreds of guard runs), reading it gives every error and every fix."""
+    args = SimpleNamespace(attention_backend="flashmla", kv_cache_dtype="fp4_e2m1")
+    with pytest.raises(IncompatibleConfigError) as raised:
+        enforce(args, attention_arch="mla", platform="cuda", compute_capability=(10, 0))
+    report = raised.value.report
+    assert "suggestions" not in vars(report)  # cached_property: not computed yet
+    message = str(raised.value)
+    assert "suggestions" in vars(report)
+    assert report.suggestions and all(
+        f"try: {s.summary}  ({s.reason})" in message for s in report.suggestions
+    )
+    assert all(f"[{f.rule}] {f.message}" in message for f in report.errors)
+    assert message == str(raised.value) == raised.value.message

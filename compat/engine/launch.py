@@ -7,7 +7,7 @@ no part of the layers that read a launch from a command line or a config; those 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import msgspec
 
 from compat.vocab.hardware import ComputeCapability
 from compat.vocab.terms import Arch, ModelFeature, Platform
@@ -22,8 +22,7 @@ _MACHINE_DEVICES = {
 }
 
 
-@dataclass(frozen=True, slots=True)
-class Launch:
+class Launch(msgspec.Struct, frozen=True):
     """One launch as SGLang's start-up code sees it, before any of its steps ran."""
 
     arch: Arch

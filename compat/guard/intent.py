@@ -7,8 +7,9 @@ for each phase, in that order: a fix is ranked by what it gives up of them first
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
+
+import msgspec
 
 from compat.claim.backends import Backend
 from compat.claim.matrix import Matrix
@@ -21,8 +22,7 @@ Misses = tuple[int, int, int]
 KEEPS_ALL: Misses = (0, 0, 0)
 
 
-@dataclass(frozen=True)
-class Intent:
+class Intent(msgspec.Struct, frozen=True):
     """What the launch asked for, which a fix should keep: in this order, the KV dtype's
     family (an FP4 cache stays FP4), speculative decoding, and the backend named per phase."""
 

@@ -18,8 +18,11 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any
+
+import msgspec
+import msgspec.structs
 
 from compat.claim.matrix import Matrix
 from compat.engine.startup.models import model_rule_of
@@ -54,8 +57,7 @@ _KIND_ORDER = {"backend": 0, "prefill": 1, "decode": 1, "page": 2, "spec": 3, "k
 _SHOWN_ORDER = ("backend", "prefill", "decode", "page", "spec", "kv")
 
 
-@dataclass(frozen=True)
-class Move:
+class Move(msgspec.Struct, frozen=True):
     """One flag change: the config fields it sets, and how to write it on a command line."""
 
     kind: str
@@ -75,8 +77,7 @@ class Move:
         return (self.priority, self.rank)
 
 
-@dataclass(frozen=True)
-class Fix:
+class Fix(msgspec.Struct, frozen=True):
     """A passing combination of moves, with what SGLang runs once it is applied."""
 
     moves: tuple[Move, ...]
@@ -279,7 +280,7 @@ def candidate_moves(
     failing = {phase for finding in report.errors for phase in finding.phases}
     alone = next(iter(failing)).value if len(failing) == 1 else None
     return [
-        replace(move, priority=-1 if move.kind == alone else _KIND_ORDER[move.kind])
+        msgspec.structs.replace(move, priority=-1 if move.kind == alone else _KIND_ORDER[move.kind])
         for move in moves
     ]
 

@@ -7,8 +7,9 @@ AttentionConfig construction runs them) and words the problem only for a bad one
 from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Sequence
-from dataclasses import dataclass
 from functools import cache
+
+import msgspec
 
 from compat.engine.rules import ReleaseRules
 from compat.releases import RELEASES, releases_accepting
@@ -28,8 +29,7 @@ def shown(value: object) -> str:
     return f"{text[: SHOWN_CHARS - 3]}... ({size})"
 
 
-@dataclass(frozen=True)
-class InputProblem:
+class InputProblem(msgspec.Struct, frozen=True):
     """One invalid field: which flag, the value given, and what would have been valid."""
 
     flag: str

@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 from operator import attrgetter
 from typing import Any
 
+import msgspec.structs
+
 from compat.engine.launch import Launch
 from compat.engine.rules import ReleaseRules
 from compat.inputs.checks import (
@@ -96,8 +98,7 @@ _PLATFORMS = {platform.value: platform for platform in Platform}
 _MODES = {mode.value: mode for mode in SpeculativeAttentionMode}
 
 
-@dataclass(frozen=True, slots=True)
-class Parsed(Launch):
+class Parsed(Launch, frozen=True):
     """The validated, canonical form of an AttentionConfig: what the guard reads.
 
     It is a `Launch` (what SGLang's start-up code reads, replayed by the engine) plus what
@@ -345,7 +346,7 @@ def _features(switches: tuple[object, ...]) -> frozenset[ModelFeature]:
     return frozenset(f for f, on in zip(_FEATURES.values(), switches, strict=True) if on)
 
 
-_replayed = attrgetter(*Launch.__dataclass_fields__)  # what the start-up replay reads
+_replayed = attrgetter(*Launch.__struct_fields__)  # what the start-up replay reads
 
 
 def _assemble(
@@ -395,5 +396,4 @@ def _assemble(
         version_source=version_source,
         unmodelled_release=unmodelled_release,
     )
-    object.__setattr__(parsed, "replay_key", (id(release), *_replayed(parsed)))
-    return parsed
+    return msgspec.structs.replace(parsed, replay_key=(id(release), *_replayed(parsed)))

@@ -61,9 +61,7 @@ def disable_advice() -> str:
     if current.strip():
         names = [name.strip() for name in current.split(",")]
     else:
-        from importlib.metadata import entry_points
-
-        names = [entry.name for entry in entry_points(group=GROUP)]
+        names = _installed_plugins()
     others = [name for name in dict.fromkeys(names) if name and name != ENTRY_POINT]
     if not others:
         return f"{PLUGINS_VARIABLE}=none disables this check; no other SGLang plugin is loaded"
@@ -71,6 +69,20 @@ def disable_advice() -> str:
 
     value = shlex.quote(",".join(others))
     return f"{PLUGINS_VARIABLE}={value} disables this check and keeps the other plugins"
+
+
+def _installed_plugins() -> list[str]:
+    """The names of the installed general plugins, as `load_plugins()` finds them. Reads each
+    distribution's entry points file once and parses only those that name the group:
+    `entry_points(group=...)` parses every distribution's (6 to 14 ms in SGLang's venv)."""
+    from importlib.metadata import distributions
+
+    names: list[str] = []
+    for dist in distributions():
+        text = dist.read_text("entry_points.txt")
+        if text and f"[{GROUP}]" in text:
+            names += [entry.name for entry in dist.entry_points if entry.group == GROUP]
+    return names
 
 
 def say(level: int, text: str, *, exc_info: BaseException | bool | None = None) -> None:

@@ -7,8 +7,10 @@ The data (`compat.engine.models.data`) is generated from each release's wheel by
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
 from functools import cache
+
+import msgspec
+from msgspec.structs import replace
 
 from compat.engine.models.data import BASE, BASE_RELEASE, CHANGES
 from compat.engine.models.encoding import Known, apply, release_key
@@ -18,8 +20,7 @@ RELEASES = (BASE_RELEASE, *CHANGES)
 """Every release with model data, oldest first."""
 
 
-@dataclass(frozen=True)
-class ModelKnowledge:
+class ModelKnowledge(msgspec.Struct, frozen=True):
     """What one release's own code knows about models."""
 
     release: str

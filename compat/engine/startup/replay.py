@@ -16,7 +16,7 @@ the guard words them.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import msgspec
 
 from compat.engine.events import StartupEvent
 from compat.engine.launch import Launch
@@ -39,8 +39,7 @@ from compat.engine.startup.state import ServerArgsFields, StartupLog
 from compat.vocab.terms import Severity
 
 
-@dataclass(frozen=True, slots=True)
-class Startup:
+class Startup(msgspec.Struct, frozen=True):
     """SGLang's start-up outcome: the values it runs with and what it did on the way."""
 
     fields: ServerArgsFields

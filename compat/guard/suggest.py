@@ -21,7 +21,6 @@ from collections.abc import Callable, Iterable
 from dataclasses import replace
 from typing import Any
 
-import msgspec
 import msgspec.structs
 
 from compat.claim.matrix import Matrix

@@ -12,8 +12,6 @@ from dataclasses import dataclass, field
 from operator import attrgetter
 from typing import Any
 
-import msgspec.structs
-
 from compat.engine.launch import Launch
 from compat.engine.rules import ReleaseRules
 from compat.inputs.checks import (
@@ -346,7 +344,7 @@ def _features(switches: tuple[object, ...]) -> frozenset[ModelFeature]:
     return frozenset(f for f, on in zip(_FEATURES.values(), switches, strict=True) if on)
 
 
-_replayed = attrgetter(*Launch.__struct_fields__)  # what the start-up replay reads
+_LAUNCH_FIELDS = Launch.__struct_fields__  # what the start-up replay reads
 
 
 def _assemble(
@@ -360,18 +358,15 @@ def _assemble(
 ) -> Parsed:
     """The canonical form of a config whose values have all been validated."""
     algorithm = config.speculative_algorithm
-    parsed = Parsed(
+    launch: dict[str, Any] = dict(
         arch=_ARCHS[config.attention_arch],
         platform=_PLATFORMS[config.platform],
         capability=capability,
         backend=config.attention_backend,
         prefill=config.prefill_attention_backend,
         decode=config.decode_attention_backend,
-        kv_dtype=KV_DTYPE_SPELLINGS[config.kv_cache_dtype],
         page_size=config.page_size,
-        speculative=config.speculative_algorithm is not None,
         topk=config.speculative_eagle_topk,
-        spec_mode=_MODES[config.speculative_attention_mode],
         features=features,
         cuda_version=cuda_version,
         kv_spelling=config.kv_cache_dtype,
@@ -392,8 +387,14 @@ def _assemble(
         model_type=config.model_type,
         checkpoint_quantization=config.checkpoint_quantization,
         remote_code=config.remote_code,
+    )
+    return Parsed(
+        **launch,
+        kv_dtype=KV_DTYPE_SPELLINGS[config.kv_cache_dtype],
+        speculative=config.speculative_algorithm is not None,
+        spec_mode=_MODES[config.speculative_attention_mode],
         release=release,
         version_source=version_source,
         unmodelled_release=unmodelled_release,
+        replay_key=(id(release), *(launch[name] for name in _LAUNCH_FIELDS)),
     )
-    return msgspec.structs.replace(parsed, replay_key=(id(release), *_replayed(parsed)))

@@ -79,6 +79,18 @@ def sglang_with_plugin(
         installed_sglang_version.cache_clear()
 
 
+@contextmanager
+def _logged_launches(
+    version: str, where: Path, monkeypatch: pytest.MonkeyPatch, caplog: Any, level: int
+) -> Iterator[Any]:
+    """`sglang_with_plugin`, with the plugin's log captured from `level` on."""
+    with (
+        caplog.at_level(level, logger="compat"),
+        sglang_with_plugin(version, where, monkeypatch) as runtime,
+    ):
+        yield runtime
+
+
 def _launch(runtime: Any, argv: tuple[str, ...]) -> StartupOutcome:
     outcome: StartupOutcome = runtime.outcome(MODEL, argv)
     return outcome
@@ -118,10 +130,7 @@ def test_warn_only_logs_the_refusal_and_starts(
     version: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: Any
 ) -> None:
     monkeypatch.setenv(POLICY_VARIABLE, "warn")
-    with (
-        caplog.at_level(logging.WARNING, logger="compat"),
-        sglang_with_plugin(version, tmp_path, monkeypatch) as runtime,
-    ):
+    with _logged_launches(version, tmp_path, monkeypatch, caplog, logging.WARNING) as runtime:
         outcome = _launch(runtime, DOCUMENTED_ONLY)
     assert not outcome.refused, outcome.error
     logged = [r.getMessage() for r in caplog.records if "[compute-capability]" in r.getMessage()]
@@ -152,10 +161,7 @@ def test_a_crash_of_the_plugin_does_not_stop_a_launch(
 
     monkeypatch.delenv(POLICY_VARIABLE, raising=False)
     monkeypatch.setattr(compat.guard.enforce, "enforce", broken)
-    with (
-        caplog.at_level(logging.WARNING, logger="compat"),
-        sglang_with_plugin(version, tmp_path, monkeypatch) as runtime,
-    ):
+    with _logged_launches(version, tmp_path, monkeypatch, caplog, logging.WARNING) as runtime:
         outcome = _launch(runtime, DOCUMENTED_ONLY)
     assert calls, "the hook never ran"
     assert not outcome.refused, outcome.error
@@ -187,10 +193,7 @@ def test_a_crash_while_registering_does_not_stop_sglang(
         raise RuntimeError("metadata is broken")
 
     monkeypatch.setattr("compat.inputs.installed.installed_sglang_version", broken)
-    with (
-        caplog.at_level(logging.WARNING, logger="compat"),
-        sglang_with_plugin(version, tmp_path, monkeypatch) as runtime,
-    ):
+    with _logged_launches(version, tmp_path, monkeypatch, caplog, logging.WARNING) as runtime:
         outcome = _launch(runtime, DOCUMENTED_ONLY)
     assert not outcome.refused, outcome.error
     assert any("plugin is not active" in r.getMessage() for r in caplog.records)
@@ -309,10 +312,7 @@ def test_warn_block_appears_once_when_sglang_resolves_again_and_a_worker_recheck
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: Any
 ) -> None:
     monkeypatch.setenv(POLICY_VARIABLE, "warn")
-    with (
-        caplog.at_level(logging.INFO, logger="compat"),
-        sglang_with_plugin("0.5.23", tmp_path, monkeypatch) as runtime,
-    ):
+    with _logged_launches("0.5.23", tmp_path, monkeypatch, caplog, logging.INFO) as runtime:
         _launch(runtime, DOCUMENTED_ONLY)
         _launch(runtime, DOCUMENTED_ONLY)  # SGLang resolves the same arguments again
         # A worker: another process with the launcher's environment, the hook's target in it.
@@ -327,10 +327,8 @@ def test_warn_block_appears_once_when_sglang_resolves_again_and_a_worker_recheck
     assert len(_spoken(caplog, "starts this launch anyway")) == 2
     # Another launch (another environment) speaks again.
     monkeypatch.delenv(SPOKEN_VARIABLE, raising=False)
-    with (
-        caplog.at_level(logging.INFO, logger="compat"),
-        sglang_with_plugin("0.5.23", tmp_path / "again", monkeypatch) as runtime,
-    ):
+    again = tmp_path / "again"
+    with _logged_launches("0.5.23", again, monkeypatch, caplog, logging.INFO) as runtime:
         _launch(runtime, DOCUMENTED_ONLY)
     assert len(_spoken(caplog, "starts this launch anyway")) == 3
 
@@ -339,10 +337,7 @@ def test_a_mistyped_policy_is_named_once_per_launch(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: Any
 ) -> None:
     monkeypatch.setenv(POLICY_VARIABLE, "parrity")
-    with (
-        caplog.at_level(logging.INFO, logger="compat"),
-        sglang_with_plugin("0.5.23", tmp_path, monkeypatch) as runtime,
-    ):
+    with _logged_launches("0.5.23", tmp_path, monkeypatch, caplog, logging.INFO) as runtime:
         for _ in range(3):
             outcome = _launch(runtime, VALID)
     assert not outcome.refused, outcome.error
@@ -354,10 +349,7 @@ def test_every_line_the_plugin_logs_names_attention_compat(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: Any
 ) -> None:
     monkeypatch.setenv(POLICY_VARIABLE, "warn")
-    with (
-        caplog.at_level(logging.DEBUG, logger="compat"),
-        sglang_with_plugin("0.5.23", tmp_path, monkeypatch) as runtime,
-    ):
+    with _logged_launches("0.5.23", tmp_path, monkeypatch, caplog, logging.DEBUG) as runtime:
         _launch(runtime, DOCUMENTED_ONLY)
     lines = [line for r in caplog.records for line in r.getMessage().splitlines()]
     assert len(lines) > 5  # the warn block: verdict, runs as, the finding, fixes, advice
@@ -368,10 +360,7 @@ def test_under_parity_documented_only_problems_are_logged_on_one_info_line(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: Any
 ) -> None:
     monkeypatch.setenv(POLICY_VARIABLE, "parity")
-    with (
-        caplog.at_level(logging.INFO, logger="compat"),
-        sglang_with_plugin("0.5.23", tmp_path, monkeypatch) as runtime,
-    ):
+    with _logged_launches("0.5.23", tmp_path, monkeypatch, caplog, logging.INFO) as runtime:
         outcome = _launch(runtime, DOCUMENTED_ONLY)
         _launch(runtime, DOCUMENTED_ONLY)
     assert not outcome.refused, outcome.error

@@ -148,19 +148,21 @@ def site_builds(work: Path, env: dict[str, str], runs: int) -> tuple[list[Figure
 
 
 def data_sizes(site: Path) -> list[Figure]:
-    from compat.publish.finder import data_path, offered_releases
+    from compat.publish.finder import data_path
+    from compat.publish.finder_options import offered_models, offered_releases
 
     sizes = {}
     for release in offered_releases():
-        raw = (site / data_path(release)).read_bytes()
-        sizes[release] = (len(raw), len(gzip.compress(raw, 9)))
+        for model in offered_models():
+            raw = (site / data_path(release, model)).read_bytes()
+            sizes[f"{release} {model}"] = (len(raw), len(gzip.compress(raw, 9)))
     largest = max(sizes, key=lambda r: sizes[r][0])
     raw, packed = sizes[largest]
     total = sum(s for s, _ in sizes.values())
     fits = all(s <= DATA_BYTES and g <= DATA_GZIP_BYTES for s, g in sizes.values())
     return [
         Figure(
-            f"finder data per release ({len(sizes)} releases, {total / 1000:.0f} KB in all)",
+            f"finder data per release and model ({len(sizes)} files, {total / 1000:.0f} KB in all)",
             f"largest {largest}: {raw / 1000:.0f} KB, {packed / 1000:.1f} KB gzipped",
             f"<= {DATA_BYTES // 1000} KB, {DATA_GZIP_BYTES // 1000} KB gzipped",
             fits,
@@ -191,7 +193,7 @@ def browser(site: Path, loads: int) -> list[Figure]:
     each switch to another release (its data loaded then) until its verdicts show."""
     from playwright.sync_api import sync_playwright
 
-    from compat.publish.finder import offered_releases
+    from compat.publish.finder_options import offered_releases
 
     firsts: list[float] = []
     switches: list[float] = []

@@ -64,6 +64,14 @@ def add_model_arguments(parser: argparse.ArgumentParser) -> None:
         help="a Hugging Face config.json (or its directory): derives architecture, sliding "
         "window, multimodal, encoder-decoder, dual-chunk and sparse attention",
     )
+    model.add_argument(
+        "--model",
+        metavar="NAME",
+        dest="known_model",
+        help="a model the package knows by its published config.json (gpt-oss-120b, "
+        "DeepSeek-V3.2-Exp, Kimi-K2-Instruct, ...): as --model-config, with the flags its "
+        "model card launches it with",
+    )
     model.add_argument("--platform", metavar="{cuda,rocm,npu,xpu,cpu}", help="detected if unset")
     model.add_argument(
         "--compute-capability",
@@ -142,6 +150,7 @@ def request_of(args: argparse.Namespace) -> LaunchRequest:
         command=args.launch,
         model={name: getattr(args, name) for name in MODEL_FACTS},
         model_config=args.model_config,
+        known_model=args.known_model,
         gpu=args.gpu,
         platform=args.platform,
         compute_capability=args.compute_capability,

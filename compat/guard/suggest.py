@@ -27,7 +27,7 @@ from compat.claim.matrix import Matrix
 from compat.engine.startup.models import model_rule_of
 from compat.guard.intent import KEEPS_ALL, Intent, Misses, named_backend, runs_here
 from compat.guard.report import Report, Resolved, Suggestion
-from compat.inputs.config import AttentionConfig
+from compat.inputs.config import AttentionConfig, replaced
 from compat.vocab.terms import KV_DTYPE_SPELLINGS, KvDtype, Phase
 
 PER_KIND = 3
@@ -160,7 +160,7 @@ def apply_moves(config: AttentionConfig, moves: Iterable[Move]) -> AttentionConf
     fields: dict[str, Any] = {}
     for move in moves:
         fields.update(move.fields)
-    return replace(config, **fields)
+    return replaced(config, **fields)
 
 
 def _suggestion(fix: Fix, report: Report) -> Suggestion:

@@ -7,8 +7,8 @@ nothing, to detect it). `assemble()` reads it in one order, the same for every c
 
 1. the launch command, with the flag list of the release being predicted;
 2. the flags given beside it (a flag may come once);
-3. the model config (`--model-config`, else the one `--model-path` names), under the
-   model facts given explicitly;
+3. the model config (`--model NAME`'s published one, `--model-config`, else the one
+   `--model-path` names), under the model facts given explicitly;
 4. the machine: `--gpu` / `--compute-capability` / `--platform`, else detected with torch.
 
 It returns the configuration and what was read to make it (for the report).
@@ -39,6 +39,7 @@ from compat.vocab.spelling import closest, did_you_mean
 
 if TYPE_CHECKING:
     from compat.inputs.detect import DetectedPlatform
+    from compat.inputs.model_config import ModelFacts
 
 
 class InputError(InvalidConfigError):
@@ -72,6 +73,8 @@ class LaunchRequest:
     """Model facts stated by the caller (`MODEL_FACTS` and other feature switches)."""
     model_config: str | None = None
     """A Hugging Face config.json, or its directory."""
+    known_model: str | None = None
+    """A model of `compat.inputs.zoo` (`--model NAME`): its published config.json."""
     gpu: str | None = None
     platform: str | None = None
     compute_capability: Any = None
@@ -110,10 +113,16 @@ def assemble(request: LaunchRequest) -> Assembled:
         context["not_sglang_launch"] = True
     models = _release_models(request.sglang_version)
     model_config = request.model_config
-    if model_config is None:
-        model_config = _model_path_config(launch.model_path, context)
-    if model_config is not None:
-        _add_model_config(request, model_config, models, fields, context, problems)
+    if request.known_model is not None:
+        if model_config is not None:
+            problems.append("--model and --model-config both name the model; give one")
+        else:
+            _add_known_model(request, request.known_model, models, fields, context, problems)
+    else:
+        if model_config is None:
+            model_config = _model_path_config(launch.model_path, context)
+        if model_config is not None:
+            _add_model_config(request, model_config, models, fields, context, problems)
     for name, value in request.model.items():
         if value is not None:
             fields[name] = _integer(name, value, problems) if name == "kv_heads" else value
@@ -255,6 +264,34 @@ def _add_model_config(
         named = "--model-config" if request.model_config is not None else "--model-path"
         problems.append(f"{named}: {error}")
         return
+    _add_model_facts(request, facts, fields, context)
+
+
+def _add_known_model(
+    request: LaunchRequest,
+    name: str,
+    models: ModelKnowledge | None,
+    fields: dict[str, Any],
+    context: dict[str, Any],
+    problems: list[str],
+) -> None:
+    """What a known model's published config.json implies, and the flags its card adds."""
+    from compat.inputs.zoo import UnknownModelError, known_model, known_model_facts, launch_fields
+
+    try:
+        _, model = known_model(name)
+    except UnknownModelError as error:
+        problems.append(str(error))
+        return
+    _add_model_facts(request, known_model_facts(name, models), fields, context)
+    context["model_config"] = f"{model.source}'s published config.json (--model {name})"
+    for field_name, value in launch_fields(model).items():
+        fields.setdefault(field_name, value)
+
+
+def _add_model_facts(
+    request: LaunchRequest, facts: ModelFacts, fields: dict[str, Any], context: dict[str, Any]
+) -> None:
     explicit = {name: request.model.get(name) for name in MODEL_FACTS}
     derived = facts.config_fields()
     for name, value in derived.items():

@@ -38,14 +38,8 @@ from compat.inputs.flags import (
     SPECULATIVE_ATTENTION_MODE,
     flag_of,
 )
-from compat.inputs.installed import installed_sglang_version
-from compat.releases import (
-    NEWEST,
-    RELEASES,
-    UnknownReleaseError,
-    answering_rules,
-    release_rules,
-)
+from compat.inputs.release_choice import VERSION_VARIABLE, chosen_release
+from compat.releases import NEWEST, RELEASES, UnknownReleaseError
 from compat.vocab.hardware import ComputeCapability
 from compat.vocab.terms import (
     KV_DTYPE_SPELLINGS,
@@ -181,48 +175,46 @@ class AttentionConfig:
         facts = load_model_facts(path, models)
         return cls(**{**facts.config_fields(), **flags})
 
+    @classmethod
+    def from_known_model(cls, name: str, **flags: Any) -> AttentionConfig:
+        """A model the package knows (`compat.inputs.zoo`: gpt-oss-120b, DeepSeek-V3.2-Exp,
+        ...), from its published config.json and the flags its model card launches it with
+        (`--trust-remote-code`); UnknownModelError, with a did-you-mean, for another name.
 
-# Names the release to predict when `sglang_version` is not given (before the installed one).
-VERSION_VARIABLE = "COMPAT_SGLANG_VERSION"
+        Explicit keyword arguments override what the model implies.
+        """
+        from compat.inputs.zoo import known_model, known_model_facts, launch_fields
 
-
-def chosen_release(version: str | None) -> tuple[ReleaseRules, str, str | None]:
-    """The rules to predict with, where the release came from, and the release asked for
-    when it is newer than the newest modelled.
-
-    A release named explicitly (`version`) must be modelled: UnknownReleaseError otherwise.
-    One read from `COMPAT_SGLANG_VERSION` or the installed sglang may be newer than the
-    newest modelled: the newest modelled release answers for it, and the third value names
-    it, so that every answer can say so. An older one, or a name that is not a release,
-    raises UnknownReleaseError wherever it comes from.
-    """
-    if version is not None:
-        return _rules(version), "given", None
-    chosen = os.environ.get(VERSION_VARIABLE)
-    if chosen:
-        return _with_source(chosen, VERSION_VARIABLE)
-    installed = installed_sglang_version()
-    if installed is not None:
-        return _with_source(installed, "installed")
-    return RELEASES[NEWEST], "newest modelled", None
+        try:
+            models = chosen_release(flags.get("sglang_version"))[0].models
+        except (UnknownReleaseError, KeyError):
+            models = None  # construction reports the release
+        facts = known_model_facts(name, models)
+        implied = {**facts.config_fields(), **launch_fields(known_model(name)[1])}
+        return cls(**{**implied, **flags})
 
 
-def _rules(version: str) -> ReleaseRules:
-    # A release's own name is the common case (a lookup); release_rules reads the others.
-    return RELEASES.get(version) or release_rules(version)
+_INIT_FIELDS = frozenset(name for name in AttentionConfig.__dataclass_fields__ if name != "parsed")
 
 
-def _with_source(version: str, source: str) -> tuple[ReleaseRules, str, str | None]:
-    """A release that was not named explicitly: one newer than modelled is answered for."""
-    rules = RELEASES.get(version)
-    if rules is not None:
-        return rules, source, None
-    try:
-        rules, newer = answering_rules(version)
-    except UnknownReleaseError as error:
-        where = "the installed sglang" if source == "installed" else source
-        raise UnknownReleaseError(f"{error.reason} (from {where})") from None
-    return rules, source, newer
+def replaced(config: AttentionConfig, /, **changes: Any) -> AttentionConfig:
+    """`dataclasses.replace(config, **changes)`, validated the same way, without its generic
+    per-field work: the finder and the fix search build hundreds of thousands of
+    neighbouring configurations, and `replace` cost a third more than the check itself."""
+    if type(config) is not AttentionConfig:  # a subclass may have an __init__ of its own
+        import dataclasses
+
+        return dataclasses.replace(config, **changes)
+    unknown = changes.keys() - _INIT_FIELDS
+    if unknown:
+        raise TypeError(f"AttentionConfig has no field {sorted(unknown)[0]!r}")
+    new = object.__new__(AttentionConfig)
+    values = vars(new)
+    values.update(vars(config))
+    values.update(changes)
+    del values["parsed"]  # validated afresh, as construction does
+    values["parsed"] = _parse(new)
+    return new
 
 
 # -- validation: the one path every AttentionConfig takes ---------------------------------

@@ -19,6 +19,7 @@ from compat.inputs.bounded_json import json_type as _json_type
 from compat.vocab.terms import Arch
 
 CONFIG_FILE = "config.json"
+Known = ModelKnowledge | None  # what the predicted release knows of models, if known
 
 # -- what the config keys mean ---------------------------------------------------------
 
@@ -117,9 +118,7 @@ class ModelFacts:
         return {name: "; ".join(reasons) for name, reasons in joined.items()}
 
 
-def load_model_facts(
-    path: str | os.PathLike[str], models: ModelKnowledge | None = None
-) -> ModelFacts:
+def load_model_facts(path: str | os.PathLike[str], models: Known = None) -> ModelFacts:
     """Read `path` (a `config.json` or a directory holding one) and derive the model facts;
     with `models` (what the predicted release knows), by its own architecture lists too."""
     if not os.fspath(path).strip():  # Path("") would be the current directory
@@ -127,8 +126,7 @@ def load_model_facts(
             f"an empty path ({os.fspath(path)!r}): give a config.json or the directory holding it"
         )
     file = _config_file(Path(path))
-    data = _read_object(file)
-    return _derive(file, data, models)
+    return derive_model_facts(file, _read_object(file), models)
 
 
 # -- reading -----------------------------------------------------------------------------
@@ -227,7 +225,8 @@ class _Reader:
         return tuple(value)
 
 
-def _derive(file: Path, data: Mapping[str, Any], models: ModelKnowledge | None) -> ModelFacts:
+def derive_model_facts(file: Path, data: Mapping[str, Any], models: Known) -> ModelFacts:
+    """The facts of a config already read (`data`, from `file`, named in the evidence)."""
     reader = _Reader(file, data)
     top = reader.scopes[0]
     architectures = reader.strings(top, "architectures")

@@ -71,7 +71,7 @@ def finding_order(rows: Iterable[Row]) -> list[Key]:
 def cell_tables(rows: list[Row], pages: int, topks: int, ids: dict[Key, int]) -> dict[str, Any]:
     """`widths`, `sets`, `tuples`, `patterns`, `groups` and `results` (see `finder_data`).
 
-    A block is the `pages * topks` combinations of one arch, hardware class and dtype (page
+    A block is the `pages * topks` combinations of one hardware class and dtype (page
     size slower, topk faster, as in the combination index). Per block and column, a cell's
     findings are split into those every cell of the block has, those every topk of its page
     size has, those every page size of its topk has, and the rest; each part is a set of

@@ -2,12 +2,13 @@
  * Compatibility finder: shows the guard's precomputed verdicts for the selected options.
  *
  * This script decides nothing. The site build runs the guard (compat.publish.finder) over every
- * combination of the menus and every backend, once per offered SGLang release, and writes
- * finder-releases.js (the releases, newest first, and their data files) and one
- * finder-data-<release>.js each, which adds window.COMPAT_FINDER_DATA[release]; here we
- * only fill the menus from that data, look up the selected combination and render it. A
- * release's file is loaded when it is first selected (the initial one on load), only on the
- * finder page, and as a script rather than with fetch() so the site also works from disk.
+ * combination of the menus and every backend, once per offered SGLang release and model, and
+ * writes finder-releases.js (the releases, newest first, each with its model menu and data
+ * files) and one finder-data-<release>-<model>.js each, which adds
+ * window.COMPAT_FINDER_DATA["<release>/<model>"]; here we only fill the menus from that
+ * data, look up the selected combination and render it. A release and model's file is loaded
+ * when it is first selected (the initial one on load), only on the finder page, and as a
+ * script rather than with fetch() so the site also works from disk.
  */
 (function () {
   "use strict";
@@ -81,12 +82,22 @@
     }, failed);
   }
 
-  function loadRelease(entry, done, failed) {
+  // The entry's model menu option of `value`, else its initial one.
+  function modelOf(entry, value) {
+    return entry.models.find(function (model) {
+      return model.value === value;
+    }) || entry.models.find(function (model) {
+      return model.value === entry.initial_model;
+    }) || entry.models[0];
+  }
+
+  function loadPart(entry, model, done, failed) {
+    var key = entry.release + "/" + model.value;
     var has = function () {
-      return Boolean(window[DATA_GLOBAL] && window[DATA_GLOBAL][entry.release]);
+      return Boolean(window[DATA_GLOBAL] && window[DATA_GLOBAL][key]);
     };
-    loadScript(entry.file, has, function () {
-      var data = window[DATA_GLOBAL][entry.release];
+    loadScript(model.file, has, function () {
+      var data = window[DATA_GLOBAL][key];
       if (!data.pairPrefills) prepare(data);
       done(data);
     }, failed);
@@ -112,7 +123,7 @@
   }
 
   function writeHash(data, selects, prefillSelect) {
-    var parts = ["release=" + encodeURIComponent(data.release)];
+    var parts = ["release=" + encodeURIComponent(data.release), "model=" + encodeURIComponent(data.model)];
     parts = parts.concat(data.axes.map(function (axis, i) {
       return encodeURIComponent(axis.id) + "=" + encodeURIComponent(selects[i].value);
     }));
@@ -166,8 +177,8 @@
     }) || axis.options[0];
   }
 
-  // The combination's index: mixed radix over arch, hardware class, dtype, page size and
-  // topk, the last varying fastest. A GPU option names its hardware class.
+  // The combination's index: mixed radix over hardware class, dtype, page size and topk,
+  // the last varying fastest (one data file holds one model's). A GPU option names its hardware class.
   function combinationIndex(data, selects) {
     var index = 0;
     data.axes.forEach(function (axis, i) {
@@ -181,11 +192,10 @@
     return index;
   }
 
-  function selectedArgs(data, selects) {
-    return data.axes
-      .map(function (axis, i) {
-        return optionOf(axis, selects[i]).args;
-      })
+  function selectedArgs(data, selects, model) {
+    return [model.args].concat(data.axes.map(function (axis, i) {
+      return optionOf(axis, selects[i]).args;
+    }))
       .filter(Boolean)
       .join(" ");
   }
@@ -286,7 +296,7 @@
     return list;
   }
 
-  function render(data, selects, prefillSelect, output, command) {
+  function render(data, model, selects, prefillSelect, output, command) {
     var index = combinationIndex(data, selects);
     var digits = data.defaults.substr(index * 2, 2);
     var prefill = data.backends[data.digits.indexOf(digits.charAt(0))] || null;
@@ -339,6 +349,14 @@
       }
     }
     var fixes = fixesAt(data, index);
+    var nonePasses = rows.every(function (row) {
+      return row.verdict === "incompatible";
+    });
+    if (chosen < 0 && nonePasses && !data.fix_search) {
+      // A named model's rows carry no fix search (it would triple the site's build); the
+      // command below runs it.
+      output.appendChild(element("p", "compat-finder-fixes-intro", "No backend passes as selected. The command below prints the fixes the guard checked for this model."));
+    }
     if (chosen < 0 && fixes && fixes.length) {
       // How the fixes are ordered is the guard's own sentence (compat check says the same).
       output.appendChild(element("p", "compat-finder-fixes-intro", "No backend passes as selected. Fixes the guard checked for SGLang's default launch (" + data.fix_order + "):"));
@@ -357,7 +375,7 @@
         : best ? "--attention-backend " + best.name : "";
       var release = "--sglang-version " + data.release + " ";
       command.textContent = (
-        "compat check " + release + selectedArgs(data, selects) + " " + flags
+        "compat check " + release + selectedArgs(data, selects, model) + " " + flags
       ).trim();
     }
     if (!refused) {
@@ -406,6 +424,14 @@
     select.value = known ? String(data.backends.indexOf(wanted)) : "";
   }
 
+  function setUpModels(select, entry, keep) {
+    select.textContent = "";
+    entry.models.forEach(function (model) {
+      select.appendChild(element("option", null, model.label)).value = model.value;
+    });
+    select.value = modelOf(entry, keep !== undefined ? keep : readHash().model).value;
+  }
+
   function setUpReleases(select, index) {
     select.textContent = "";
     index.forEach(function (entry) {
@@ -427,22 +453,24 @@
       output.textContent = "The finder cannot start: " + message;
     };
     var releaseSelect = form.querySelector("select[data-release]");
+    var modelSelect = form.querySelector("select[data-model]");
     var prefillSelect = form.querySelector("select[data-prefill]");
-    if (!releaseSelect || !prefillSelect) {
-      fail("the page has no release or prefill menu");
+    if (!releaseSelect || !modelSelect || !prefillSelect) {
+      fail("the page has no release, model or prefill menu");
       return;
     }
     // The page's one code block: Material gives it a copy button, which copies the
     // text as it is when clicked, so the command below always matches the menus.
     var command = document.querySelector(".md-content .highlight code");
     var current = null;
+    var currentModel = null;
     var selects = [];
     var update = function () {
       if (!current) return;
-      render(current, selects, prefillSelect, output, command);
+      render(current, currentModel, selects, prefillSelect, output, command);
       writeHash(current, selects, prefillSelect);
     };
-    // Shows one release: loads its data if needed, then refills the menus from it.
+    // Shows one release and model: loads its data if needed, then refills the menus from it.
     var show = function (entry, first) {
       var keep = {};
       selects.forEach(function (select) {
@@ -450,8 +478,11 @@
       });
       var prefill = current && prefillSelect.value !== "" ? current.backends[Number(prefillSelect.value)] : "";
       form.dataset.ready = "loading";
-      loadRelease(entry, function (data) {
-        if (releaseSelect.value !== data.release) return; // another release was picked meanwhile
+      setUpModels(modelSelect, entry, first ? undefined : modelSelect.value);
+      var model = modelOf(entry, modelSelect.value);
+      loadPart(entry, model, function (data) {
+        // Another release or model was picked meanwhile.
+        if (releaseSelect.value !== data.release || modelSelect.value !== data.model) return;
         try {
           selects = setUpMenus(form, data, first ? null : keep);
           setUpPrefill(data, prefillSelect, first ? undefined : prefill);
@@ -460,11 +491,13 @@
           return;
         }
         current = data;
+        currentModel = model;
         update();
         var now = String(Math.round(performance.now()));
         if (first) output.dataset.firstVerdictMs = now;
         output.dataset.shownMs = now; // when this release's verdicts were shown
         output.dataset.release = data.release;
+        output.dataset.model = data.model;
         form.dataset.ready = "true";
       }, fail);
     };
@@ -474,12 +507,14 @@
         select.addEventListener("change", update);
       });
       prefillSelect.addEventListener("change", update);
-      releaseSelect.addEventListener("change", function () {
+      var showSelected = function () {
         var entry = index.find(function (e) {
           return e.release === releaseSelect.value;
         });
         if (entry) show(entry, false);
-      });
+      };
+      releaseSelect.addEventListener("change", showSelected);
+      modelSelect.addEventListener("change", showSelected);
       form.addEventListener("submit", function (event) {
         event.preventDefault();
       });
@@ -496,11 +531,11 @@
     if (!document.getElementById("compat-finder")) return;
     var ignore = function () {};
     loadIndex(function (index) {
-      var wanted = readHash().release;
+      var wanted = readHash();
       var entry = index.find(function (e) {
-        return e.release === wanted;
+        return e.release === wanted.release;
       }) || index[0];
-      loadRelease(entry, ignore, ignore);
+      loadPart(entry, modelOf(entry, wanted.model), ignore, ignore);
     }, ignore);
   }
 

@@ -26,9 +26,9 @@ from conformance import releases
 from conformance.availability import require_zoo
 from conformance.compare import disagreements, report
 from conformance.dump import rows as zoo_rows
-from conformance.zoo_models import ZOO
 
 from compat.cli import main
+from compat.inputs.zoo import ZOO
 
 MIN_ZOO = 2_000
 MAX_ZOO = 2_600

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-import compat.inputs.config
+import compat.inputs.release_choice
 from compat import AttentionConfig, InvalidConfigError, check
 from compat.guard.report import Enforcement
 from compat.inputs.config import VERSION_VARIABLE
@@ -72,7 +72,9 @@ def test_the_cli_refuses_an_unknown_release_with_exit_2() -> None:
 
 def test_without_a_version_the_installed_release_is_used(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv(VERSION_VARIABLE)
-    monkeypatch.setattr(compat.inputs.config, "installed_sglang_version", lambda: "0.5.7.post1")
+    monkeypatch.setattr(
+        compat.inputs.release_choice, "installed_sglang_version", lambda: "0.5.7.post1"
+    )
     report = check(AttentionConfig(attention_arch="mha", platform="cpu"))
     assert (report.sglang_version, report.version_source) == ("0.5.7", "installed")
     assert "(installed)" in report.startup_summary
@@ -82,7 +84,7 @@ def test_an_installed_release_that_is_not_modelled_is_a_clear_error(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.delenv(VERSION_VARIABLE)
-    monkeypatch.setattr(compat.inputs.config, "installed_sglang_version", lambda: "0.4.0")
+    monkeypatch.setattr(compat.inputs.release_choice, "installed_sglang_version", lambda: "0.4.0")
     with pytest.raises(InvalidConfigError, match=r"0\.4\.0"):
         AttentionConfig(attention_arch="mha", platform="cpu")
 
@@ -91,7 +93,7 @@ def test_without_sglang_installed_the_newest_modelled_release_is_used(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.delenv(VERSION_VARIABLE)
-    monkeypatch.setattr(compat.inputs.config, "installed_sglang_version", lambda: None)
+    monkeypatch.setattr(compat.inputs.release_choice, "installed_sglang_version", lambda: None)
     report = check(AttentionConfig(attention_arch="mha", platform="cpu"))
     assert (report.sglang_version, report.version_source) == (NEWEST, "newest modelled")
 

@@ -19,13 +19,14 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import pytest
-from finder_sample import SAMPLE_RELEASES, sample_env
+from finder_sample import SAMPLE_MODELS, SAMPLE_RELEASES, sample_env
 from paths import ARTIFACTS, ROOT
 
 from compat import AttentionConfig, Report, check
 from compat.claim.baseline import MATRIX
 from compat.inputs.config import speculation_with_topk
-from compat.publish.finder import data_path, finder_backends, finder_options
+from compat.publish.finder import data_path
+from compat.publish.finder_options import finder_backends, finder_options
 from compat.releases import NEWEST, release_matrix
 from compat.vocab.terms import Arch
 
@@ -47,7 +48,7 @@ LOCAL_SCHEMES = {"data", "blob", "about", "file"}
 # Each selection: the finder's menu values and the same inputs as AttentionConfig fields.
 SELECTIONS: list[tuple[dict[str, str], dict[str, Any]]] = [
     (
-        {"arch": "mla", "gpu": "b200", "kv_cache_dtype": "fp4_e2m1"},
+        {"model": "mla", "gpu": "b200", "kv_cache_dtype": "fp4_e2m1"},
         {
             "attention_arch": "mla",
             "platform": "cuda",
@@ -57,7 +58,7 @@ SELECTIONS: list[tuple[dict[str, str], dict[str, Any]]] = [
     ),
     (
         {
-            "arch": "mha",
+            "model": "mha",
             "gpu": "b200",
             "kv_cache_dtype": "fp4_e2m1",
             "topk": "2",
@@ -73,11 +74,11 @@ SELECTIONS: list[tuple[dict[str, str], dict[str, Any]]] = [
         },
     ),
     (
-        {"arch": "mha", "gpu": "mi300x", "kv_cache_dtype": "auto", "topk": "", "page_size": ""},
+        {"model": "mha", "gpu": "mi300x", "kv_cache_dtype": "auto", "topk": "", "page_size": ""},
         {"attention_arch": "mha", "platform": "rocm", "kv_cache_dtype": "auto"},
     ),
     (
-        {"arch": "mla", "gpu": "h100", "kv_cache_dtype": "fp8_e4m3", "page_size": "64"},
+        {"model": "mla", "gpu": "h100", "kv_cache_dtype": "fp8_e4m3", "page_size": "64"},
         {
             "attention_arch": "mla",
             "platform": "cuda",
@@ -231,8 +232,8 @@ def test_finder_shows_the_guards_verdict_for_every_backend(base_url: str, watche
     _open_finder(page, f"{base_url}/finder/")
     initial = {axis.id: axis.initial for axis in finder_options("0.5.7")}
     for axis_id, value in initial.items():
-        assert page.input_value(f"select[data-axis='{axis_id}']") == value
-    assert initial["arch"] == "mla" and initial["kv_cache_dtype"] == "fp4_e2m1"
+        assert page.input_value(_menu(axis_id)) == value
+    assert initial["model"] == "mla" and initial["kv_cache_dtype"] == "fp4_e2m1"
 
     checked_rules: set[str] = set()
     verdicts_seen: set[str] = set()
@@ -240,8 +241,7 @@ def test_finder_shows_the_guards_verdict_for_every_backend(base_url: str, watche
     for menus, fields in SELECTIONS:
         wanted = {**initial, **menus}
         before = page.get_attribute("#compat-finder-results", "data-combination")
-        for axis_id, value in wanted.items():
-            page.select_option(f"select[data-axis='{axis_id}']", value)
+        _select(page, wanted)
         after = page.get_attribute("#compat-finder-results", "data-combination")
         assert after is not None and (after != before) == (wanted != previous)
         previous = wanted
@@ -264,30 +264,38 @@ def test_finder_shows_the_guards_verdict_for_every_backend(base_url: str, watche
     assert set(glyphs) <= {"\u2705", "\u26a0\ufe0f", "\u274c"} and glyphs
 
     # Back to the initial selection for the screenshot.
-    for axis_id, value in initial.items():
-        page.select_option(f"select[data-axis='{axis_id}']", value)
+    _select(page, initial)
     ARTIFACTS.mkdir(exist_ok=True)
     page.screenshot(path=str(ARTIFACTS / "finder.png"), full_page=True)
     watched.assert_local_only()
 
 
 NEWEST_SELECTIONS: list[dict[str, str]] = [
-    {"arch": "mla", "gpu": "b200", "kv_cache_dtype": "nvfp4", "page_size": "", "topk": ""},
-    {"arch": "mha", "gpu": "b200", "kv_cache_dtype": "nvfp4", "page_size": "16", "topk": "2"},
-    {"arch": "mha", "gpu": "h100", "kv_cache_dtype": "mxfp8", "page_size": "", "topk": "1"},
-    {"arch": "mla", "gpu": "mi300x", "kv_cache_dtype": "auto", "page_size": "64", "topk": ""},
+    {"model": "mla", "gpu": "b200", "kv_cache_dtype": "nvfp4", "page_size": "", "topk": ""},
+    {"model": "mha", "gpu": "b200", "kv_cache_dtype": "nvfp4", "page_size": "16", "topk": "2"},
+    {"model": "mha", "gpu": "h100", "kv_cache_dtype": "mxfp8", "page_size": "", "topk": "1"},
+    {"model": "mla", "gpu": "mi300x", "kv_cache_dtype": "auto", "page_size": "64", "topk": ""},
 ]
 
 
 def _menu_fields(menus: dict[str, str], release: str) -> dict[str, Any]:
-    """AttentionConfig fields for menu values, from the option labels' own GPU table."""
+    """AttentionConfig fields for menu values, from the option labels' own GPU table; a
+    named model's, as `AttentionConfig.from_known_model` (`compat check --model`) has them."""
+    import dataclasses
+
     from compat.inputs.gpus import find_gpu
 
-    fields: dict[str, Any] = {
-        "sglang_version": release,
-        "attention_arch": menus["arch"],
-        "kv_cache_dtype": menus["kv_cache_dtype"],
-    }
+    fields: dict[str, Any] = {"sglang_version": release}
+    if menus["model"] in ("mha", "mla"):
+        fields["attention_arch"] = menus["model"]
+    else:
+        known = AttentionConfig.from_known_model(menus["model"], sglang_version=release)
+        fields |= {  # what the model sets (a field at its default is the test's to set)
+            f.name: getattr(known, f.name)
+            for f in dataclasses.fields(known)
+            if f.init and getattr(known, f.name) != f.default
+        }
+    fields["kv_cache_dtype"] = menus["kv_cache_dtype"]
     gpu = find_gpu(menus["gpu"].replace("-", " "))
     assert gpu is not None
     fields["platform"] = gpu.platform.value
@@ -320,8 +328,8 @@ def test_the_release_menu_switches_the_option_space_and_the_verdicts(
     assert page.input_value("select[data-release]") == NEWEST
     loaded = [url for url in watched.requests if "finder-data-" in url]
     assert [urlsplit(url).path.rsplit("/", 1)[1] for url in loaded] == [
-        data_path(NEWEST).rsplit("/", 1)[1]
-    ], "only the selected release's data loads on open"
+        data_path(NEWEST, "mla").rsplit("/", 1)[1]
+    ], "only the selected release and model's data loads on open"
     assert "nvfp4" in _kv_options(page) and "fp4_e2m1" not in _kv_options(page)
     for release, selections in (
         (NEWEST, NEWEST_SELECTIONS),
@@ -348,7 +356,7 @@ def test_the_release_menu_switches_the_option_space_and_the_verdicts(
     _switch_release(page, NEWEST)
     initial = {axis.id: axis.initial for axis in finder_options(NEWEST)}
     # The newest release's pairs: fa4 prefill with each decode backend, as check() has them.
-    pair = {**initial, "arch": "mha"}
+    pair = {**initial, "model": "mha"}
     _select(page, pair)
     page.select_option("select[data-prefill]", label="fa4")
     shown = _shown_rows(page)
@@ -433,7 +441,9 @@ def test_matrix_tables_sort_on_header_click(base_url: str, watched: Watched) -> 
     watched.assert_local_only()
 
 
-FA4_CASE = {"arch": "mha", "gpu": "b200", "kv_cache_dtype": "fp4_e2m1", "page_size": "", "topk": ""}
+FA4_CASE = {
+    "model": "mha", "gpu": "b200", "kv_cache_dtype": "fp4_e2m1", "page_size": "", "topk": ""
+}  # fmt: skip
 FA4_FIELDS: dict[str, Any] = {
     "sglang_version": "0.5.7",
     "attention_arch": "mha",
@@ -446,9 +456,21 @@ PAYLOAD_BUDGET = 150_000
 FIRST_VERDICT_BUDGET_MS = 100
 
 
+def _menu(axis_id: str) -> str:
+    """The selector of one menu: the model's has its own attribute (its data loads apart)."""
+    return "select[data-model]" if axis_id == "model" else f"select[data-axis='{axis_id}']"
+
+
 def _select(page: Any, menus: dict[str, str]) -> None:
+    """Picks `menus`, the model first: a model's data loads when it is first picked."""
+    model = menus.get("model")
+    if model is not None and page.input_value(_menu("model")) != model:
+        page.select_option(_menu("model"), model)
+        page.wait_for_selector(f"#compat-finder-results[data-model='{model}']")
+        page.wait_for_selector("#compat-finder[data-ready='true']")
     for axis_id, value in menus.items():
-        page.select_option(f"select[data-axis='{axis_id}']", value)
+        if axis_id != "model":
+            page.select_option(_menu(axis_id), value)
 
 
 def test_fa4_prefill_with_fp4_on_b200_lists_its_decode_partners(
@@ -496,7 +518,7 @@ def test_the_command_is_ready_to_paste_and_has_a_copy_button(
 ) -> None:
     page = watched.page
     _open_finder(page, f"{base_url}/finder/")
-    _select(page, {"arch": "mla", "gpu": "b200", "kv_cache_dtype": "fp4_e2m1"})
+    _select(page, {"model": "mla", "gpu": "b200", "kv_cache_dtype": "fp4_e2m1"})
     command = page.inner_text(".md-content .highlight code").strip()
     assert "NAME" not in command and command.startswith("compat check ")
     # The verdicts are those of the selected release: the command names it first, so it
@@ -534,7 +556,7 @@ def test_nothing_passes_shows_checked_multi_flag_fixes(base_url: str, watched: W
     _select(
         page,
         {
-            "arch": "mla",
+            "model": "mla",
             "gpu": "b200",
             "kv_cache_dtype": "fp4_e2m1",
             "page_size": "64",
@@ -587,8 +609,11 @@ def test_phone_layout_keeps_the_reasons_on_screen(base_url: str, browser: Any) -
 
 
 def test_payload_size_and_first_verdict(base_url: str, site: Path, watched: Watched) -> None:
-    """Each release's data, pairs included, within budget; a verdict soon after load."""
-    payloads = {r: (site / data_path(r)).stat().st_size for r in SAMPLE_RELEASES}
+    """Each release and model's data, pairs included, within budget; a verdict soon after
+    load; a model's data loads when it is picked."""
+    files = {data_path(r, m).rsplit("/", 1)[1]: data_path(r, m) for r in SAMPLE_RELEASES
+             for m in SAMPLE_MODELS}  # fmt: skip
+    payloads = {name: (site / path).stat().st_size for name, path in files.items()}
     page = watched.page
     sizes: dict[str, int] = {}
 
@@ -606,13 +631,15 @@ def test_payload_size_and_first_verdict(base_url: str, site: Path, watched: Watc
             "performance.getEntriesByType('navigation')[0].domContentLoadedEventStart"
         )
         timings.append(first - loaded)
-    for release in SAMPLE_RELEASES[1:]:
+    for release in SAMPLE_RELEASES:
         _switch_release(page, release)
-    assert sizes == {data_path(r).rsplit("/", 1)[1]: payloads[r] for r in SAMPLE_RELEASES}
+        for model in SAMPLE_MODELS:
+            _select(page, {"model": model})
+    assert sizes == payloads
     assert max(payloads.values()) <= PAYLOAD_BUDGET, payloads
     best = min(timings)
     report = (
-        "finder payload per release: "
+        "finder payload per release and model: "
         + ", ".join(f"{r} {size} bytes" for r, size in payloads.items())
         + f"; first verdict {best:.0f} ms after DOMContentLoaded fired"
     )
@@ -678,7 +705,7 @@ def test_finder_copy_button_keeps_clear_of_the_command_text(
         page.set_viewport_size({"width": width, "height": 900 if width > 500 else 844})
         # The longest command the menus make: the newest release, a pair, every flag.
         _open_finder(page, f"{base_url}/finder/", release=None)
-        _select(page, {"arch": "mla", "gpu": "b200", "kv_cache_dtype": "nvfp4", "topk": "4"})
+        _select(page, {"model": "mla", "gpu": "b200", "kv_cache_dtype": "nvfp4", "topk": "4"})
         page.hover(".md-content .highlight")  # Material shows the button on hover
         boxes = page.evaluate(
             """() => {
@@ -756,7 +783,10 @@ _DRIVE = """([combos]) => {
     form.querySelectorAll('select[data-axis]').forEach(s => { selects[s.dataset.axis] = s; });
     const prefill = form.querySelector('select[data-prefill]');
     return combos.map(([menus, pair]) => {
-        for (const [axis, value] of Object.entries(menus)) selects[axis].value = value;
+        // The model's menu is not driven here: its data is the one loaded (the test says).
+        for (const [axis, value] of Object.entries(menus)) {
+            if (axis !== 'model') selects[axis].value = value;
+        }
         const option = Array.from(prefill.options).find(o => o.textContent === pair);
         prefill.value = option ? option.value : '';
         prefill.dispatchEvent(new Event('change'));
@@ -822,25 +852,36 @@ def _selections(release: str, offered: dict[str, list[str]], sample: int | None)
     return random.Random(release).sample(every, sample)
 
 
-@pytest.mark.parametrize(
-    ("release", "sample"), [(NEWEST, None), ("0.5.7", None), (SAMPLE_RELEASES[1], 400)]
-)
+EVERY_SELECTION = [
+    *((release, model, None) for release in (NEWEST, "0.5.7") for model in ("mha", "mla")),
+    (SAMPLE_RELEASES[1], "mla", 400),
+    *((release, model, 300) for release in SAMPLE_RELEASES for model in SAMPLE_MODELS[2:]),
+]
+"""(release, model, sample): both architectures of the newest release and 0.5.7 in full,
+one architecture of the middle release and each named model of the sample sampled."""
+
+
+@pytest.mark.parametrize(("release", "model", "sample"), EVERY_SELECTION)
 def test_every_selection_in_the_browser_is_the_guards_answer(
-    base_url: str, watched: Watched, release: str, sample: int | None
+    base_url: str, watched: Watched, release: str, model: str, sample: int | None
 ) -> None:
     """Every combination the menus offer (GPU by GPU, with and without the fa4 prefill),
     as the page shows it: each row's verdict and rule ids, and SGLang's default backends,
-    equal check()'s. The newest release and 0.5.7 in full, one more release sampled."""
+    equal check()'s (for a named model, check() of `from_known_model`, as `compat check
+    --model NAME` judges it)."""
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
     page = watched.page
     _open_finder(page, f"{base_url}/finder/", release=None)
     _switch_release(page, release)
+    _select(page, {"model": model})
     selections = _selections(release, _menus_offered(page), sample)
+    selections = [({"model": model, **menus}, pair) for menus, pair in selections]
     shown: list[Any] = []
     for start in range(0, len(selections), 500):
         shown += page.evaluate(_DRIVE, [selections[start : start + 500]])
+    assert page.get_attribute("#compat-finder-results", "data-model") == model
     jobs = [(release, menus, pair) for menus, pair in selections]
     # Selections that differ only by a GPU of the same class are the same configuration:
     # check() each once, side by side on every core.
@@ -872,7 +913,9 @@ def test_every_selection_in_the_browser_is_the_guards_answer(
     assert compared >= len(selections) * (len(finder_backends(release)) - 1)
     ARTIFACTS.mkdir(exist_ok=True)
     with (ARTIFACTS / "finder-equals-guard.txt").open("a", encoding="utf-8") as log:
-        log.write(f"{release}: {len(selections)} selections, {compared} rows equal check()\n")
+        log.write(
+            f"{release} {model}: {len(selections)} selections, {compared} rows equal check()\n"
+        )
     watched.assert_local_only()
 
 
@@ -890,4 +933,57 @@ def _rest(menus: dict[str, str]) -> tuple[str, ...]:
 
 def _key_of(job: tuple[str, dict[str, str], str]) -> tuple[Any, ...]:
     _, menus, pair = job
-    return (menus["arch"], _gpu_class(menus["gpu"]), *_rest(menus), pair)
+    return (menus["model"], _gpu_class(menus["gpu"]), *_rest(menus), pair)
+
+
+def _run_command(command: str) -> subprocess.CompletedProcess[str]:
+    """The page's command, as a reader pastes it (`compat check ...`)."""
+    words = shlex.split(command)
+    assert words[:2] == ["compat", "check"], command
+    return subprocess.run(
+        [sys.executable, "-m", "compat", *words[1:]], capture_output=True, text=True, timeout=120
+    )
+
+
+def test_the_model_menu_applies_each_models_own_start_up_rules(
+    base_url: str, watched: Watched
+) -> None:
+    """Issue 22's model menu: gpt-oss on B200 gets SGLang's GPT-OSS branch (flashinfer
+    refused, trtllm_mha its default), as `compat check --model gpt-oss-120b` has it; the
+    page's command is that command and passes. DeepSeek V3.2 with an nvfp4 cache on B200:
+    nothing passes, and the page sends the reader to the command, which prints the fixes."""
+    page = watched.page
+    _open_finder(page, f"{base_url}/finder/", release=None)
+    labels = page.eval_on_selector_all(
+        "select[data-model] option", "nodes => nodes.map(n => n.textContent)"
+    )
+    assert labels[:2] == ["any MHA model", "any MLA model"]
+    assert "gpt-oss-120b (GptOssForCausalLM)" in labels
+    menus = {"model": "gpt-oss-120b", "gpu": "b200", "kv_cache_dtype": "auto", "page_size": ""}
+    _select(page, {**menus, "topk": ""})
+    shown = _shown_rows(page)
+    assert shown["flashinfer"][0] == "incompatible"
+    assert "startup-gpt-oss-backends" in shown["flashinfer"][1]
+    fields = _menu_fields({**menus, "topk": ""}, NEWEST)
+    for backend, row in shown.items():
+        assert row == _expected(check(AttentionConfig(attention_backend=backend, **fields)))
+    assert page.get_attribute("#compat-finder-results", "data-defaults") == "trtllm_mha trtllm_mha"
+    command = page.inner_text(".md-content .highlight code").strip()
+    assert "--model gpt-oss-120b" in command and command.endswith("--attention-backend trtllm_mha")
+    passed = _run_command(command)
+    assert passed.returncode == 0, passed.stdout + passed.stderr
+    assert "#" in page.url and "model=gpt-oss-120b" in page.url
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / "finder-gpt-oss.png"), full_page=True)
+
+    _select(page, {"model": "deepseek-v3.2-exp", "kv_cache_dtype": "nvfp4"})
+    verdicts = {verdict for verdict, _ in _shown_rows(page).values()}
+    assert verdicts == {"incompatible"}
+    note = page.inner_text(".compat-finder-fixes-intro")
+    assert "The command below prints the fixes" in note
+    assert page.locator(".compat-finder-fix").count() == 0
+    command = page.inner_text(".md-content .highlight code").strip()
+    assert "--model DeepSeek-V3.2-Exp" in command and "--kv-cache-dtype nvfp4" in command
+    refused = _run_command(command)
+    assert refused.returncode == 1 and "suggested flags" in refused.stdout, refused.stdout
+    watched.assert_local_only()

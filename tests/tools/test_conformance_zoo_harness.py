@@ -20,7 +20,8 @@ from conformance import hf_configs, hf_standin, stubs, zoo, zoo_runtime
 from conformance.availability import require_source
 from conformance.harness import Launch, open_runtime, run_many
 from conformance.wheel import WheelUnavailableError
-from conformance.zoo_models import ZOO, ZOO_MODELS
+
+from compat.inputs.zoo import ZOO, ZOO_MODELS
 
 OLDEST, NEWEST = "0.5.7", "0.5.23"
 

@@ -24,9 +24,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from compat.inputs.zoo import ZOO
 from conformance.fake_torch import GPU_PROFILES
 from conformance.models import MODELS
-from conformance.zoo_models import ZOO
 
 VERSION = "0.5.7"  # rows written before dumps carried their release
 # argv flag -> AttentionConfig field, and how to read its value.

@@ -186,7 +186,7 @@ class RefusedError(Exception):
 def open_runtime(version: str, gpu: str, zoo: bool = False) -> Iterator[Runtime]:
     """SGLang `version` loaded for `gpu`; the fake torch is in sys.modules only inside.
 
-    With `zoo`, the models are the zoo's (zoo_models.py) and SGLang's own config loader
+    With `zoo`, the models are the zoo's (compat.inputs.zoo) and SGLang's own config loader
     runs over the transformers its release pins (zoo_runtime.py).
     """
     kind: type[SglangRuntime] = SglangRuntime
@@ -212,7 +212,7 @@ def run_many(
     source_root(version)  # download and extract once, before the workers start
     known: dict[str, object] = MODELS
     if zoo:
-        from conformance.zoo_models import ZOO_MODELS
+        from compat.inputs.zoo import ZOO_MODELS
         from conformance.zoo_runtime import prepare
 
         prepare(version)  # the transformers facts, once, before the workers start

@@ -30,9 +30,9 @@ import itertools
 import random
 from collections.abc import Iterator
 
+from compat.inputs.zoo import ZOO, ZooModel
 from conformance.grid import backends, kv_dtypes
 from conformance.harness import Launch
-from conformance.zoo_models import ZOO, ZooModel
 
 MACHINES = ("H200", "B200", "MI300X", "CPU-AMX")
 MIXED_PER_MODEL = 6  # multi-axis launches per (machine, model)

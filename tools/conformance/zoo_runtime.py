@@ -32,12 +32,12 @@ import types
 from pathlib import Path
 from typing import Any
 
+from compat.inputs.zoo import ZOO_MODELS
 from conformance import stubs
 from conformance.hf_configs import pinned_transformers, transformers_facts
 from conformance.hf_standin import HfWorld
 from conformance.runtime import PLACEHOLDER_ROOTS, REAL_MODULES, SglangRuntime
 from conformance.wheel import source_root
-from conformance.zoo_models import ZOO_MODELS
 
 ZOO_REAL_MODULES = (
     *REAL_MODULES,

@@ -18,8 +18,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from compat.inputs.zoo import ZOO
 from conformance.zoo import MACHINES
-from conformance.zoo_models import ZOO
 
 _TOP = 8  # outcomes listed per family and release
 

@@ -10,7 +10,7 @@ must agree on whether SGLang refuses to start and, where it starts, on the prefi
 decode backend and page size it runs with.
 
 Releases: those of the main conformance suite (`COMPAT_CONFORMANCE_RELEASES`); SGLang's
-outcomes are cached beside the wheels, keyed by the wheel and the harness code.
+outcomes are cached beside the wheels, keyed by the wheel, the harness code and the zoo's configs.
 """
 
 from __future__ import annotations

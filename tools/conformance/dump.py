@@ -84,6 +84,10 @@ def _cache_file(version: str, zoo: bool = False) -> Path:
         if source.name in _PRODUCT_SIDE:
             continue
         digest.update(source.name.encode() + b"\0" + source.read_bytes())
+    if zoo:  # the zoo's configs are what SGLang's code reads: a changed one is a new launch
+        from compat.inputs.zoo import DATA
+
+        digest.update(DATA.name.encode() + b"\0" + DATA.read_bytes())
     kind = "zoo" if zoo else "sglang"
     return cache_dir() / "outcomes" / f"{kind}-{version}-{digest.hexdigest()[:16]}.jsonl"
 

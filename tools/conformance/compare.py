@@ -24,7 +24,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from compat.inputs.zoo import ZOO
 from conformance.fake_torch import GPU_PROFILES
 from conformance.models import MODELS
 
@@ -104,6 +103,10 @@ INVALID = "invalid input"
 @functools.cache
 def _zoo_configs() -> Path:
     """The zoo's published configs as files, as an operator passes them (--model-config)."""
+    # Imported where used: tools/intake.py loads this module before it may call
+    # compat.releases.stand_in(), which must come before any import of compat.inputs.
+    from compat.inputs.zoo import ZOO
+
     root = Path(tempfile.mkdtemp(prefix="compat-zoo-"))
     for name, model in ZOO.items():
         (root / name).mkdir()
@@ -133,6 +136,7 @@ def prediction(row: dict[str, Any]) -> Verdict:
     """The product's prediction of SGLang's start-up for one grid (or zoo) row."""
     from compat import AttentionConfig, InvalidConfigError, check
     from compat.inputs.assemble import InputError
+    from compat.inputs.zoo import ZOO
 
     try:
         zoo = row["model"] in ZOO

@@ -48,7 +48,7 @@ os.environ.setdefault("COMPAT_SGLANG_VERSION", "0.5.7")
 
 from finder_sample import sample_env  # noqa: E402 (tests/support is on the path above)
 
-from compat.publish.finder import RELEASES_VARIABLE  # noqa: E402
+from compat.publish.finder_options import MODELS_VARIABLE, RELEASES_VARIABLE  # noqa: E402
 
 BUILD_NO_CACHE_RATIO = 5.0
 BUILD_CACHED_RATIO = 2.0
@@ -130,7 +130,7 @@ def site_builds(work: Path, env: dict[str, str], runs: int) -> tuple[list[Figure
         )
     one = statistics.median(base)
     figures = [Figure("one-page Material site: mkdocs build --strict", f"{one:.2f} s", "", None)]
-    offered = env.get(RELEASES_VARIABLE) or "all"
+    offered = f"{env.get(RELEASES_VARIABLE) or 'all'}; models: {env.get(MODELS_VARIABLE) or 'all'}"
     for label, times, ratio in (
         (f"site build without the finder cache (releases: {offered})", cold, BUILD_NO_CACHE_RATIO),
         ("site build with the finder cache", warm, BUILD_CACHED_RATIO),
@@ -329,11 +329,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     env = {**os.environ, "NO_MKDOCS_2_WARNING": "1", "PYTHONDONTWRITEBYTECODE": "1"}
     # The builds and this process (which reads the built site's data files) offer the same.
     if args.all_releases:
-        env.pop(RELEASES_VARIABLE, None)
-        os.environ.pop(RELEASES_VARIABLE, None)
+        for variable in (RELEASES_VARIABLE, MODELS_VARIABLE):
+            env.pop(variable, None)
+            os.environ.pop(variable, None)
     else:
         env = sample_env(env)
-        os.environ[RELEASES_VARIABLE] = env[RELEASES_VARIABLE]
+        for variable in (RELEASES_VARIABLE, MODELS_VARIABLE):
+            os.environ[variable] = env[variable]
     env.pop("COMPAT_NO_FINDER_CACHE", None)
     print(f"{datetime.date.today().isoformat()}, {machine()}", flush=True)
     figures: list[Figure] = []

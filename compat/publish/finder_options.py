@@ -111,8 +111,12 @@ def finder_options(release: str = FINDER_RELEASES[0]) -> tuple[Axis, ...]:
         gpus.append(Option(value, f"{label} ({where})", fields, flags))
     bare = [p for p in vocab.Platform if p not in {gpu.platform for gpu in GPUS}]
     gpus += [Option(p.value, p.label, (("platform", p.value),)) for p in bare]
+    # An architecture's label names the model SGLang's model-dependent choices assume for it
+    # (the guard says so in each answer): Llama for MHA, DeepSeek V3 for MLA.
+    assumed = RELEASES[release].assumed_architecture
     models = [
-        Option(a.value, f"any {a.label} model", (("attention_arch", a.value),)) for a in vocab.Arch
+        Option(a.value, f"any {a.label} model (as {assumed(a)})", (("attention_arch", a.value),))
+        for a in vocab.Arch
     ]
     models += [_named_model(name, release) for name in NAMED_MODELS]
     # One spelling per dtype: the canonical one (drops aliases such as `bfloat16`).

@@ -957,7 +957,10 @@ def test_the_model_menu_applies_each_models_own_start_up_rules(
     labels = page.eval_on_selector_all(
         "select[data-model] option", "nodes => nodes.map(n => n.textContent)"
     )
-    assert labels[:2] == ["any MHA model", "any MLA model"]
+    assert labels[:2] == [
+        "any MHA model (as LlamaForCausalLM)",
+        "any MLA model (as DeepseekV3ForCausalLM)",
+    ]
     assert "gpt-oss-120b (GptOssForCausalLM)" in labels
     menus = {"model": "gpt-oss-120b", "gpu": "b200", "kv_cache_dtype": "auto", "page_size": ""}
     _select(page, {**menus, "topk": ""})

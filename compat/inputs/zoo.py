@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from compat.inputs.checks import shown
 from compat.vocab.spelling import closest, did_you_mean
 
 if TYPE_CHECKING:
@@ -62,13 +63,13 @@ ZOO_MODELS: dict[str, dict[str, Any]] = {name: model.config for name, model in Z
 class UnknownModelError(ValueError):
     """A model name the zoo does not hold; the message names the close one and every one."""
 
-    def __init__(self, given: str) -> None:
+    def __init__(self, given: object) -> None:
         self.given = given
-        close = closest(given.lower(), _BY_KEY)
+        close = closest(given.lower(), _BY_KEY) if isinstance(given, str) else None
         hint = did_you_mean(None if close is None else _BY_KEY[close])
         super().__init__(
-            f"--model: no known model {given!r}{hint} (known models: {', '.join(ZOO)}; for "
-            "another model, give its config.json with --model-config)"
+            f"--model: no known model {shown(given)}{hint} (known models: {', '.join(ZOO)}; "
+            "for another model, give its config.json with --model-config)"
         )
 
 
@@ -79,7 +80,7 @@ _BY_KEY = {name.lower(): name for name in ZOO} | {m.source.lower(): n for n, m i
 def known_model(name: str) -> tuple[str, ZooModel]:
     """The zoo entry `name` names (its key or Hugging Face repository, any case), with its
     key; UnknownModelError (with a did-you-mean) otherwise."""
-    key = _BY_KEY.get(name.strip().lower())
+    key = _BY_KEY.get(name.strip().lower()) if isinstance(name, str) else None
     if key is None:
         raise UnknownModelError(name)
     return key, ZOO[key]

@@ -55,6 +55,11 @@ def test_an_unknown_model_gets_a_did_you_mean_and_every_choice() -> None:
     message = str(error.value)
     assert "'gpt-os-120b'; did you mean gpt-oss-120b?" in message
     assert all(name in message for name in ZOO) and "--model-config" in message
+    # Not a string, or a very long one: named, cut to one line, never a traceback.
+    for bad in (123, None, "x" * 500):
+        with pytest.raises(UnknownModelError, match="no known model") as error:
+            AttentionConfig.from_known_model(bad)  # type: ignore[arg-type]
+        assert len(str(error.value).split(" (known models")[0]) < 120
 
 
 def test_the_flags_of_the_model_card_come_with_the_model() -> None:

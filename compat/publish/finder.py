@@ -47,6 +47,7 @@ from compat.publish.finder_layout import (
 )
 from compat.publish.finder_options import (
     FINDER_RELEASES,
+    INITIAL_MODEL,
     Axis,
     finder_backends,
     finder_options,
@@ -66,7 +67,7 @@ initial release first; `models` is its model menu (`model_menu`), each with its 
 DATA_GLOBAL = "COMPAT_FINDER_DATA"
 """The global each data script adds its release and model to (`data_key`; a script, not
 JSON: works from file://)."""
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 VERDICTS = ("compatible", "warnings", "incompatible")
 """Verdict names, indexed by the verdict digit of the data's parts."""
 MAX_FIXES = 5
@@ -226,7 +227,7 @@ def _axes_data(axes: tuple[Axis, ...]) -> list[dict[str, Any]]:
 
 
 def finder_data(
-    release: str = FINDER_RELEASES[0], model: str = "mla", rows: list[Row] | None = None
+    release: str = FINDER_RELEASES[0], model: str = INITIAL_MODEL, rows: list[Row] | None = None
 ) -> dict[str, Any]:
     """The guard's verdicts predicting `release` for one option of the model menu (`model`,
     its value) from `rows` (else computed): every combination of the release's other menus,
@@ -303,7 +304,7 @@ def finder_data(
 
 
 def render_finder_data(
-    release: str = NEWEST, model: str = "mla", data: dict[str, Any] | None = None
+    release: str = NEWEST, model: str = INITIAL_MODEL, data: dict[str, Any] | None = None
 ) -> str:
     """`finder_data(release, model)` (or `data`, already computed) as deterministic,
     compact JSON."""
@@ -317,7 +318,7 @@ def data_key(release: str, model: str) -> str:
 
 
 def render_finder_script(
-    release: str = NEWEST, model: str = "mla", data: dict[str, Any] | None = None
+    release: str = NEWEST, model: str = INITIAL_MODEL, data: dict[str, Any] | None = None
 ) -> str:
     """One release and model's data as a script that adds it to a global, so the page also
     works opened from disk."""

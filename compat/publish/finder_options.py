@@ -44,6 +44,8 @@ architectures: one per family whose start-up rules SGLang special-cases (GPT-OSS
 DeepSeek V3's architecture, DeepSeek sparse attention, Qwen3-Next's Mamba cache) and a
 sliding-window model with a vision tower. A model without rules of its own (Llama 3,
 Qwen3) is answered by its architecture's rows."""
+INITIAL_MODEL = vocab.Arch.MLA.value
+"""The model menu's initial choice: an MLA model, PR #14467's FP4 question."""
 TOPK_CHOICES = (1, 2, 4)
 """Speculative top-k values offered besides "off": 1 and more than 1 are different columns."""
 AXIS_ORDER = ("model", "gpu", "kv_cache_dtype", "page_size", "topk")
@@ -130,7 +132,7 @@ def finder_options(release: str = FINDER_RELEASES[0]) -> tuple[Axis, ...]:
     # A topk comes with the step and draft-token counts SGLang requires alongside it.
     spec = [(str(k), f"{k} ({DEFAULT_SPECULATIVE_ALGORITHM})", with_topk(k)) for k in TOPK_CHOICES]
     topk = _axis("topk", "", [("", "off", {}), *spec])
-    model = Axis("model", tuple(models), vocab.Arch.MLA.value)
+    model = Axis("model", tuple(models), INITIAL_MODEL)
     axes = (model, Axis("gpu", tuple(gpus), "b200"), kv, page, topk)
     assert tuple(axis.id for axis in axes) == AXIS_ORDER
     return axes

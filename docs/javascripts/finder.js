@@ -178,7 +178,8 @@
   }
 
   // The combination's index: mixed radix over hardware class, dtype, page size and topk,
-  // the last varying fastest (one data file holds one model's). A GPU option names its hardware class.
+  // the last varying fastest (one data file holds one model's). A GPU option names its
+  // hardware class.
   function combinationIndex(data, selects) {
     var index = 0;
     data.axes.forEach(function (axis, i) {
@@ -353,7 +354,7 @@
       return row.verdict === "incompatible";
     });
     if (chosen < 0 && nonePasses && !data.fix_search) {
-      // A named model's rows carry no fix search (it would triple the site's build); the
+      // A named model's rows carry no fix search (it would double the site's build); the
       // command below runs it.
       output.appendChild(element("p", "compat-finder-fixes-intro", "No backend passes as selected. The command below prints the fixes the guard checked for this model."));
     }

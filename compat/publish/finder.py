@@ -1,8 +1,8 @@
 """The data behind the docs site's compatibility finder: the guard's verdicts, precomputed.
 
 The page lets a reader pick an SGLang release, a model (an attention architecture, or a
-published checkpoint whose start-up rules SGLang special-cases), a GPU, a KV-cache dtype, a
-page size and a speculative top-k, and shows what `check()` says about each backend (both
+published checkpoint of the model zoo), a GPU, a KV-cache dtype, a page size and a
+speculative top-k, and shows what `check()` says about each backend (both
 phases, or fa4 prefill with each decode backend). Its JavaScript does no reasoning of its
 own: it decodes and looks up the data built here by running the guard over each offered
 release's whole option space (that release's KV dtypes and backends), one file per release

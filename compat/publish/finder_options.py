@@ -33,17 +33,20 @@ MODELS_VARIABLE = "COMPAT_FINDER_MODELS"
 menu order); unset or `all`: every one."""
 NAMED_MODELS = (
     "gpt-oss-120b",
+    "Llama-3.1-8B-Instruct",
     "Llama-4-Scout-17B-16E",
-    "Kimi-K2-Instruct",
+    "DeepSeek-R1",
     "DeepSeek-V3.2-Exp",
+    "Kimi-K2-Instruct",
+    "Qwen3-8B",
     "Qwen3-Next-80B-A3B",
     "gemma-3-27b-it",
 )
 """The published checkpoints of the model menu (`compat.inputs.zoo`), after the two
-architectures: one per family whose start-up rules SGLang special-cases (GPT-OSS, Llama 4,
-DeepSeek V3's architecture, DeepSeek sparse attention, Qwen3-Next's Mamba cache) and a
-sliding-window model with a vision tower. A model without rules of its own (Llama 3,
-Qwen3) is answered by its architecture's rows."""
+architectures: one per family an operator looks for, among them each family whose start-up
+rules SGLang special-cases (GPT-OSS, Llama 4, DeepSeek V3's architecture, DeepSeek sparse
+attention, Qwen3-Next's Mamba cache) and a sliding-window model with a vision tower. Each is
+judged from its own config, as `compat check --model NAME` judges it."""
 INITIAL_MODEL = vocab.Arch.MLA.value
 """The model menu's initial choice: an MLA model, PR #14467's FP4 question."""
 TOPK_CHOICES = (1, 2, 4)

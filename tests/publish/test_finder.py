@@ -766,3 +766,32 @@ def test_the_model_menu_applies_gpt_oss_rules_on_b200() -> None:
     cells = dict(zip(backends, dsa.cells, strict=False))
     assert any(VERDICTS[v] != "incompatible" for v, _ in cells.values())
     assert model.fixes is None and dsa.fixes is None
+
+
+def test_the_model_menu_offers_the_families_operators_run() -> None:
+    """Issue 22's list: gpt-oss, Llama 3 and 4, DeepSeek V3/R1/V3.2, Qwen3, Qwen3-Next, Gemma
+    and Kimi-K2 each have a checkpoint in the menu, judged by its own architecture (so Llama
+    3.1 runs SGLang's Llama branch and DeepSeek-R1 its DeepSeek V3 branch, as `--model` does)."""
+    from compat.inputs.zoo import ZOO
+
+    options = finder_options(NEWEST)[0].options[2:]
+    families = {ZOO[name].family: name for name in NAMED_MODELS}
+    assert set(families) >= {
+        "gpt-oss", "llama3", "llama4", "deepseek-v3", "deepseek-v3.2", "qwen3", "qwen3-next",
+        "gemma3", "kimi-k2",
+    }  # fmt: skip
+    labels = {option.value: option.label for option in options}
+    assert labels["llama-3.1-8b-instruct"] == "Llama-3.1-8B-Instruct (LlamaForCausalLM)"
+    assert labels["deepseek-r1"] == "DeepSeek-R1 (DeepseekV3ForCausalLM)"
+    # Llama 3 on an H100 with nothing set: SGLang's fa3 default for Llama's architecture;
+    # DeepSeek-R1 on a B200: its MLA default with the page size that default sets.
+    menus = {"kv_cache_dtype": "auto", "page_size": "", "topk": ""}
+    llama = combination_row(NEWEST, {"model": "llama-3.1-8b-instruct", "gpu": "h100", **menus})
+    r1 = combination_row(NEWEST, {"model": "deepseek-r1", "gpu": "b200", **menus})
+    for row, name, gpu in ((llama, "Llama-3.1-8B-Instruct", (9, 0)), (r1, "DeepSeek-R1", (10, 0))):
+        config = AttentionConfig.from_known_model(
+            name, sglang_version=NEWEST, platform="cuda", compute_capability=gpu
+        )
+        resolved = check(config).resolved
+        assert row.defaults == (resolved.prefill_backend, resolved.decode_backend)
+    assert llama.defaults == ("fa3", "fa3") and r1.defaults == ("trtllm_mla", "trtllm_mla")

@@ -250,7 +250,8 @@ def test_zoo_grid_spans_models_machines_and_axes() -> None:
     _require(NEWEST)
     pairs = list(zoo.labelled(NEWEST))
     launches = [launch for launch, _ in pairs]
-    assert 1_500 <= len(launches) <= 2_500
+    # The zoo's cost in CI grows with its checkpoints, not faster: about 130 launches each.
+    assert 100 * len(ZOO) <= len(launches) <= 150 * len(ZOO)
     assert len(set(launches)) == len(launches)
     assert {launch.model for launch in launches} == set(ZOO)
     assert {launch.gpu for launch in launches} == set(zoo.MACHINES)

@@ -62,12 +62,15 @@ class Repeats:
     configs: int
     inner: int
     proof: int
+    proof_every: int
+    """Prove the configurations of every n-th prefill backend (1: the whole space); the
+    whole proof runs in the test suite, a smoke run only shows that this one works."""
     docs_check: int
     mkdocs: int
 
 
-FULL = Repeats(startup=15, configs=2000, inner=20, proof=3, docs_check=5, mkdocs=3)
-QUICK = Repeats(startup=3, configs=200, inner=2, proof=1, docs_check=1, mkdocs=1)
+FULL = Repeats(startup=15, configs=2000, inner=20, proof=3, proof_every=1, docs_check=5, mkdocs=3)
+QUICK = Repeats(startup=3, configs=200, inner=2, proof=1, proof_every=4, docs_check=1, mkdocs=1)
 
 
 @dataclass(frozen=True)
@@ -402,18 +405,20 @@ def proof(repeats: Repeats) -> tuple[list[Line], bool, bool]:
     mismatches: list[str] = []
     for _ in range(repeats.proof):
         start = time.perf_counter()
-        configs, claims, mismatches = consistency.run_proof()
+        configs, claims, mismatches = consistency.run_proof(every=repeats.proof_every)
         seconds.append(time.perf_counter() - start)
     median_s = statistics.median(seconds)
+    whole = repeats.proof_every == 1
+    space = "the whole space" if whole else f"every {repeats.proof_every}th prefill backend"
     fits = median_s < BUDGET_PROOF_S
     agree = not mismatches
     lines = [
         Line(
-            "consistency proof: full space",
+            "consistency proof: time",
             f"{median_s:.2f} s",
-            f"{repeats.proof} runs, {os.cpu_count()} cores",
-            f"< {BUDGET_PROOF_S:g} s",
-            verdict(fits),
+            f"{space}, {repeats.proof} runs, {os.cpu_count()} cores",
+            f"< {BUDGET_PROOF_S:g} s" if whole else "",
+            verdict(fits) if whole else "",
         ),
         Line("consistency proof: configurations", f"{configs:,}"),
         Line("consistency proof: claims compared", f"{claims:,}"),
@@ -547,9 +552,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"import adds <= {BUDGET_IMPORT_MS:g} ms": import_fits,
         f"the guard's load and first check add <= {BUDGET_GUARD_MS:g} ms": guard_fits,
         f"check() median <= {BUDGET_CHECK_US:g} µs": check_fits,
-        f"consistency proof < {BUDGET_PROOF_S:g} s": proof_fits,
         f"compat docs --check < {BUDGET_DOCS_CHECK_S:g} s": docs_fits,
     }
+    if repeats.proof_every == 1:  # a smoke run proves a part: its time meets no budget
+        budgets[f"consistency proof < {BUDGET_PROOF_S:g} s"] = proof_fits
     failed = [name for name, ok in budgets.items() if not ok]
     correct = light and agree and docs_ok
     if args.profile or (not check_fits and not args.quick):

@@ -24,7 +24,7 @@ LABELS = (
     "AttentionConfig(...) construction",
     "KV4 if-chain floor (PR #14467 rules)",
     "check() / floor",
-    "consistency proof: full space",
+    "consistency proof: time",
     "consistency proof: configurations",
     "consistency proof: claims compared",
     "consistency proof: mismatches",

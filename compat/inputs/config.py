@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
-from operator import attrgetter
+from operator import attrgetter, itemgetter
 from typing import Any
 
 from compat.engine.launch import Launch
@@ -338,6 +338,8 @@ def _features(switches: tuple[object, ...]) -> frozenset[ModelFeature]:
 
 
 _LAUNCH_FIELDS = Launch.__struct_fields__  # what the start-up replay reads
+# One C call reads them all: the key is built for every configuration constructed.
+_launch_values = itemgetter(*_LAUNCH_FIELDS)
 
 
 def _assemble(
@@ -389,5 +391,5 @@ def _assemble(
         release=release,
         version_source=version_source,
         unmodelled_release=unmodelled_release,
-        replay_key=(id(release), *(launch[name] for name in _LAUNCH_FIELDS)),
+        replay_key=(id(release), *_launch_values(launch)),
     )

@@ -129,7 +129,7 @@ def assemble(request: LaunchRequest) -> Assembled:
     if request.sglang_version is not None:
         fields["sglang_version"] = request.sglang_version
     if "attention_arch" not in fields and not problems:
-        _implied_arch(fields, models, context, problems)
+        _implied_arch(fields, models, context, problems, launch.model_path)
     detected = _add_machine(request, fields, context, problems)
     if problems:
         raise _input_error(problems, fields)
@@ -163,13 +163,15 @@ def _implied_arch(
     models: ModelKnowledge | None,
     context: dict[str, Any],
     problems: list[str],
+    model_path: str | None = None,
 ) -> None:
     """The attention architecture of `--model-architecture`, as the release's ModelConfig
     decides it; an architecture the release does not serve is invalid input."""
     name = fields.get("model_architecture")
     if not isinstance(name, str):
         problems.append(
-            "the model's attention architecture is unknown: pass --attention-arch {mha,mla}, "
+            "the model's attention architecture is unknown: "
+            f"{_known_checkpoint_hint(model_path)}pass --attention-arch {{mha,mla}}, "
             "--model-architecture NAME or --model-config PATH"
         )
         return
@@ -188,6 +190,21 @@ def _implied_arch(
         "value": arch.value,
         "why": f"SGLang {models.release} runs {name} as {arch.label} (configs/model_config.py)",
     }
+
+
+def _known_checkpoint_hint(model_path: str | None) -> str:
+    """Where `--model-path` is a published checkpoint the package knows (and no local copy
+    of its config was found): the `--model` that reads its config. The hint, not the copy:
+    the repository's config may have changed since, and the operator's copy may differ."""
+    if model_path is None:
+        return ""
+    from compat.inputs.zoo import UnknownModelError, known_model
+
+    try:
+        key, model = known_model(model_path)
+    except UnknownModelError:
+        return ""
+    return f"--model {key} reads {model.source}'s published config.json, or "
 
 
 def _read_launch(request: LaunchRequest, problems: list[str]) -> tuple[LaunchFlags, str]:

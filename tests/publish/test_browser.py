@@ -728,6 +728,9 @@ def test_finder_copy_button_keeps_clear_of_the_command_text(
         assert not [t for t in boxes["text"] if _overlaps(t, boxes["button"])], boxes
         assert boxes["textRight"] <= boxes["button"]["left"], boxes
         ARTIFACTS.mkdir(exist_ok=True)
+        # Hovering scrolled the block into view: Material's header then swaps the site name
+        # for the page title with a short transition. Shoot the header at rest, as read.
+        page.wait_for_timeout(600)
         page.screenshot(path=str(ARTIFACTS / f"finder-{width}px-top.png"))
     finally:
         view.context.close()

@@ -169,9 +169,11 @@ def _implied_arch(
     decides it; an architecture the release does not serve is invalid input."""
     name = fields.get("model_architecture")
     if not isinstance(name, str):
+        from compat.inputs.zoo import model_flag_hint
+
         problems.append(
             "the model's attention architecture is unknown: "
-            f"{_known_checkpoint_hint(model_path)}pass --attention-arch {{mha,mla}}, "
+            f"{model_flag_hint(model_path)}pass --attention-arch {{mha,mla}}, "
             "--model-architecture NAME or --model-config PATH"
         )
         return
@@ -190,21 +192,6 @@ def _implied_arch(
         "value": arch.value,
         "why": f"SGLang {models.release} runs {name} as {arch.label} (configs/model_config.py)",
     }
-
-
-def _known_checkpoint_hint(model_path: str | None) -> str:
-    """Where `--model-path` is a published checkpoint the package knows (and no local copy
-    of its config was found): the `--model` that reads its config. The hint, not the copy:
-    the repository's config may have changed since, and the operator's copy may differ."""
-    if model_path is None:
-        return ""
-    from compat.inputs.zoo import UnknownModelError, known_model
-
-    try:
-        key, model = known_model(model_path)
-    except UnknownModelError:
-        return ""
-    return f"--model {key} reads {model.source}'s published config.json, or "
 
 
 def _read_launch(request: LaunchRequest, problems: list[str]) -> tuple[LaunchFlags, str]:
@@ -357,7 +344,9 @@ def _add_machine(
         fields["platform"] = device
         context["hardware_from"] = "--device"
     elif request.detect and not problems:
-        detected, context["detected"] = _detect(fields)
+        from compat.inputs.detect import detected_fields
+
+        detected, context["detected"] = detected_fields(fields)
         return detected
     return None
 
@@ -395,23 +384,3 @@ def _hardware(request: LaunchRequest) -> dict[str, Any]:
                 )
             fields["compute_capability"] = (gpu.capability.major, gpu.capability.minor)
     return fields
-
-
-def _detect(fields: dict[str, Any]) -> tuple[DetectedPlatform, dict[str, Any]]:
-    """Fill platform, compute capability and CUDA version from torch; say what was found."""
-    from compat.inputs.detect import detect_platform
-
-    detected = detect_platform()
-    fields["platform"] = detected.platform.value
-    if "compute_capability" not in fields and detected.compute_capability is not None:
-        capability = detected.compute_capability
-        fields["compute_capability"] = (capability.major, capability.minor)
-    if detected.cuda_version is not None:
-        fields["cuda_version"] = detected.cuda_version
-    return detected, {
-        "platform": detected.platform.value,
-        "compute_capability": None
-        if detected.compute_capability is None
-        else detected.compute_capability.dotted,
-        "device": detected.device_name,
-    }

@@ -92,6 +92,23 @@ def detect_platform() -> DetectedPlatform:
     return DetectedPlatform(Platform.CPU, None, None, torch_version, None)
 
 
+def detected_fields(fields: dict[str, Any]) -> tuple[DetectedPlatform, dict[str, Any]]:
+    """Fill a configuration's platform, compute capability (unless given) and CUDA version
+    from torch; return what was detected and how a report says it."""
+    detected = detect_platform()
+    fields["platform"] = detected.platform.value
+    capability = detected.compute_capability
+    if "compute_capability" not in fields and capability is not None:
+        fields["compute_capability"] = (capability.major, capability.minor)
+    if detected.cuda_version is not None:
+        fields["cuda_version"] = detected.cuda_version
+    return detected, {
+        "platform": detected.platform.value,
+        "compute_capability": None if capability is None else capability.dotted,
+        "device": detected.device_name,
+    }
+
+
 def torch_has(attribute: str) -> bool:
     """Whether the installed torch has `attribute` (a dtype such as `float4_e2m1fn_x2`)."""
     return hasattr(_import_torch(), attribute)

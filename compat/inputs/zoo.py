@@ -86,6 +86,20 @@ def known_model(name: str) -> tuple[str, ZooModel]:
     return key, ZOO[key]
 
 
+def model_flag_hint(model_path: str | None) -> str:
+    """Where a launch's `--model-path` is a checkpoint of the zoo (and no local copy of its
+    config was found): the `--model` that reads its config, as the start of a sentence that
+    goes on with the other ways. A hint, not the copy: the repository's config may have
+    changed since, and the operator's copy may differ."""
+    try:
+        key, model = known_model(model_path) if model_path is not None else ("", None)
+    except UnknownModelError:
+        return ""
+    return (
+        "" if model is None else f"--model {key} reads {model.source}'s published config.json, or "
+    )
+
+
 def known_model_facts(name: str, models: ModelKnowledge | None) -> ModelFacts:
     """What the model's published config.json says, read as `--model-config` reads a file
     (by what the predicted release knows of models, `models`)."""

@@ -68,8 +68,8 @@ def add_model_arguments(parser: argparse.ArgumentParser) -> None:
         "--model",
         metavar="NAME",
         dest="known_model",
-        help="a model the package knows by its published config.json (gpt-oss-120b, "
-        "DeepSeek-V3.2-Exp, Kimi-K2-Instruct, ...): as --model-config, with the flags its "
+        help="a published checkpoint of the package's model zoo, by name or Hugging Face id "
+        "(a wrong name lists them): as --model-config with its config.json, plus the flags its "
         "model card launches it with",
     )
     model.add_argument("--platform", metavar="{cuda,rocm,npu,xpu,cpu}", help="detected if unset")

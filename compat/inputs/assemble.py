@@ -33,6 +33,7 @@ from compat.inputs.command import (
 )
 from compat.inputs.config import AttentionConfig, InputProblem, InvalidConfigError, chosen_release
 from compat.inputs.flags import FLAGS, flag_of
+from compat.inputs.release_choice import release_models
 from compat.releases import RELEASES, UnknownReleaseError
 from compat.vocab.hardware import ComputeCapability
 from compat.vocab.spelling import closest, did_you_mean
@@ -111,7 +112,7 @@ def assemble(request: LaunchRequest) -> Assembled:
         context["launch_notes"] = list(launch.notes)
     if not launch.sglang_launch:
         context["not_sglang_launch"] = True
-    models = _release_models(request.sglang_version)
+    models = release_models(request.sglang_version)
     model_config = request.model_config
     if request.known_model is not None:
         if model_config is not None:
@@ -147,15 +148,6 @@ def _input_error(problems: list[str], fields: dict[str, Any]) -> InputError:
         pass
     more = [text for text in map(str, invalid) if text not in problems]  # each once
     return InputError(summarized([*problems, *more]), invalid)
-
-
-def _release_models(version: str | None) -> ModelKnowledge | None:
-    """What the release being predicted knows about models (None: a release not modelled,
-    which the configuration's validation reports)."""
-    try:
-        return chosen_release(version)[0].models
-    except (UnknownReleaseError, KeyError):
-        return None
 
 
 def _implied_arch(

@@ -38,7 +38,7 @@ from compat.inputs.flags import (
     SPECULATIVE_ATTENTION_MODE,
     flag_of,
 )
-from compat.inputs.release_choice import VERSION_VARIABLE, chosen_release
+from compat.inputs.release_choice import VERSION_VARIABLE, chosen_release, release_models
 from compat.releases import NEWEST, RELEASES, UnknownReleaseError
 from compat.vocab.hardware import ComputeCapability
 from compat.vocab.terms import (
@@ -168,11 +168,7 @@ class AttentionConfig:
         """
         from compat.inputs.model_config import load_model_facts
 
-        try:
-            models = chosen_release(flags.get("sglang_version"))[0].models
-        except (UnknownReleaseError, KeyError):
-            models = None  # construction reports the release
-        facts = load_model_facts(path, models)
+        facts = load_model_facts(path, release_models(flags.get("sglang_version")))
         return cls(**{**facts.config_fields(), **flags})
 
     @classmethod
@@ -183,14 +179,9 @@ class AttentionConfig:
 
         Explicit keyword arguments override what the model implies.
         """
-        from compat.inputs.zoo import known_model, known_model_facts, launch_fields
+        from compat.inputs.zoo import known_model_fields
 
-        try:
-            models = chosen_release(flags.get("sglang_version"))[0].models
-        except (UnknownReleaseError, KeyError):
-            models = None  # construction reports the release
-        facts = known_model_facts(name, models)
-        implied = {**facts.config_fields(), **launch_fields(known_model(name)[1])}
+        implied = known_model_fields(name, release_models(flags.get("sglang_version")))
         return cls(**{**implied, **flags})
 
 

@@ -4,10 +4,14 @@
 from __future__ import annotations
 
 import os
+from typing import TYPE_CHECKING
 
 from compat.engine.rules import ReleaseRules
 from compat.inputs.installed import installed_sglang_version
 from compat.releases import NEWEST, RELEASES, UnknownReleaseError, answering_rules, release_rules
+
+if TYPE_CHECKING:
+    from compat.engine.models.lookup import ModelKnowledge
 
 # Names the release to predict when `sglang_version` is not given (before the installed one).
 VERSION_VARIABLE = "COMPAT_SGLANG_VERSION"
@@ -32,6 +36,15 @@ def chosen_release(version: str | None) -> tuple[ReleaseRules, str, str | None]:
     if installed is not None:
         return _with_source(installed, "installed")
     return RELEASES[NEWEST], "newest modelled", None
+
+
+def release_models(version: str | None) -> ModelKnowledge | None:
+    """What the release `version` chooses knows about models; None for a release that is
+    not modelled, which the configuration's own validation then reports."""
+    try:
+        return chosen_release(version)[0].models
+    except (UnknownReleaseError, KeyError):
+        return None
 
 
 def _rules(version: str) -> ReleaseRules:

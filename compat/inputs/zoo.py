@@ -91,24 +91,29 @@ def model_flag_hint(model_path: str | None) -> str:
     config was found): the `--model` that reads its config, as the start of a sentence that
     goes on with the other ways. A hint, not the copy: the repository's config may have
     changed since, and the operator's copy may differ."""
+    if model_path is None:
+        return ""
     try:
-        key, model = known_model(model_path) if model_path is not None else ("", None)
+        key, model = known_model(model_path)
     except UnknownModelError:
         return ""
-    return (
-        "" if model is None else f"--model {key} reads {model.source}'s published config.json, or "
-    )
+    return f"--model {key} reads {model.source}'s published config.json, or "
 
 
 def known_model_facts(name: str, models: ModelKnowledge | None) -> ModelFacts:
     """What the model's published config.json says, read as `--model-config` reads a file
     (by what the predicted release knows of models, `models`)."""
-    from pathlib import Path
-
     from compat.inputs.model_config import CONFIG_FILE, derive_model_facts
 
     _, model = known_model(name)
     return derive_model_facts(Path(model.source, CONFIG_FILE), model.config, models)
+
+
+def known_model_fields(name: str, models: ModelKnowledge | None) -> dict[str, Any]:
+    """The AttentionConfig fields a known model implies: its config's facts, and the flags
+    its card launches it with (what `compat check --model NAME` and the finder judge)."""
+    facts = known_model_facts(name, models)
+    return {**facts.config_fields(), **launch_fields(known_model(name)[1])}
 
 
 def launch_fields(model: ZooModel) -> dict[str, Any]:

@@ -143,12 +143,11 @@ def finder_options(release: str = FINDER_RELEASES[0]) -> tuple[Axis, ...]:
 
 def _named_model(name: str, release: str) -> Option:
     """A published checkpoint as `compat check --model NAME` reads it for `release`."""
-    from compat.inputs.zoo import known_model, known_model_facts, launch_fields
+    from compat.inputs.zoo import known_model, known_model_fields
 
-    key, model = known_model(name)
-    facts = known_model_facts(key, RELEASES[release].models)
-    fields = {**facts.config_fields(), **launch_fields(model)}
-    label = f"{key} ({facts.architectures[0]})"
+    key, _ = known_model(name)
+    fields = known_model_fields(key, RELEASES[release].models)
+    label = f"{key} ({fields['model_architecture']})"
     return Option(key.lower(), label, tuple(fields.items()), f"--model {key}", fix_search=False)
 
 

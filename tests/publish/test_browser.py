@@ -19,6 +19,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import pytest
+from finder_menus import menu_fields
 from finder_sample import SAMPLE_MODELS, SAMPLE_RELEASES, sample_env
 from paths import ARTIFACTS, ROOT
 
@@ -278,36 +279,6 @@ NEWEST_SELECTIONS: list[dict[str, str]] = [
 ]
 
 
-def _menu_fields(menus: dict[str, str], release: str) -> dict[str, Any]:
-    """AttentionConfig fields for menu values, from the option labels' own GPU table; a
-    named model's, as `AttentionConfig.from_known_model` (`compat check --model`) has them."""
-    import dataclasses
-
-    from compat.inputs.gpus import find_gpu
-
-    fields: dict[str, Any] = {"sglang_version": release}
-    if menus["model"] in ("mha", "mla"):
-        fields["attention_arch"] = menus["model"]
-    else:
-        known = AttentionConfig.from_known_model(menus["model"], sglang_version=release)
-        fields |= {  # what the model sets (a field at its default is the test's to set)
-            f.name: getattr(known, f.name)
-            for f in dataclasses.fields(known)
-            if f.init and getattr(known, f.name) != f.default
-        }
-    fields["kv_cache_dtype"] = menus["kv_cache_dtype"]
-    gpu = find_gpu(menus["gpu"].replace("-", " "))
-    assert gpu is not None
-    fields["platform"] = gpu.platform.value
-    if gpu.capability is not None:
-        fields["compute_capability"] = gpu.capability
-    if menus["page_size"]:
-        fields["page_size"] = int(menus["page_size"])
-    if menus["topk"]:
-        fields.update(speculation_with_topk(int(menus["topk"])))
-    return fields
-
-
 def _kv_options(page: Any) -> list[str]:
     return page.eval_on_selector_all(
         "select[data-axis='kv_cache_dtype'] option", "nodes => nodes.map(n => n.value)"
@@ -345,7 +316,7 @@ def test_the_release_menu_switches_the_option_space_and_the_verdicts(
             _select(page, wanted)
             shown = _shown_rows(page)
             assert sorted(shown) == sorted(finder_backends(release))
-            fields = _menu_fields(wanted, release)
+            fields = menu_fields(wanted, release)
             for backend in shown:
                 report = check(AttentionConfig(attention_backend=backend, **fields))
                 assert shown[backend] == _expected(report), (release, menus, backend)
@@ -366,7 +337,7 @@ def test_the_release_menu_switches_the_option_space_and_the_verdicts(
             AttentionConfig(
                 prefill_attention_backend="fa4",
                 decode_attention_backend=decode,
-                **_menu_fields(pair, NEWEST),
+                **menu_fields(pair, NEWEST),
             )
         )
         assert row == _expected(report), decode
@@ -374,7 +345,7 @@ def test_the_release_menu_switches_the_option_space_and_the_verdicts(
     # Where nothing passes, the newest release's fixes are the guard's.
     hopper = {**initial, "gpu": "h100"}
     _select(page, hopper)
-    fields = _menu_fields(hopper, NEWEST)
+    fields = menu_fields(hopper, NEWEST)
     assert not any(
         check(AttentionConfig(attention_backend=b, **fields)).ok for b in finder_backends(NEWEST)
     )
@@ -820,7 +791,7 @@ def _menus_offered(page: Any) -> dict[str, list[str]]:
 def _guard_answers(job: tuple[str, dict[str, str], str]) -> tuple[Any, ...]:
     """What check() says for one selection: each row's verdict and rules, SGLang's default."""
     release, menus, pair = job
-    fields = _menu_fields(menus, release)
+    fields = menu_fields(menus, release)
     unset = check(AttentionConfig(**fields)).resolved
     rows: dict[str, tuple[str, list[str]]] = {}
     errors: list[set[str]] = []
@@ -970,7 +941,7 @@ def test_the_model_menu_applies_each_models_own_start_up_rules(
     shown = _shown_rows(page)
     assert shown["flashinfer"][0] == "incompatible"
     assert "startup-gpt-oss-backends" in shown["flashinfer"][1]
-    fields = _menu_fields({**menus, "topk": ""}, NEWEST)
+    fields = menu_fields({**menus, "topk": ""}, NEWEST)
     for backend, row in shown.items():
         assert row == _expected(check(AttentionConfig(attention_backend=backend, **fields)))
     assert page.get_attribute("#compat-finder-results", "data-defaults") == "trtllm_mha trtllm_mha"

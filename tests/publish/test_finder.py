@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import math
 import os
@@ -14,12 +13,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from finder_menus import menu_fields
 from finder_sample import SAMPLE_MODELS, SAMPLE_RELEASES, sample_env
 from paths import ROOT
 
 from compat import AttentionConfig, Report, check
 from compat.inputs.config import speculation_with_topk
-from compat.inputs.gpus import GPUS, find_gpu
+from compat.inputs.gpus import GPUS
 from compat.publish import finder
 from compat.publish.finder import (
     DATA_GLOBAL,
@@ -100,36 +100,6 @@ def _accepted(release: str) -> list[str]:
     """The backends a release's `--attention-backend` accepts that the release's matrix has."""
     choices = set(RELEASES[release].backend_choices)
     return [name for name in release_matrix(release).backend_names if name in choices]
-
-
-def _fields(values: dict[str, str], release: str) -> dict[str, Any]:
-    """The AttentionConfig fields for one combination of menu values, worked out here
-    independently of compat.publish.finder's own mapping: a named model's are those of
-    `AttentionConfig.from_known_model` (what `compat check --model NAME` judges)."""
-    fields: dict[str, Any] = {"sglang_version": release}
-    if values["model"] in ("mha", "mla"):
-        fields["attention_arch"] = values["model"]
-    else:
-        known = AttentionConfig.from_known_model(values["model"], sglang_version=release)
-        fields |= {  # what the model sets (a field at its default is the test's to set)
-            f.name: getattr(known, f.name)
-            for f in dataclasses.fields(known)
-            if f.init and getattr(known, f.name) != f.default
-        }
-    fields["kv_cache_dtype"] = values["kv_cache_dtype"]
-    gpu = find_gpu(values["gpu"].replace("-", " "))
-    if gpu is None:
-        fields["platform"] = values["gpu"]
-    else:
-        fields["platform"] = gpu.platform.value
-        if gpu.capability is not None:
-            fields["compute_capability"] = gpu.capability
-    if values["page_size"]:
-        fields["page_size"] = int(values["page_size"])
-    if values["topk"]:
-        # SGLang takes a topk only with the number of steps and draft tokens.
-        fields.update(speculation_with_topk(int(values["topk"])))
-    return fields
 
 
 def _radix(data: dict[str, Any]) -> list[int]:
@@ -426,7 +396,7 @@ def test_stored_verdicts_and_findings_equal_check(data: dict[str, Any]) -> None:
     assert len(sample) > 100
     for index in sorted(sample):
         values = _combination(data, index)
-        fields = _fields(values, data["release"])
+        fields = menu_fields(values, data["release"])
         for b, backend in enumerate(data["backends"]):
             report = check(AttentionConfig(attention_backend=backend, **fields))
             assert _stored(data, index, b) == _expected(report), (values, backend)
@@ -442,7 +412,7 @@ def test_one_backend_over_the_whole_space(data: dict[str, Any]) -> None:
     """Every combination for one backend, so no corner of the index is off by one."""
     b = data["backends"].index("flashinfer")
     for index in range(math.prod(_radix(data))):
-        fields = _fields(_combination(data, index), data["release"])
+        fields = menu_fields(_combination(data, index), data["release"])
         report = check(AttentionConfig(attention_backend="flashinfer", **fields))
         assert _stored(data, index, b) == _expected(report)
 
@@ -557,7 +527,7 @@ def test_hook_adds_the_data_to_the_site_and_refuses_a_committed_copy(
 
 def _pair_config(data: dict[str, Any], index: int, column: int) -> AttentionConfig:
     prefill, decode = (data["backends"][b] for b in data["columns"][column])
-    fields = _fields(_combination(data, index), data["release"])
+    fields = menu_fields(_combination(data, index), data["release"])
     return AttentionConfig(
         prefill_attention_backend=prefill, decode_attention_backend=decode, **fields
     )
@@ -630,7 +600,7 @@ def test_fixes_where_nothing_passes_are_the_guards_suggestions(data: dict[str, A
     fixed = [i for i in range(count) if _fixes(data, i) is not None]
     assert set(fixed) == (nothing_passes if data["fix_search"] else set())
     for index in fixed[::97]:
-        fields = _fields(_combination(data, index), data["release"])
+        fields = menu_fields(_combination(data, index), data["release"])
         suggestions = check(AttentionConfig(**fields)).suggestions
         stored = _fixes(data, index)
         assert stored and stored == [(s.summary, s.reason) for s in suggestions[: len(stored)]]
@@ -693,7 +663,7 @@ def test_every_releases_rows_are_the_guards(release: str) -> None:
     severities = ("error", "warning", "info")
     for values in picks:
         row = combination_row(release, values)
-        fields = _fields(values, release)
+        fields = menu_fields(values, release)
         shown = [
             (VERDICTS[verdict], [(severities[s], rule, msg, ph) for s, rule, msg, ph in found])
             for verdict, found in row.cells

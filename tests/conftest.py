@@ -25,6 +25,7 @@ SLOW_MODULES = frozenset(
         "guard/test_fuzz.py",
         "publish/test_site.py",
         "publish/test_browser.py",
+        "publish/test_browser_guard.py",
         "test_benchmark_smoke.py",
         # Every cell of the matrix flipped, one at a time, and release by release.
         "claim/test_mutation.py",

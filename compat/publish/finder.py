@@ -30,6 +30,7 @@ from typing import Any
 
 from compat.claim.matrix import Matrix
 from compat.guard.check import check
+from compat.guard.collector import gc_paused
 from compat.guard.report import Report
 from compat.guard.suggest import ORDER, suggest_fixes
 from compat.inputs.config import AttentionConfig, replaced
@@ -147,10 +148,11 @@ def release_rows(release: str, model: int, hardware: int) -> list[Row]:
     fixed = (option.fields, hardware_classes(axes)[hardware])
     combinations = itertools.product(*(axis.options for axis in axes[2:]))
     fields = (dict(itertools.chain(*fixed, *(o.fields for o in rest))) for rest in combinations)
-    return [
-        _row(AttentionConfig(sglang_version=release, **f), release, run, option.fix_search)
-        for f in fields
-    ]
+    with gc_paused():  # the part's memo holds every report: full collections would walk it
+        return [
+            _row(AttentionConfig(sglang_version=release, **f), release, run, option.fix_search)
+            for f in fields
+        ]
 
 
 def combination_row(release: str, values: dict[str, str]) -> Row:

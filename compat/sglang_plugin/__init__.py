@@ -22,13 +22,12 @@ worker whose launch its launcher judged pays only for reading the environment.
 
 from __future__ import annotations
 
-import contextlib
-import gc
 import hashlib
 import logging
 import os
-from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
+
+from compat.guard.collector import gc_paused
 
 if TYPE_CHECKING:
     from compat.guard.report import Report
@@ -160,21 +159,6 @@ def _hook(version: str, target: str) -> Any:
             _remember(target, version, digest)
 
     return after_resolution
-
-
-@contextlib.contextmanager
-def gc_paused() -> Iterator[None]:
-    """Python's cyclic garbage collector paused while the plugin works. Loading the guard
-    allocates enough to trigger collections, and in SGLang's process each full one walks
-    every object torch and SGLang made: measured in the real launcher, they were nine tenths
-    of the plugin's cost. What the plugin allocates is collected afterwards as usual."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 def launch_digest(server_args: Any, version: str) -> str:

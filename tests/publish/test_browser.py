@@ -6,24 +6,28 @@ Chromium through Playwright. Screenshots land in `tests/artifacts/` for a human 
 
 from __future__ import annotations
 
-import functools
-import http.server
-import os
 import shlex
 import subprocess
 import sys
-import threading
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
 import pytest
+from finder_browser import (
+    Watched,
+    guard_row,
+    menu,
+    open_finder,
+    select,
+    shown_rows,
+    switch_release,
+)
 from finder_menus import menu_fields
-from finder_sample import SAMPLE_MODELS, SAMPLE_RELEASES, sample_env
-from paths import ARTIFACTS, ROOT
+from finder_sample import SAMPLE_MODELS, SAMPLE_RELEASES
+from paths import ARTIFACTS
 
-from compat import AttentionConfig, Report, check
+from compat import AttentionConfig, check
 from compat.claim.baseline import MATRIX
 from compat.inputs.config import speculation_with_topk
 from compat.publish.finder import data_path
@@ -33,18 +37,6 @@ from compat.vocab.terms import Arch
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
-
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
-LOCAL_HOSTS = {"127.0.0.1", "localhost"}
-LOCAL_SCHEMES = {"data", "blob", "about", "file"}
 
 # Each selection: the finder's menu values and the same inputs as AttentionConfig fields.
 SELECTIONS: list[tuple[dict[str, str], dict[str, Any]]] = [
@@ -91,149 +83,12 @@ SELECTIONS: list[tuple[dict[str, str], dict[str, Any]]] = [
 ]
 
 
-def _chromium() -> Path:
-    if CHROMIUM.is_file():
-        return CHROMIUM
-    message = (
-        f"{CHROMIUM} is missing: install it with `apt-get install chromium fonts-noto-color-emoji`"
-    )
-    if os.environ.get("CI"):
-        pytest.fail(f"{message} (CI must provide the browser)")
-    pytest.skip(message)
-
-
-class _QuietHandler(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, format: str, *args: Any) -> None:
-        pass
-
-
-@pytest.fixture(scope="module")
-def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    _chromium()
-    site_dir = tmp_path_factory.mktemp("browser") / "site"
-    result = subprocess.run(
-        [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(site_dir)],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        # The sample of releases (test_finder.py checks that a default build offers every
-        # one); the build cache entry is the one test_finder.py reads.
-        env={**sample_env(), "NO_MKDOCS_2_WARNING": "1"},
-        timeout=900,
-        check=False,
-    )
-    assert result.returncode == 0, result.stdout + result.stderr
-    return site_dir
-
-
-@pytest.fixture(scope="module")
-def base_url(site: Path) -> Iterator[str]:
-    handler = functools.partial(_QuietHandler, directory=str(site))
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(timeout=10)
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    executable = _chromium()
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        launched = playwright.chromium.launch(executable_path=str(executable), args=CHROMIUM_ARGS)
-        try:
-            yield launched
-        finally:
-            launched.close()
-
-
-class Watched:
-    """A page plus every URL it requested and every uncaught script error."""
-
-    def __init__(self, browser: Any, **context: Any) -> None:
-        self.context = browser.new_context(viewport={"width": 1280, "height": 900}, **context)
-        self.page = self.context.new_page()
-        self.requests: list[str] = []
-        self.errors: list[str] = []
-        self.page.on("request", lambda request: self.requests.append(request.url))
-        self.page.on("pageerror", lambda error: self.errors.append(str(error)))
-
-    def assert_local_only(self, *, tolerated: str | None = None) -> None:
-        """No request left the machine; no script error except ones mentioning `tolerated`."""
-        assert self.requests, "no request was recorded"
-        remote = [
-            url
-            for url in self.requests
-            if urlsplit(url).scheme not in LOCAL_SCHEMES
-            and urlsplit(url).hostname not in LOCAL_HOSTS
-        ]
-        assert not remote, f"requests left the machine: {remote}"
-        errors = [e for e in self.errors if tolerated is None or tolerated not in e]
-        assert not errors, f"script errors: {errors}"
-
-
-@pytest.fixture
-def watched(browser: Any) -> Iterator[Watched]:
-    view = Watched(browser)
-    try:
-        yield view
-    finally:
-        view.context.close()
-
-
-def _expected(report: Report) -> tuple[str, list[str]]:
-    if not report.ok:
-        verdict = "incompatible"
-    elif report.warnings:
-        verdict = "warnings"
-    else:
-        verdict = "compatible"
-    ordered = [*report.errors, *report.warnings, *report.infos]
-    return verdict, [finding.rule for finding in ordered]
-
-
-def _shown_rows(page: Any) -> dict[str, tuple[str, list[str]]]:
-    rows = page.eval_on_selector_all(
-        "#compat-finder-results tr[data-backend]",
-        """rows => rows.map(row => [
-            row.dataset.backend,
-            row.dataset.verdict,
-            Array.from(row.querySelectorAll('.compat-finder-rule')).map(code => code.textContent),
-        ])""",
-    )
-    shown = {name: (verdict, rules) for name, verdict, rules in rows}
-    assert len(shown) == len(rows), "a backend appears twice"
-    return shown
-
-
-def _open_finder(page: Any, url: str, release: str | None = "0.5.7") -> None:
-    """Opens the finder; with `release`, switches to it (the tests' selections are 0.5.7's
-    unless they say otherwise)."""
-    page.goto(url)
-    page.wait_for_selector("#compat-finder[data-ready='true']")
-    page.wait_for_selector("#compat-finder-results tr[data-backend]")
-    if release is not None:
-        _switch_release(page, release)
-
-
-def _switch_release(page: Any, release: str) -> None:
-    page.select_option("select[data-release]", release)
-    page.wait_for_selector(f"#compat-finder-results[data-release='{release}']")
-    page.wait_for_selector("#compat-finder[data-ready='true']")
-
-
 def test_finder_shows_the_guards_verdict_for_every_backend(base_url: str, watched: Watched) -> None:
     page = watched.page
-    _open_finder(page, f"{base_url}/finder/")
+    open_finder(page, f"{base_url}/finder/")
     initial = {axis.id: axis.initial for axis in finder_options("0.5.7")}
     for axis_id, value in initial.items():
-        assert page.input_value(_menu(axis_id)) == value
+        assert page.input_value(menu(axis_id)) == value
     assert initial["model"] == "mla" and initial["kv_cache_dtype"] == "fp4_e2m1"
 
     checked_rules: set[str] = set()
@@ -242,15 +97,15 @@ def test_finder_shows_the_guards_verdict_for_every_backend(base_url: str, watche
     for menus, fields in SELECTIONS:
         wanted = {**initial, **menus}
         before = page.get_attribute("#compat-finder-results", "data-combination")
-        _select(page, wanted)
+        select(page, wanted)
         after = page.get_attribute("#compat-finder-results", "data-combination")
         assert after is not None and (after != before) == (wanted != previous)
         previous = wanted
-        shown = _shown_rows(page)
+        shown = shown_rows(page)
         assert sorted(shown) == sorted(MATRIX.backend_names)
         for backend in MATRIX.backend_names:
             config = AttentionConfig(attention_backend=backend, sglang_version="0.5.7", **fields)
-            expected = _expected(check(config))
+            expected = guard_row(check(config))
             assert shown[backend] == expected, (menus, backend, shown[backend], expected)
             checked_rules.update(expected[1])
             verdicts_seen.add(expected[0])
@@ -265,7 +120,7 @@ def test_finder_shows_the_guards_verdict_for_every_backend(base_url: str, watche
     assert set(glyphs) <= {"\u2705", "\u26a0\ufe0f", "\u274c"} and glyphs
 
     # Back to the initial selection for the screenshot.
-    _select(page, initial)
+    select(page, initial)
     ARTIFACTS.mkdir(exist_ok=True)
     page.screenshot(path=str(ARTIFACTS / "finder.png"), full_page=True)
     watched.assert_local_only()
@@ -291,7 +146,7 @@ def test_the_release_menu_switches_the_option_space_and_the_verdicts(
     """Newest first and selected on load; switching loads that release's own file, whose KV
     dtypes, backends and verdicts are that release's."""
     page = watched.page
-    _open_finder(page, f"{base_url}/finder/", release=None)
+    open_finder(page, f"{base_url}/finder/", release=None)
     releases = page.eval_on_selector_all(
         "select[data-release] option", "nodes => nodes.map(n => n.value)"
     )
@@ -306,31 +161,31 @@ def test_the_release_menu_switches_the_option_space_and_the_verdicts(
         (NEWEST, NEWEST_SELECTIONS),
         ("0.5.7", [menus for menus, _ in SELECTIONS[:2]]),
     ):
-        _switch_release(page, release)
+        switch_release(page, release)
         kv = _kv_options(page)
         assert ("fp4_e2m1" in kv) == (release == "0.5.7")
         assert ("nvfp4" in kv) == (release != "0.5.7")
         initial = {axis.id: axis.initial for axis in finder_options(release)}
         for menus in selections:
             wanted = {**initial, **menus}
-            _select(page, wanted)
-            shown = _shown_rows(page)
+            select(page, wanted)
+            shown = shown_rows(page)
             assert sorted(shown) == sorted(finder_backends(release))
             fields = menu_fields(wanted, release)
             for backend in shown:
                 report = check(AttentionConfig(attention_backend=backend, **fields))
-                assert shown[backend] == _expected(report), (release, menus, backend)
+                assert shown[backend] == guard_row(report), (release, menus, backend)
             command = page.inner_text(".md-content .highlight code")
             # The command names the release once, so `compat check` gets the same verdicts.
             assert command.startswith(f"compat check --sglang-version {release} ")
             assert command.count("--sglang-version") == 1
-    _switch_release(page, NEWEST)
+    switch_release(page, NEWEST)
     initial = {axis.id: axis.initial for axis in finder_options(NEWEST)}
     # The newest release's pairs: fa4 prefill with each decode backend, as check() has them.
     pair = {**initial, "model": "mha"}
-    _select(page, pair)
+    select(page, pair)
     page.select_option("select[data-prefill]", label="fa4")
-    shown = _shown_rows(page)
+    shown = shown_rows(page)
     assert sorted(shown) == sorted(set(finder_backends(NEWEST)) - {"fa4"})
     for decode, row in shown.items():
         report = check(
@@ -340,11 +195,11 @@ def test_the_release_menu_switches_the_option_space_and_the_verdicts(
                 **menu_fields(pair, NEWEST),
             )
         )
-        assert row == _expected(report), decode
+        assert row == guard_row(report), decode
     page.select_option("select[data-prefill]", value="")
     # Where nothing passes, the newest release's fixes are the guard's.
     hopper = {**initial, "gpu": "h100"}
-    _select(page, hopper)
+    select(page, hopper)
     fields = menu_fields(hopper, NEWEST)
     assert not any(
         check(AttentionConfig(attention_backend=b, **fields)).ok for b in finder_backends(NEWEST)
@@ -354,7 +209,7 @@ def test_the_release_menu_switches_the_option_space_and_the_verdicts(
     )
     suggestions = check(AttentionConfig(**fields)).suggestions
     assert fixes and fixes == [s.summary for s in suggestions[: len(fixes)]]
-    _select(page, initial)
+    select(page, initial)
     ARTIFACTS.mkdir(exist_ok=True)
     page.screenshot(path=str(ARTIFACTS / "finder-newest.png"), full_page=True)
     watched.assert_local_only()
@@ -363,7 +218,7 @@ def test_the_release_menu_switches_the_option_space_and_the_verdicts(
 def test_finder_in_dark_mode(base_url: str, browser: Any) -> None:
     view = Watched(browser, color_scheme="dark")
     try:
-        _open_finder(view.page, f"{base_url}/finder/")
+        open_finder(view.page, f"{base_url}/finder/")
         scheme = view.page.get_attribute("body", "data-md-color-scheme")
         assert scheme == "slate"
         colors = view.page.eval_on_selector(
@@ -380,8 +235,8 @@ def test_finder_in_dark_mode(base_url: str, browser: Any) -> None:
 
 def test_finder_works_opened_from_disk(site: Path, watched: Watched) -> None:
     """The data is a script, not fetched JSON, so a site opened from file:// works too."""
-    _open_finder(watched.page, (site / "finder" / "index.html").as_uri())
-    assert len(_shown_rows(watched.page)) == len(MATRIX.backend_names)
+    open_finder(watched.page, (site / "finder" / "index.html").as_uri())
+    assert len(shown_rows(watched.page)) == len(MATRIX.backend_names)
     # Material's search runs in a worker that browsers refuse to start from file://.
     watched.assert_local_only(tolerated="/search/")
 
@@ -427,33 +282,16 @@ PAYLOAD_BUDGET = 150_000
 FIRST_VERDICT_BUDGET_MS = 100
 
 
-def _menu(axis_id: str) -> str:
-    """The selector of one menu: the model's has its own attribute (its data loads apart)."""
-    return "select[data-model]" if axis_id == "model" else f"select[data-axis='{axis_id}']"
-
-
-def _select(page: Any, menus: dict[str, str]) -> None:
-    """Picks `menus`, the model first: a model's data loads when it is first picked."""
-    model = menus.get("model")
-    if model is not None and page.input_value(_menu("model")) != model:
-        page.select_option(_menu("model"), model)
-        page.wait_for_selector(f"#compat-finder-results[data-model='{model}']")
-        page.wait_for_selector("#compat-finder[data-ready='true']")
-    for axis_id, value in menus.items():
-        if axis_id != "model":
-            page.select_option(_menu(axis_id), value)
-
-
 def test_fa4_prefill_with_fp4_on_b200_lists_its_decode_partners(
     base_url: str, watched: Watched
 ) -> None:
     """PR #14467's headline question, answered in the browser as check() answers it."""
     page = watched.page
-    _open_finder(page, f"{base_url}/finder/")
-    _select(page, FA4_CASE)
+    open_finder(page, f"{base_url}/finder/")
+    select(page, FA4_CASE)
     page.select_option("select[data-prefill]", label="fa4")
     assert page.get_attribute("#compat-finder-results", "data-prefill") == "fa4"
-    shown = _shown_rows(page)
+    shown = shown_rows(page)
     assert sorted(shown) == sorted(set(MATRIX.backend_names) - {"fa4"})
     passing = set()
     for decode, (verdict, rules) in shown.items():
@@ -462,7 +300,7 @@ def test_fa4_prefill_with_fp4_on_b200_lists_its_decode_partners(
                 prefill_attention_backend="fa4", decode_attention_backend=decode, **FA4_FIELDS
             )
         )
-        assert (verdict, rules) == _expected(report), decode
+        assert (verdict, rules) == guard_row(report), decode
         if report.ok:
             passing.add(decode)
         else:
@@ -488,8 +326,8 @@ def test_the_command_is_ready_to_paste_and_has_a_copy_button(
     base_url: str, watched: Watched
 ) -> None:
     page = watched.page
-    _open_finder(page, f"{base_url}/finder/")
-    _select(page, {"model": "mla", "gpu": "b200", "kv_cache_dtype": "fp4_e2m1"})
+    open_finder(page, f"{base_url}/finder/")
+    select(page, {"model": "mla", "gpu": "b200", "kv_cache_dtype": "fp4_e2m1"})
     command = page.inner_text(".md-content .highlight code").strip()
     assert "NAME" not in command and command.startswith("compat check ")
     # The verdicts are those of the selected release: the command names it first, so it
@@ -523,8 +361,8 @@ def test_the_command_is_ready_to_paste_and_has_a_copy_button(
 
 def test_nothing_passes_shows_checked_multi_flag_fixes(base_url: str, watched: Watched) -> None:
     page = watched.page
-    _open_finder(page, f"{base_url}/finder/")
-    _select(
+    open_finder(page, f"{base_url}/finder/")
+    select(
         page,
         {
             "model": "mla",
@@ -557,7 +395,7 @@ def test_phone_layout_keeps_the_reasons_on_screen(base_url: str, browser: Any) -
     try:
         page = view.page
         page.set_viewport_size({"width": 390, "height": 844})
-        _open_finder(page, f"{base_url}/finder/")
+        open_finder(page, f"{base_url}/finder/")
         widths = page.evaluate(
             """() => {
                 const results = document.getElementById('compat-finder-results');
@@ -603,9 +441,9 @@ def test_payload_size_and_first_verdict(base_url: str, site: Path, watched: Watc
         )
         timings.append(first - loaded)
     for release in SAMPLE_RELEASES:
-        _switch_release(page, release)
+        switch_release(page, release)
         for model in SAMPLE_MODELS:
-            _select(page, {"model": model})
+            select(page, {"model": model})
     assert sizes == payloads
     assert max(payloads.values()) <= PAYLOAD_BUDGET, payloads
     best = min(timings)
@@ -675,8 +513,8 @@ def test_finder_copy_button_keeps_clear_of_the_command_text(
         page = view.page
         page.set_viewport_size({"width": width, "height": 900 if width > 500 else 844})
         # The longest command the menus make: the newest release, a pair, every flag.
-        _open_finder(page, f"{base_url}/finder/", release=None)
-        _select(page, {"model": "mla", "gpu": "b200", "kv_cache_dtype": "nvfp4", "topk": "4"})
+        open_finder(page, f"{base_url}/finder/", release=None)
+        select(page, {"model": "mla", "gpu": "b200", "kv_cache_dtype": "nvfp4", "topk": "4"})
         page.hover(".md-content .highlight")  # Material shows the button on hover
         boxes = page.evaluate(
             """() => {
@@ -712,7 +550,7 @@ def test_finder_form_starts_above_the_fold_at_390_px(base_url: str, browser: Any
     try:
         page = view.page
         page.set_viewport_size({"width": 390, "height": 844})
-        _open_finder(page, f"{base_url}/finder/", release=None)
+        open_finder(page, f"{base_url}/finder/", release=None)
         top = page.evaluate("document.getElementById('compat-finder').getBoundingClientRect()")
         # The form begins on the first screen, its first menu wholly visible.
         first = page.evaluate(
@@ -748,168 +586,6 @@ def test_backend_page_links_to_the_finder_and_shows_the_navigation(
         view.context.close()
 
 
-# -- every combination the menus offer, in the browser, against check() -------------------
-
-_DRIVE = """([combos]) => {
-    const form = document.getElementById('compat-finder');
-    const results = document.getElementById('compat-finder-results');
-    const selects = {};
-    form.querySelectorAll('select[data-axis]').forEach(s => { selects[s.dataset.axis] = s; });
-    const prefill = form.querySelector('select[data-prefill]');
-    return combos.map(([menus, pair]) => {
-        // The model's menu is not driven here: its data is the one loaded (the test says).
-        for (const [axis, value] of Object.entries(menus)) {
-            if (axis !== 'model') selects[axis].value = value;
-        }
-        const option = Array.from(prefill.options).find(o => o.textContent === pair);
-        prefill.value = option ? option.value : '';
-        prefill.dispatchEvent(new Event('change'));
-        return [
-            Array.from(results.querySelectorAll('tr[data-backend]')).map(row => [
-                row.dataset.backend,
-                row.dataset.verdict,
-                Array.from(row.querySelectorAll('.compat-finder-rule')).map(c => c.textContent),
-            ]),
-            Array.from(results.querySelectorAll('.compat-finder-refused [data-rule]'))
-                .map(item => item.dataset.rule),
-            results.dataset.defaults,
-            results.dataset.prefill,
-        ];
-    });
-}"""
-
-
-def _menus_offered(page: Any) -> dict[str, list[str]]:
-    """Every value of every menu, as the page offers it."""
-    return page.evaluate(
-        """() => Object.fromEntries(Array.from(document.querySelectorAll(
-            '#compat-finder select[data-axis]')).map(s => [
-                s.dataset.axis, Array.from(s.options).map(o => o.value)]))"""
-    )
-
-
-def _guard_answers(job: tuple[str, dict[str, str], str]) -> tuple[Any, ...]:
-    """What check() says for one selection: each row's verdict and rules, SGLang's default."""
-    release, menus, pair = job
-    fields = menu_fields(menus, release)
-    unset = check(AttentionConfig(**fields)).resolved
-    rows: dict[str, tuple[str, list[str]]] = {}
-    errors: list[set[str]] = []
-    for backend in finder_backends(release):
-        if not pair:
-            config = AttentionConfig(attention_backend=backend, **fields)
-        elif backend != pair:
-            config = AttentionConfig(
-                prefill_attention_backend=pair, decode_attention_backend=backend, **fields
-            )
-        else:
-            continue
-        report = check(config)
-        rows[backend] = _expected(report)
-        errors.append({finding.rule for finding in report.errors})
-    defaults = f"{unset.prefill_backend or ''} {unset.decode_backend or ''}"
-    return rows, errors, defaults
-
-
-def _selections(release: str, offered: dict[str, list[str]], sample: int | None) -> list[Any]:
-    import itertools
-    import random
-
-    axes = list(offered)
-    every = [
-        (dict(zip(axes, values, strict=True)), pair)
-        for values in itertools.product(*(offered[axis] for axis in axes))
-        for pair in ("", "fa4")
-    ]
-    if sample is None:
-        return every
-    return random.Random(release).sample(every, sample)
-
-
-EVERY_SELECTION = [
-    *((release, model, None) for release in (NEWEST, "0.5.7") for model in ("mha", "mla")),
-    (SAMPLE_RELEASES[1], "mla", 400),
-    *((release, model, 300) for release in SAMPLE_RELEASES for model in SAMPLE_MODELS[2:]),
-]
-"""(release, model, sample): both architectures of the newest release and 0.5.7 in full,
-one architecture of the middle release and each named model of the sample sampled."""
-
-
-@pytest.mark.parametrize(("release", "model", "sample"), EVERY_SELECTION)
-def test_every_selection_in_the_browser_is_the_guards_answer(
-    base_url: str, watched: Watched, release: str, model: str, sample: int | None
-) -> None:
-    """Every combination the menus offer (GPU by GPU, with and without the fa4 prefill),
-    as the page shows it: each row's verdict and rule ids, and SGLang's default backends,
-    equal check()'s (for a named model, check() of `from_known_model`, as `compat check
-    --model NAME` judges it)."""
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
-
-    page = watched.page
-    _open_finder(page, f"{base_url}/finder/", release=None)
-    _switch_release(page, release)
-    _select(page, {"model": model})
-    selections = _selections(release, _menus_offered(page), sample)
-    selections = [({"model": model, **menus}, pair) for menus, pair in selections]
-    shown: list[Any] = []
-    for start in range(0, len(selections), 500):
-        shown += page.evaluate(_DRIVE, [selections[start : start + 500]])
-    assert page.get_attribute("#compat-finder-results", "data-model") == model
-    jobs = [(release, menus, pair) for menus, pair in selections]
-    # Selections that differ only by a GPU of the same class are the same configuration:
-    # check() each once, side by side on every core.
-    first: dict[Any, tuple[str, dict[str, str], str]] = {}
-    for job in jobs:
-        first.setdefault(_key_of(job), job)
-    with ProcessPoolExecutor(
-        os.cpu_count(), mp_context=multiprocessing.get_context("fork")
-    ) as pool:
-        found = pool.map(_guard_answers, list(first.values()), chunksize=64)
-        answers = dict(zip(first, found, strict=True))
-    compared = 0
-    for job, (rows, refused, defaults, pair) in zip(jobs, shown, strict=True):
-        expected_rows, errors, expected_defaults = answers[_key_of(job)]
-        assert pair == job[2], job
-        if job[2] and refused:
-            # The prefill backend is refused whatever the partner: the page shows the
-            # errors every pair shares, and every pair is refused.
-            assert rows == [] and all(set(refused) <= e for e in errors), job
-            assert all(verdict == "incompatible" for verdict, _ in expected_rows.values())
-            compared += len(expected_rows)
-            continue
-        assert {name: (v, r) for name, v, r in rows} == expected_rows, job
-        assert len(rows) == len(expected_rows), job
-        if not job[2]:
-            assert defaults == expected_defaults, job
-        compared += len(rows)
-    # Every selection compared a row per backend (but the fa4 prefill's own column).
-    assert compared >= len(selections) * (len(finder_backends(release)) - 1)
-    ARTIFACTS.mkdir(exist_ok=True)
-    with (ARTIFACTS / "finder-equals-guard.txt").open("a", encoding="utf-8") as log:
-        log.write(
-            f"{release} {model}: {len(selections)} selections, {compared} rows equal check()\n"
-        )
-    watched.assert_local_only()
-
-
-def _gpu_class(value: str) -> tuple[str, Any]:
-    from compat.inputs.gpus import find_gpu
-
-    gpu = find_gpu(value.replace("-", " "))
-    assert gpu is not None, value
-    return gpu.platform.value, gpu.capability
-
-
-def _rest(menus: dict[str, str]) -> tuple[str, ...]:
-    return (menus["kv_cache_dtype"], menus["page_size"], menus["topk"])
-
-
-def _key_of(job: tuple[str, dict[str, str], str]) -> tuple[Any, ...]:
-    _, menus, pair = job
-    return (menus["model"], _gpu_class(menus["gpu"]), *_rest(menus), pair)
-
-
 def _run_command(command: str) -> subprocess.CompletedProcess[str]:
     """The page's command, as a reader pastes it (`compat check ...`)."""
     words = shlex.split(command)
@@ -927,7 +603,7 @@ def test_the_model_menu_applies_each_models_own_start_up_rules(
     page's command is that command and passes. DeepSeek V3.2 with an nvfp4 cache on B200:
     nothing passes, and the page sends the reader to the command, which prints the fixes."""
     page = watched.page
-    _open_finder(page, f"{base_url}/finder/", release=None)
+    open_finder(page, f"{base_url}/finder/", release=None)
     labels = page.eval_on_selector_all(
         "select[data-model] option", "nodes => nodes.map(n => n.textContent)"
     )
@@ -937,13 +613,13 @@ def test_the_model_menu_applies_each_models_own_start_up_rules(
     ]
     assert "gpt-oss-120b (GptOssForCausalLM)" in labels
     menus = {"model": "gpt-oss-120b", "gpu": "b200", "kv_cache_dtype": "auto", "page_size": ""}
-    _select(page, {**menus, "topk": ""})
-    shown = _shown_rows(page)
+    select(page, {**menus, "topk": ""})
+    shown = shown_rows(page)
     assert shown["flashinfer"][0] == "incompatible"
     assert "startup-gpt-oss-backends" in shown["flashinfer"][1]
     fields = menu_fields({**menus, "topk": ""}, NEWEST)
     for backend, row in shown.items():
-        assert row == _expected(check(AttentionConfig(attention_backend=backend, **fields)))
+        assert row == guard_row(check(AttentionConfig(attention_backend=backend, **fields)))
     assert page.get_attribute("#compat-finder-results", "data-defaults") == "trtllm_mha trtllm_mha"
     command = page.inner_text(".md-content .highlight code").strip()
     assert "--model gpt-oss-120b" in command and command.endswith("--attention-backend trtllm_mha")
@@ -953,8 +629,8 @@ def test_the_model_menu_applies_each_models_own_start_up_rules(
     ARTIFACTS.mkdir(exist_ok=True)
     page.screenshot(path=str(ARTIFACTS / "finder-gpt-oss.png"), full_page=True)
 
-    _select(page, {"model": "deepseek-v3.2-exp", "kv_cache_dtype": "nvfp4"})
-    verdicts = {verdict for verdict, _ in _shown_rows(page).values()}
+    select(page, {"model": "deepseek-v3.2-exp", "kv_cache_dtype": "nvfp4"})
+    verdicts = {verdict for verdict, _ in shown_rows(page).values()}
     assert verdicts == {"incompatible"}
     note = page.inner_text(".compat-finder-fixes-intro")
     assert "The command below prints the fixes" in note

@@ -1,6 +1,6 @@
 """The AttentionConfig fields of one combination of the finder's menu values, worked out
 here independently of compat.publish.finder's own mapping, for the tests that hold the
-finder's data (tests/publish/test_finder.py) and the page in Chromium (test_browser.py) to
+finder's data (tests/publish/test_finder.py) and the page in Chromium (test_browser*.py) to
 check(): a named model's are those of `AttentionConfig.from_known_model` (what `compat
 check --model NAME` judges)."""
 

@@ -345,14 +345,15 @@ def _call(tally: Tally, kind: str, function: Callable[[], Any], must_raise: bool
     return result
 
 
-def fuzz(seed: int, cli: int, api: int, seconds: float | None = None) -> Tally:
-    """Run `cli` CLI and `api` API cases (or as many as fit in `seconds`) from `seed`."""
+def fuzz(seed: int, cli: int, api: int, seconds: float | None = None, at_least: int = 0) -> Tally:
+    """Run `cli` CLI and `api` API cases (or as many as fit in `seconds`, but never fewer
+    than `at_least` CLI cases: a busy machine must not shrink a time box to nothing)."""
     rng = random.Random(seed)
     tally = Tally()
     deadline = None if seconds is None else time.monotonic() + seconds
     with workspace() as space:
         while tally.cli_calls < cli or tally.api_calls < api:
-            if deadline is not None and time.monotonic() > deadline:
+            if deadline is not None and time.monotonic() > deadline and tally.cli_calls >= at_least:
                 break
             if tally.cli_calls < cli:
                 cli_case(rng, space, tally)

@@ -19,9 +19,7 @@ from __future__ import annotations
 
 import argparse
 import datetime
-import functools
 import gzip
-import http.server
 import os
 import platform
 import shutil
@@ -29,13 +27,10 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import threading
 import time
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 for _path in (ROOT / "tests" / "support", ROOT):
@@ -47,6 +42,7 @@ for _path in (ROOT / "tests" / "support", ROOT):
 os.environ.setdefault("COMPAT_SGLANG_VERSION", "0.5.7")
 
 from finder_sample import sample_env  # noqa: E402 (tests/support is on the path above)
+from sample_site import served  # noqa: E402
 
 from compat.publish.finder_options import MODELS_VARIABLE, RELEASES_VARIABLE  # noqa: E402
 
@@ -168,24 +164,6 @@ def data_sizes(site: Path) -> list[Figure]:
             fits,
         )
     ]
-
-
-class _Quiet(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, format: str, *args: Any) -> None:
-        pass
-
-
-@contextmanager
-def served(site: Path) -> Iterator[str]:
-    handler = functools.partial(_Quiet, directory=str(site))
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
 
 
 def browser(site: Path, loads: int) -> list[Figure]:

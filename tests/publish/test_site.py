@@ -4,32 +4,15 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
-from finder_sample import sample_env
 from paths import ROOT
+from sample_site import build_sample_site
 
 from compat.claim.baseline import MATRIX
 from compat.vocab.terms import Arch
 
 CDN_MARKERS = ("fonts.googleapis", "fonts.gstatic", "cdn.jsdelivr", "unpkg")
-
-
-def _build(config: Path, site: Path, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "mkdocs", "build", "--strict", "-f", str(config), "-d", str(site)],
-        capture_output=True,
-        text=True,
-        cwd=cwd,
-        # Material prints an end-of-life banner that mentions this variable; it is not a
-        # build warning, and hiding it keeps the "no WARNING" assertion meaningful.
-        # The tests' sample of finder releases: the build cache entry the other tests use.
-        env={**sample_env(), "NO_MKDOCS_2_WARNING": "1"},
-        timeout=900,
-        check=False,
-    )
 
 
 def _site_project(project: Path) -> Path:
@@ -45,7 +28,7 @@ def _site_project(project: Path) -> Path:
 
 def test_site_builds_strict_without_warnings_or_cdn(tmp_path: Path) -> None:
     site = tmp_path / "site"
-    result = _build(ROOT / "mkdocs.yml", site, tmp_path)
+    result = build_sample_site(site, ROOT / "mkdocs.yml", tmp_path)
     output = result.stdout + result.stderr
     assert result.returncode == 0, output
     assert "WARNING" not in output, output
@@ -64,7 +47,7 @@ def test_site_builds_strict_without_warnings_or_cdn(tmp_path: Path) -> None:
 def test_stale_page_fails_the_build(tmp_path: Path) -> None:
     project = _site_project(tmp_path / "project")
 
-    fresh = _build(project / "mkdocs.yml", tmp_path / "fresh-site", tmp_path)
+    fresh = build_sample_site(tmp_path / "fresh-site", project / "mkdocs.yml", tmp_path)
     assert fresh.returncode == 0, fresh.stdout + fresh.stderr
 
     page = project / "docs" / "attention_backend.md"
@@ -77,7 +60,7 @@ def test_stale_page_fails_the_build(tmp_path: Path) -> None:
     assert edited != text
     page.write_text(edited, encoding="utf-8")
 
-    stale = _build(project / "mkdocs.yml", tmp_path / "stale-site", tmp_path)
+    stale = build_sample_site(tmp_path / "stale-site", project / "mkdocs.yml", tmp_path)
     output = stale.stdout + stale.stderr
     assert stale.returncode != 0
     assert "attention_backend.md" in output
@@ -93,7 +76,7 @@ def test_stale_export_fails_the_build(tmp_path: Path) -> None:
     assert edited != text
     export.write_text(edited, encoding="utf-8")
 
-    stale = _build(project / "mkdocs.yml", tmp_path / "stale-site", tmp_path)
+    stale = build_sample_site(tmp_path / "stale-site", project / "mkdocs.yml", tmp_path)
     output = stale.stdout + stale.stderr
     assert stale.returncode != 0
     assert "docs/matrix.json is stale" in output

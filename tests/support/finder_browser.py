@@ -4,7 +4,6 @@ fixtures of these)."""
 
 from __future__ import annotations
 
-import http.server
 import os
 from pathlib import Path
 from typing import Any
@@ -36,11 +35,6 @@ def chromium() -> Path:
     if os.environ.get("CI"):
         pytest.fail(f"{message} (CI must provide the browser)")
     pytest.skip(message)
-
-
-class QuietHandler(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, format: str, *args: Any) -> None:
-        pass
 
 
 class Watched:

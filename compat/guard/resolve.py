@@ -12,7 +12,7 @@ from compat.claim.matrix import Matrix
 from compat.engine.events import DtypeFallenBack
 from compat.engine.startup.replay import Startup, replay
 from compat.guard import startup_words
-from compat.guard.plan import backend_plan
+from compat.guard.plan import FindingMemo, backend_plan
 from compat.guard.plan import compiled as compiled_guard
 from compat.guard.report import Enforcement, Finding, Resolved
 from compat.inputs.config import Parsed
@@ -63,14 +63,14 @@ _MEMO_LIMIT = 50_000
 def _resolve(parsed: Parsed, findings: list[Finding], matrix: Matrix) -> Resolved:
     startup = replay(parsed, parsed.release)
     release = parsed.release.release
-    reasons = {rule.id: rule.why for rule in matrix.dtype_fallback_rules}
-    findings.extend(
-        startup_words.finding(event, release, reasons.get(event.rule))
-        if isinstance(event, DtypeFallenBack)
-        else startup_words.finding(event, release)
-        for event in startup.events
-    )
-    findings.extend(_resolution_notes(parsed, startup))
+    # Worded once per event (events are values): most launches repeat another's events.
+    memo = compiled_guard(matrix).findings
+    for event in startup.events:
+        fallback = isinstance(event, DtypeFallenBack)
+        reason = _fallback_reason(matrix, event.rule) if fallback else None
+        inputs = (event, release, reason)
+        findings.append(memo.finding(startup_words.finding, inputs, event, release, reason))
+    findings.extend(_resolution_notes(parsed, startup, memo))
     values = startup.fields
     prefill, decode = values.phases
     _fixed_page_conflicts(parsed, (prefill, decode), startup.page_size, findings, matrix)
@@ -90,43 +90,65 @@ def _resolve(parsed: Parsed, findings: list[Finding], matrix: Matrix) -> Resolve
     )
 
 
-def _resolution_notes(parsed: Parsed, startup: Startup) -> Iterator[Finding]:
-    """What the replay chose without being told: the default, the model, an idle topk."""
+def _fallback_reason(matrix: Matrix, rule: str) -> str | None:
+    """The page's words for why a KV dtype falls back, if it has a rule for it."""
+    return next((r.why for r in matrix.dtype_fallback_rules if r.id == rule), None)
+
+
+def _resolution_notes(parsed: Parsed, startup: Startup, memo: FindingMemo) -> Iterator[Finding]:
+    """What the replay chose without being told: the default, the model, an idle topk.
+
+    Worded once per `memo` and the inputs each note's words depend on."""
+    release = parsed.release
     chosen = startup.default_backend
     if chosen is not None:
         both_set = parsed.prefill is not None and parsed.decode is not None
-        unused = " (neither phase runs it, but its page-size rules still apply)" if both_set else ""
-        yield Finding(
-            "default-backend",
-            Severity.INFO,
-            f"--attention-backend is unset: SGLang {parsed.release.release} picks {chosen} for "
-            f"{parsed.arch.label} models on {_where(parsed)}"
-            f"{'' if startup.default_by is None else f' ({startup.default_by})'}{unused}",
-            ("--attention-backend",),
-            value=chosen,
-            backend=chosen,
-            enforced=Enforcement.STARTUP,
-        )
+        inputs = (release.release, chosen, parsed.arch, parsed.platform, parsed.capability,
+                  startup.default_by, both_set)  # fmt: skip
+        yield memo.finding(_default_note, inputs, parsed, chosen, startup.default_by, both_set)
     auto_spec = parsed.algorithm is not None and parsed.steps is None
     if parsed.model_architecture is None and (chosen is not None or auto_spec):
-        assumed = parsed.release.assumed_architecture(parsed.arch)
-        yield Finding(
-            "model-architecture-assumed",
-            Severity.INFO,
-            f"SGLang's choice depends on the model; assumed {assumed} (pass "
-            "--model-architecture or --model-config)",
-            ("--model-architecture",),
-            value=assumed,
-            enforced=Enforcement.STARTUP,
-        )
+        assumed = release.assumed_architecture(parsed.arch)
+        yield memo.finding(_assumed_model_note, (assumed,), assumed)
     if startup.fields.algorithm is None and parsed.topk is not None:
-        yield Finding(
-            "spec-topk-without-algorithm",
-            Severity.INFO,
-            f"--speculative-eagle-topk {parsed.topk} has no effect without --speculative-algorithm",
-            ("--speculative-eagle-topk",),
-            value=str(parsed.topk),
-        )
+        yield memo.finding(_idle_topk_note, (parsed.topk,), parsed.topk)
+
+
+def _default_note(parsed: Parsed, chosen: str, default_by: str | None, both_set: bool) -> Finding:
+    unused = " (neither phase runs it, but its page-size rules still apply)" if both_set else ""
+    return Finding(
+        "default-backend",
+        Severity.INFO,
+        f"--attention-backend is unset: SGLang {parsed.release.release} picks {chosen} for "
+        f"{parsed.arch.label} models on {_where(parsed)}"
+        f"{'' if default_by is None else f' ({default_by})'}{unused}",
+        ("--attention-backend",),
+        value=chosen,
+        backend=chosen,
+        enforced=Enforcement.STARTUP,
+    )
+
+
+def _assumed_model_note(assumed: str) -> Finding:
+    return Finding(
+        "model-architecture-assumed",
+        Severity.INFO,
+        f"SGLang's choice depends on the model; assumed {assumed} (pass "
+        "--model-architecture or --model-config)",
+        ("--model-architecture",),
+        value=assumed,
+        enforced=Enforcement.STARTUP,
+    )
+
+
+def _idle_topk_note(topk: int) -> Finding:
+    return Finding(
+        "spec-topk-without-algorithm",
+        Severity.INFO,
+        f"--speculative-eagle-topk {topk} has no effect without --speculative-algorithm",
+        ("--speculative-eagle-topk",),
+        value=str(topk),
+    )
 
 
 _PHASES = tuple(Phase)  # iterating the enum class itself runs a generator each time

@@ -34,15 +34,23 @@ class Located:
 def hub_cache() -> Path:
     explicit = os.environ.get("HF_HUB_CACHE")
     if explicit:
-        return Path(explicit).expanduser()
+        return _user_path(explicit)
     home = os.environ.get("HF_HOME")
-    base = Path(home).expanduser() if home else Path.home() / ".cache" / "huggingface"
-    return base / "hub"
+    return _user_path(home or "~/.cache/huggingface") / "hub"
+
+
+def _user_path(text: str) -> Path:
+    """`text` with a leading `~` or `~user` expanded, or as written where no home is known
+    (`~0`, an unknown user; no HOME and no password entry): then it names no directory."""
+    try:
+        return Path(text).expanduser()
+    except RuntimeError:  # "Could not determine home directory."
+        return Path(text)
 
 
 def locate_model_config(model_path: str) -> Located:
     """The config.json `model_path` names locally, or None with what was searched."""
-    path = Path(model_path).expanduser()
+    path = _user_path(model_path)
     try:
         if path.is_dir():
             candidate = path / CONFIG_FILE

@@ -86,6 +86,17 @@ def test_a_hub_id_missing_from_the_cache_says_where_it_looked(tmp_path: Path) ->
     assert str(tmp_path) in with_arch.stdout
 
 
+@pytest.mark.parametrize("model_path", ["~0", "~no-such-user-here/model"])
+def test_a_model_path_with_an_unknown_home_is_not_found_locally(model_path: str) -> None:
+    # `~user` of a user the machine does not have: Python cannot expand it (a fuzzer found
+    # this as an internal error); it is a path that holds no config, as for SGLang.
+    launch = ["--model-path", model_path, "--attention-backend", "fa3"]
+    result = compat("check", "--gpu", "h100", "--attention-arch", "mha", "--", *launch)
+    assert result.returncode == 0, result.stderr
+    assert "internal error" not in result.stderr
+    assert f"no config.json found locally (looked in {model_path})" in result.stdout
+
+
 def test_flags_that_contradict_the_model_config_are_reported() -> None:
     result = compat(
         "check",

@@ -7,6 +7,8 @@ benchmark, which times the whole enumeration.
 
 from __future__ import annotations
 
+import functools
+import gc
 import itertools
 import multiprocessing
 import os
@@ -50,6 +52,11 @@ class Claim:
     finding_id: str
     action: str
     phases: frozenset[str]
+
+    @functools.cached_property
+    def page_sizes(self) -> frozenset[int]:
+        """The page sizes a cell names (a native-size or a conditional cell)."""
+        return frozenset(int(size) for size in re.findall(r"\d+", self.cell))
 
 
 def read_claims(page: str) -> dict[tuple[str, str], tuple[Claim, ...]]:
@@ -106,45 +113,55 @@ def expected_finding(claim: Claim, report: Report, backend: str) -> Severity | N
     if claim.cell in ("✅", "n/a"):
         return None
     if claim.cell.startswith("⚠️"):
-        allowed = {int(size) for size in re.findall(r"\d+", claim.cell)}
-        return None if page_size in allowed else ACTION_SEVERITY[claim.action]
+        return None if page_size in claim.page_sizes else ACTION_SEVERITY[claim.action]
     if claim.action == "snap":
         # Page sizes: a listed size is native; a fixed one is snapped to (so it is listed);
         # anything else is emulated, which the legend says is reported as info.
         # A fixed-size kernel left on another size (the other phase's) is a cross-field
         # error of that backend instead.
-        sizes = {int(size) for size in re.findall(r"\d+", claim.cell)}
         conflict = any(
             f.rule == "page-size-conflict" and f.backend == backend for f in report.findings
         )
-        if page_size in sizes or conflict:
+        if page_size in claim.page_sizes or conflict:
             return None
         return Severity.INFO
     assert claim.cell == "❌", f"unexpected cell {claim.cell!r}"
     return ACTION_SEVERITY[claim.action]
 
 
-def configurations(prefills: tuple[str, ...] | None = None) -> Iterator[AttentionConfig]:
-    """The enumerated space; `prefills` limits it to those prefill backends (one shard)."""
+Shard = tuple[str, str]
+"""(architecture, prefill backend): a part of the space one process proves at a time."""
+
+
+def shards(every: int = 1) -> list[Shard]:
+    """The whole space's shards, or those of every n-th prefill backend (a smoke run's)."""
+    return list(itertools.product(ARCHS, MATRIX.backend_names[::every]))
+
+
+def configurations(parts: list[Shard] | None = None) -> Iterator[AttentionConfig]:
+    """The enumerated space, or the configurations of some of its shards."""
     backends = MATRIX.backend_names
-    for index, (arch, prefill, decode, dtype, topk, page, (platform, capability)) in enumerate(
-        itertools.product(ARCHS, backends, backends, KV_DTYPES, TOPKS, PAGE_SIZES, PRESETS)
-    ):
-        if prefills is not None and prefill not in prefills:
-            continue
-        yield AttentionConfig(
-            attention_arch=arch,
-            prefill_attention_backend=prefill,
-            decode_attention_backend=decode,
-            kv_cache_dtype=dtype,
-            page_size=page,
-            speculative_algorithm=None if topk is None else "EAGLE",
-            speculative_eagle_topk=topk,
-            platform=platform,
-            compute_capability=capability,
-            sliding_window=index % 2 == 1,
-            multimodal=index % 4 >= 2,
-        )
+    # Every configuration keeps its index in the whole space (which sets its model's
+    # switches), however the space is split.
+    per_prefill = len(backends) * len(KV_DTYPES) * len(TOPKS) * len(PAGE_SIZES) * len(PRESETS)
+    for arch, prefill in shards() if parts is None else parts:
+        start = (ARCHS.index(arch) * len(backends) + backends.index(prefill)) * per_prefill
+        for index, (decode, dtype, topk, page, (platform, capability)) in enumerate(
+            itertools.product(backends, KV_DTYPES, TOPKS, PAGE_SIZES, PRESETS), start
+        ):
+            yield AttentionConfig(
+                attention_arch=arch,
+                prefill_attention_backend=prefill,
+                decode_attention_backend=decode,
+                kv_cache_dtype=dtype,
+                page_size=page,
+                speculative_algorithm=None if topk is None else "EAGLE",
+                speculative_eagle_topk=topk,
+                platform=platform,
+                compute_capability=capability,
+                sliding_window=index % 2 == 1,
+                multimodal=index % 4 >= 2,
+            )
 
 
 def verify(
@@ -187,12 +204,18 @@ def verify(
     return compared, mismatches
 
 
-def _prove_shard(page: str, prefills: tuple[str, ...]) -> tuple[int, int, list[str]]:
-    claims = read_claims(page)
+@functools.cache
+def _claims(page: str) -> dict[tuple[str, str], tuple[Claim, ...]]:
+    """`read_claims`, once per page text in each process (a process proves many shards)."""
+    return read_claims(page)
+
+
+def _prove_shard(page: str, shard: Shard) -> tuple[int, int, list[str]]:
+    claims = _claims(page)
     configs = compared = 0
     mismatches: list[str] = []
     with gc_paused():
-        for config in configurations(prefills):
+        for config in configurations([shard]):
             configs += 1
             count, wrong = verify(config, check(config), claims)
             compared += count
@@ -206,19 +229,22 @@ def run_proof(
     """(configurations, claims compared, mismatches) over the whole enumerated space, or,
     with `every` n, over the configurations of every n-th prefill backend (a smoke run's).
 
-    The space is split by prefill backend across `workers` processes (default: one per core).
+    The space's shards (`shards`, 34 of about the same cost) are handed to `workers`
+    processes (default: one per core) as they free up: a split into as many parts as
+    processes left one working a shard's time after the other.
     """
     text = page if page is not None else PAGE.read_text(encoding="utf-8")
     workers = workers or os.cpu_count() or 1
-    backends = MATRIX.backend_names[::every]
-    shards = [tuple(backends[i::workers]) for i in range(workers)]
+    parts = shards(every)
     if workers == 1:
-        results = [_prove_shard(text, shards[0])]
+        results = [_prove_shard(text, part) for part in parts]
     else:
         context = multiprocessing.get_context("fork")
-        with ProcessPoolExecutor(workers, mp_context=context) as pool:
-            results = list(pool.map(_prove_shard, [text] * workers, shards))
+        # The workers live for the proof alone and make no cyclic garbage: their collector
+        # stays off, rather than walking each shard's objects when a shard's pause ends.
+        with ProcessPoolExecutor(workers, mp_context=context, initializer=gc.disable) as pool:
+            results = list(pool.map(_prove_shard, [text] * len(parts), parts))
     configs = sum(r[0] for r in results)
     compared = sum(r[1] for r in results)
-    mismatches = [m for r in results for m in r[2]]
+    mismatches = [m for r in results for m in r[2]][:20]
     return configs, compared, mismatches

@@ -65,6 +65,7 @@ FA4_SAMPLES = 14
 BASE_BACKENDS = 15  # the sample sizes above are for this many backends; more shrink them
 
 
+@functools.cache  # the grid asks once per GPU and model, and the file is SGLang's largest
 def backends(version: str) -> tuple[str, ...]:
     """SGLang `version`'s --attention-backend choices, read from its source."""
     root = source_root(version)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
 import importlib
 import io
 import os
@@ -57,6 +58,7 @@ class Parser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message}{hint}\n")
 
 
+@functools.cache  # reading the installed metadata scans sys.path: once per process
 def _version() -> str:
     from importlib.metadata import PackageNotFoundError, version
 

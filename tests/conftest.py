@@ -54,9 +54,19 @@ SLOW_TESTS = frozenset(
 """Single tests of the slow tier, by module and name (every parameter of the test)."""
 
 
+FIRST_MODULES = ("publish/test_finder.py",)
+"""Run first: its first test computes the finder's sample when the build cache lacks it (two
+minutes of both cores on a fresh machine), which the site and browser tests then wait for.
+Started first, the computation overlaps the other worker's modules instead of holding the
+browser tests at the end. Each module runs on one worker (`--dist loadfile`), in the order
+its first test was collected."""
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         module = item.path.relative_to(_TESTS).as_posix()
         name = item.name.split("[", 1)[0]
         if module in SLOW_MODULES or f"{module}::{name}" in SLOW_TESTS:
             item.add_marker(pytest.mark.slow)
+    # A stable sort: every worker collects the same order, and a module keeps its own.
+    items.sort(key=lambda item: item.path.relative_to(_TESTS).as_posix() not in FIRST_MODULES)

@@ -42,6 +42,13 @@ def test_site_builds_strict_without_warnings_or_cdn(tmp_path: Path) -> None:
     matrix = (site / "attention_backend" / "index.html").read_text(encoding="utf-8")
     assert matrix.count('class="admonition note"') >= 10
     assert "```{" not in matrix
+    # Search finds the main page (the newest release's) once, and no release page: they
+    # are near-copies of it and of one another.
+    index = json.loads((site / "search" / "search_index.json").read_text(encoding="utf-8"))
+    searched = {entry["location"].split("#")[0] for entry in index["docs"]}
+    assert "attention_backend/" in searched and "changes/" in searched
+    assert (site / "releases" / "0.5.12" / "index.html") in pages
+    assert not [location for location in searched if location.startswith("releases/")]
 
 
 def test_stale_page_fails_the_build(tmp_path: Path) -> None:

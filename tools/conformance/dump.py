@@ -12,7 +12,6 @@ launches instead of the grid's (zoo.py; each row also carries the zoo's `label`)
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import os
 import sys
@@ -24,7 +23,7 @@ from typing import Any
 from conformance.grid import grid
 from conformance.harness import run_many
 from conformance.releases import ALL_RELEASES
-from conformance.wheel import cache_dir, wheel_path
+from conformance.wheel import cache_dir, harness_digest
 
 
 def rows(
@@ -79,11 +78,7 @@ _PRODUCT_SIDE = frozenset({"compare.py", "model_data.py", "zoo_summary.py"})
 
 
 def _cache_file(version: str, zoo: bool = False) -> Path:
-    digest = hashlib.sha256(wheel_path(version).name.encode())
-    for source in sorted(Path(__file__).parent.glob("*.py")):
-        if source.name in _PRODUCT_SIDE:
-            continue
-        digest.update(source.name.encode() + b"\0" + source.read_bytes())
+    digest = harness_digest(version, _PRODUCT_SIDE)
     if zoo:  # the zoo's configs are what SGLang's code reads: a changed one is a new launch
         from compat.inputs.zoo import DATA
 

@@ -24,6 +24,7 @@ from __future__ import annotations
 import ast
 import importlib
 import json
+import os
 import subprocess
 import sys
 from collections.abc import Iterator, Sequence
@@ -178,6 +179,26 @@ def release_data(version: str) -> dict[str, list[str]]:
 
 
 def release_data_in_subprocess(release: str) -> dict[str, list[str]]:
+    """`release_data(release)`, read in a fresh interpreter (it imports the release), or
+    from the cache of a previous run: a pure function of the wheel and of this harness's
+    code, which the cache key hashes (`COMPAT_CONFORMANCE_FRESH=1` always recomputes)."""
+    from conformance.dump import FRESH
+    from conformance.wheel import cache_dir, harness_digest
+
+    key = harness_digest(release).hexdigest()[:16]
+    cached = cache_dir() / "model-data" / f"{release}-{key}.json"
+    if cached.is_file() and not os.environ.get(FRESH):
+        found: dict[str, list[str]] = json.loads(cached.read_text(encoding="utf-8"))
+        return found
+    data = _read_in_subprocess(release)
+    cached.parent.mkdir(parents=True, exist_ok=True)
+    staging = cached.with_name(f"{cached.name}.{os.getpid()}.tmp")
+    staging.write_text(json.dumps(data), encoding="utf-8")
+    staging.replace(cached)  # a concurrent reader never sees half a file
+    return data
+
+
+def _read_in_subprocess(release: str) -> dict[str, list[str]]:
     result = subprocess.run(
         [sys.executable, "-m", "conformance.model_data", "--print", release],
         capture_output=True,

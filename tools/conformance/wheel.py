@@ -8,6 +8,7 @@ can be loaded from them, whichever files that release spreads it over.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import shutil
 import subprocess
@@ -37,6 +38,17 @@ def cache_dir() -> Path:
     if configured:
         return Path(configured).expanduser()
     return Path.home() / ".cache" / "attention-compat" / "sglang-wheels"
+
+
+def harness_digest(version: str, leave_out: frozenset[str] = frozenset()) -> hashlib._Hash:
+    """A hash of what a cached fact of `version`'s wheel was computed from: the wheel (its
+    file name: a released wheel never changes) and the harness's own modules but
+    `leave_out`. Callers add what else their fact reads."""
+    digest = hashlib.sha256(wheel_path(version).name.encode())
+    for source in sorted(Path(__file__).parent.glob("*.py")):
+        if source.name not in leave_out:
+            digest.update(source.name.encode() + b"\0" + source.read_bytes())
+    return digest
 
 
 def wheel_path(version: str) -> Path:

@@ -54,12 +54,25 @@ SLOW_TESTS = frozenset(
 """Single tests of the slow tier, by module and name (every parameter of the test)."""
 
 
-FIRST_MODULES = ("publish/test_finder.py",)
-"""Run first: its first test computes the finder's sample when the build cache lacks it (two
-minutes of both cores on a fresh machine), which the site and browser tests then wait for.
-Started first, the computation overlaps the other worker's modules instead of holding the
-browser tests at the end. Each module runs on one worker (`--dist loadfile`), in the order
-its first test was collected."""
+LONGEST_FIRST = (
+    "publish/test_browser_guard.py",
+    "guard/test_fuzz.py",
+    "publish/test_finder.py",
+    "publish/test_browser.py",
+    "cli/test_hostile_fuzz.py",
+    "guard/test_conformance_enforce.py",
+    "engine/test_conformance.py",
+    "engine/test_conformance_releases.py",
+    "tools/test_intake.py",
+    "claim/test_mutation.py",
+    "guard/test_consistency.py",
+)
+"""The modules that take longest (each 15 to 75 s on this project's 2-core machine), longest
+first; the others follow in path order. Each module runs on one worker (`--dist loadfile`),
+handed out in collection order as workers free up (`--no-loadscope-reorder`: xdist's own
+order, by number of tests, started the longest module, nine tests, two thirds of the way
+through and left one worker idle at the end). The first browser module builds the site, and
+on a fresh machine computes the finder's sample for every later module that needs it."""
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
@@ -69,4 +82,5 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         if module in SLOW_MODULES or f"{module}::{name}" in SLOW_TESTS:
             item.add_marker(pytest.mark.slow)
     # A stable sort: every worker collects the same order, and a module keeps its own.
-    items.sort(key=lambda item: item.path.relative_to(_TESTS).as_posix() not in FIRST_MODULES)
+    first = {module: place for place, module in enumerate(LONGEST_FIRST)}
+    items.sort(key=lambda item: first.get(item.path.relative_to(_TESTS).as_posix(), len(first)))

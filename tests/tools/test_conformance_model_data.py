@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 from conformance import model_data
-from conformance.dump import FRESH
+from conformance.wheel import FRESH
 
 
 @pytest.fixture

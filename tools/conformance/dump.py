@@ -23,7 +23,7 @@ from typing import Any
 from conformance.grid import grid
 from conformance.harness import run_many
 from conformance.releases import ALL_RELEASES
-from conformance.wheel import cache_dir, harness_digest
+from conformance.wheel import FRESH, cache_dir, harness_digest
 
 
 def rows(
@@ -67,9 +67,6 @@ def rows(
         tmp.write_text("".join(json.dumps(row) + "\n" for row in table))
         tmp.replace(path)
     return table
-
-
-FRESH = "COMPAT_CONFORMANCE_FRESH"
 
 
 # Modules of the product's side (the comparison, the generators, summaries): changing them

@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from conformance.wheel import WheelUnavailableError, cache_dir, wheel_path
+from conformance.wheel import FRESH, WheelUnavailableError, cache_dir, wheel_path
 
 # Class-level names that are class constants, not config fields.
 _NOT_FIELDS = frozenset(
@@ -303,7 +303,7 @@ def transformers_wheel(version: str) -> Path:
 def transformers_facts(version: str) -> ConfigFacts:
     """What transformers `version` knows: its model types and config classes."""
     cached = cache_dir() / "transformers" / f"facts-{version}.json"
-    if cached.is_file() and not os.environ.get("COMPAT_CONFORMANCE_FRESH"):
+    if cached.is_file() and not os.environ.get(FRESH):
         return ConfigFacts.from_json(json.loads(cached.read_text()))
     with zipfile.ZipFile(transformers_wheel(version)) as archive:
         names = archive.namelist()

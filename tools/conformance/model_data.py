@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from conformance.hf_configs import pinned_transformers, transformers_facts
-from conformance.wheel import source_root
+from conformance.wheel import FRESH, cache_dir, harness_digest, source_root
 
 _MODEL_CONFIG = "sglang/srt/configs/model_config.py"
 _CHOICE_FILES = ("sglang/srt/arg_groups/choices.py", "sglang/srt/server_args.py")
@@ -182,9 +182,6 @@ def release_data_in_subprocess(release: str) -> dict[str, list[str]]:
     """`release_data(release)`, read in a fresh interpreter (it imports the release), or
     from the cache of a previous run: a pure function of the wheel and of this harness's
     code, which the cache key hashes (`COMPAT_CONFORMANCE_FRESH=1` always recomputes)."""
-    from conformance.dump import FRESH
-    from conformance.wheel import cache_dir, harness_digest
-
     key = harness_digest(release).hexdigest()[:16]
     cached = cache_dir() / "model-data" / f"{release}-{key}.json"
     if cached.is_file() and not os.environ.get(FRESH):

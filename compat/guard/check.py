@@ -133,7 +133,7 @@ def _check_dtype_platform(
     requirement = matrix.dtype_requirement(resolved.kv_dtype)
     if requirement is not None:
         for breach in requirement.judge(resolved, parsed.cuda_version):
-            findings.append(_breach_finding(parsed, breach))
+            findings.append(_breach_finding(parsed, breach, matrix))
 
 
 def _check_backend(
@@ -247,10 +247,18 @@ def _check_rules(
     verify_on_decode = parsed.spec_mode is SpeculativeAttentionMode.DECODE
     for rule in matrix.cross_field_rules:
         for breach in rule.judge(resolved, matrix, verify_on_decode):
-            findings.append(_breach_finding(parsed, breach))
+            findings.append(_breach_finding(parsed, breach, matrix))
 
 
-def _breach_finding(parsed: Parsed, breach: Breach) -> Finding:
+def _breach_finding(parsed: Parsed, breach: Breach, matrix: Matrix) -> Finding:
+    """The finding of a broken rule, worded once per breach (a value) and the flags that
+    chose its phases."""
+    chosen_by = (parsed.prefill is None, parsed.decode is None)
+    memo = compiled_guard(matrix).findings
+    return memo.finding(_worded_breach, (breach, chosen_by), parsed, breach)
+
+
+def _worded_breach(parsed: Parsed, breach: Breach) -> Finding:
     """The finding of a broken rule: its words, and the flags that chose its phases."""
     return Finding(
         breach.rule,

@@ -93,7 +93,7 @@ class FindingMemo:
     Findings are immutable and fully determined by their builder and the inputs named with
     it (the matrix aside), so one worded for an earlier configuration is reused and
     repeated configurations skip the string formatting; every rule is still evaluated.
-    tests/test_guard_rules.py checks the inputs: a cold copy of the matrix words every
+    tests/claim/test_columns.py checks the inputs: a cold copy of the matrix words every
     report exactly as a warm one.
     """
 

@@ -21,7 +21,7 @@ from compat.vocab.terms import Arch
 B200 = ["--platform", "cuda", "--compute-capability", "10.0"]
 BASELINE_HINT = (
     "if the matrix changed on purpose, update this acceptance test in tests/test_cli_check.py "
-    "(and PR_FA4_PARTNERS / PR_SINGLE_BACKEND in tests/test_guard_rules.py) to the new baseline"
+    "(and PR_FA4_PARTNERS / PR_SINGLE_BACKEND in tests/guard/test_rules.py) to the new baseline"
 )
 
 

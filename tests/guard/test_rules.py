@@ -46,7 +46,7 @@ def rules(report: Report, severity: Severity | None = None) -> set[str]:
 # tests/fixtures/baseline_tables.md, which test_page.py compares the page with).
 
 BASELINE_HINT = (
-    "if the matrix changed on purpose, update {lists} in tests/test_guard_rules.py "
+    "if the matrix changed on purpose, update {lists} in tests/guard/test_rules.py "
     "to the new baseline"
 )
 

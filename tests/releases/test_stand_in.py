@@ -18,9 +18,9 @@ from compat.releases import NEWEST, RELEASE_NAMES, stand_in
 
 
 def test_it_refuses_once_the_guard_has_read_the_release_list() -> None:
-    import compat.inputs.config  # the guard's reading of the release list (binds NEWEST)
+    import compat.inputs.validation  # the guard's reading of the release list (binds NEWEST)
 
-    assert compat.inputs.config.NEWEST == NEWEST
+    assert compat.inputs.validation.NEWEST == NEWEST
     before = dict(releases.ENTRIES)
     with pytest.raises(RuntimeError, match=r"stand_in\(\) must come before importing compat\."):
         stand_in("9.9.9")

@@ -304,7 +304,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="build sites offering every release (default: the tests' sample; tens of minutes)",
     )
     args = parser.parse_args(argv)
-    env = {**os.environ, "NO_MKDOCS_2_WARNING": "1", "PYTHONDONTWRITEBYTECODE": "1"}
+    env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
+    # Python's default, as in .ci/run: each module compiled once and cached (__pycache__/).
+    # A machine whose environment turns the cache off is measured as a fresh one would be.
+    bytecode_off = env.pop("PYTHONDONTWRITEBYTECODE", None) is not None
     # The builds and this process (which reads the built site's data files) offer the same.
     if args.all_releases:
         for variable in (RELEASES_VARIABLE, MODELS_VARIABLE):
@@ -316,6 +319,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             os.environ[variable] = env[variable]
     env.pop("COMPAT_NO_FINDER_CACHE", None)
     print(f"{datetime.date.today().isoformat()}, {machine()}", flush=True)
+    if bytecode_off:
+        print("PYTHONDONTWRITEBYTECODE is set here; measured without it (Python's default)")
     figures: list[Figure] = []
     with tempfile.TemporaryDirectory() as scratch:
         work = Path(scratch)

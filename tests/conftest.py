@@ -66,13 +66,16 @@ LONGEST_FIRST = (
     "tools/test_intake.py",
     "claim/test_mutation.py",
     "guard/test_consistency.py",
+    "test_docs_examples.py",
 )
 """The modules that take longest (each 15 to 75 s on this project's 2-core machine), longest
 first; the others follow in path order. Each module runs on one worker (`--dist loadfile`),
 handed out in collection order as workers free up (`--no-loadscope-reorder`: xdist's own
 order, by number of tests, started the longest module, nine tests, two thirds of the way
 through and left one worker idle at the end). The first browser module builds the site, and
-on a fresh machine computes the finder's sample for every later module that needs it."""
+on a fresh machine computes the finder's sample for every later module that needs it. The
+documents' examples (about 60 commands, each in a fresh interpreter) are the fast tier's
+longest module: last in path order, they kept one worker busy 11 s after the other ended."""
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

@@ -9,26 +9,30 @@ from types import SimpleNamespace
 from typing import Any
 
 import pytest
+from cells import fp4_accepted_on_b200
 
-torch = pytest.importorskip("torch", reason="the torch extra installs it; .ci/run always does")
-
-from cells import fp4_accepted_on_b200  # noqa: E402
-
-from compat import IncompatibleConfigError, KvDtype, Platform, enforce  # noqa: E402
-from compat.claim.baseline import MATRIX  # noqa: E402
-from compat.guard.extra_findings import dtype_support  # noqa: E402
-from compat.inputs.detect import (  # noqa: E402
+from compat import IncompatibleConfigError, KvDtype, Platform, enforce
+from compat.claim.baseline import MATRIX
+from compat.guard.extra_findings import dtype_support
+from compat.inputs.detect import (
     DetectedPlatform,
     PlatformDetectionError,
     detect_platform,
     torch_dtype,
     version_tuple,
 )
-from compat.vocab.hardware import ComputeCapability  # noqa: E402
-from compat.vocab.terms import Arch  # noqa: E402
+from compat.vocab.hardware import ComputeCapability
+from compat.vocab.terms import Arch
 
 
-def test_real_cpu_torch_is_detected_as_cpu() -> None:
+@pytest.fixture(name="torch", autouse=True, scope="module")
+def real_torch() -> Any:
+    """The real torch, imported when this module's first test runs, not at collection, where
+    every worker of the suite would pay its two seconds of import."""
+    return pytest.importorskip("torch", reason="the torch extra installs it; .ci/run always does")
+
+
+def test_real_cpu_torch_is_detected_as_cpu(torch: Any) -> None:
     if torch.cuda.is_available():
         pytest.fail("these tests expect the CPU build of torch")
     detected = detect_platform()
@@ -39,6 +43,7 @@ def test_real_cpu_torch_is_detected_as_cpu() -> None:
 
 def fake_gpu(
     monkeypatch: pytest.MonkeyPatch,
+    torch: Any,
     *,
     hip: str | None,
     cuda: str | None,
@@ -52,8 +57,10 @@ def fake_gpu(
     monkeypatch.setattr(torch.version, "cuda", cuda)
 
 
-def test_cuda_device_gives_capability_and_cuda_version(monkeypatch: pytest.MonkeyPatch) -> None:
-    fake_gpu(monkeypatch, hip=None, cuda="12.8", capability=(10, 0), name="NVIDIA B200")
+def test_cuda_device_gives_capability_and_cuda_version(
+    monkeypatch: pytest.MonkeyPatch, torch: Any
+) -> None:
+    fake_gpu(monkeypatch, torch, hip=None, cuda="12.8", capability=(10, 0), name="NVIDIA B200")
     detected = detect_platform()
     assert detected == DetectedPlatform(
         Platform.CUDA,
@@ -64,14 +71,16 @@ def test_cuda_device_gives_capability_and_cuda_version(monkeypatch: pytest.Monke
     )
 
 
-def test_rocm_build_is_rocm_without_a_cuda_capability(monkeypatch: pytest.MonkeyPatch) -> None:
-    fake_gpu(monkeypatch, hip="6.2.41133", cuda=None, capability=(9, 4), name="AMD MI300X")
+def test_rocm_build_is_rocm_without_a_cuda_capability(
+    monkeypatch: pytest.MonkeyPatch, torch: Any
+) -> None:
+    fake_gpu(monkeypatch, torch, hip="6.2.41133", cuda=None, capability=(9, 4), name="AMD MI300X")
     detected = detect_platform()
     assert detected.platform is Platform.ROCM
     assert detected.compute_capability is None
 
 
-def test_xpu_is_detected(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_xpu_is_detected(monkeypatch: pytest.MonkeyPatch, torch: Any) -> None:
     monkeypatch.setattr(torch, "xpu", SimpleNamespace(is_available=lambda: True), raising=False)
     assert detect_platform().platform is Platform.XPU
 
@@ -91,12 +100,12 @@ def test_missing_torch_asks_for_platform(monkeypatch: pytest.MonkeyPatch) -> Non
         (KvDtype.BF16, "bfloat16"),
     ],
 )
-def test_kv_dtypes_map_to_torch_dtypes(dtype: KvDtype, attribute: str) -> None:
+def test_kv_dtypes_map_to_torch_dtypes(dtype: KvDtype, attribute: str, torch: Any) -> None:
     assert torch_dtype(dtype) is getattr(torch, attribute)
     assert torch_dtype(KvDtype.AUTO) is None
 
 
-def test_a_torch_without_the_dtype_is_reported(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_torch_without_the_dtype_is_reported(monkeypatch: pytest.MonkeyPatch, torch: Any) -> None:
     monkeypatch.delattr(torch, "float4_e2m1fn_x2")
     detected = DetectedPlatform(Platform.CUDA, ComputeCapability(10, 0), (12, 8), (2, 13), None)
     (finding,) = dtype_support(KvDtype.FP4_E2M1, detected)
@@ -137,8 +146,8 @@ def server_args(**overrides: Any) -> SimpleNamespace:
     return SimpleNamespace(**{**fields, **overrides})
 
 
-def test_enforce_raises_with_every_error(monkeypatch: pytest.MonkeyPatch) -> None:
-    fake_gpu(monkeypatch, hip=None, cuda="12.8", capability=(10, 0), name="NVIDIA B200")
+def test_enforce_raises_with_every_error(monkeypatch: pytest.MonkeyPatch, torch: Any) -> None:
+    fake_gpu(monkeypatch, torch, hip=None, cuda="12.8", capability=(10, 0), name="NVIDIA B200")
     args = server_args(
         prefill_attention_backend="fa4",
         decode_attention_backend="trtllm_mha",

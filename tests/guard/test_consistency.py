@@ -11,7 +11,15 @@ from cells import (
     page_cell_position,
     page_row_index,
 )
-from consistency import PAGE, read_claims, run_proof, verify
+from consistency import (
+    PAGE,
+    configurations,
+    defining_fields,
+    read_claims,
+    run_proof,
+    shards,
+    verify,
+)
 
 from compat import AttentionConfig, check
 from compat.claim.columns import ColumnId
@@ -24,6 +32,18 @@ def test_guard_verdicts_equal_the_page_on_every_claim() -> None:
     # 2 archs x 17 x 17 backends x 5 dtypes x 3 topk x 5 page sizes x 7 hardware presets
     assert configs == 2 * 17 * 17 * 5 * 3 * 5 * 7
     assert compared > configs
+
+
+def test_the_proofs_configurations_are_the_constructed_ones() -> None:
+    """The proof builds its configurations as copies (`replaced`); each equals the one the
+    constructor builds from its fields, and is as valid, in a shard of each architecture."""
+    parts = [shards()[0], shards()[-1]]
+    built = list(configurations(parts))
+    constructed = [AttentionConfig(**m, **launch) for m, launch in defining_fields(parts)]
+    assert len(built) == len(constructed) == 2 * 17 * 5 * 3 * 5 * 7
+    assert built == constructed
+    assert [c.parsed for c in built] == [c.parsed for c in constructed]
+    assert {c.attention_arch for c in built} == {"mha", "mla"}
 
 
 def test_the_proof_notices_a_page_that_disagrees() -> None:

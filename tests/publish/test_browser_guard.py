@@ -20,6 +20,7 @@ from finder_sample import SAMPLE_MODELS, SAMPLE_RELEASES
 from paths import ARTIFACTS
 
 from compat import AttentionConfig, check
+from compat.inputs.config import replaced
 from compat.publish.finder_options import finder_backends
 from compat.releases import NEWEST
 
@@ -70,15 +71,18 @@ def _guard_answers(job: tuple[str, dict[str, str], str]) -> tuple[Any, ...]:
     """What check() says for one selection: each row's verdict and rules, SGLang's default."""
     release, menus, pair = job
     fields = menu_fields(menus, release)
-    unset = check(AttentionConfig(**fields)).resolved
+    selected = AttentionConfig(**fields)
+    unset = check(selected).resolved
     rows: dict[str, tuple[str, list[str]]] = {}
     errors: list[set[str]] = []
+    # Each row's configuration is the selection's with its backends set: a copy that
+    # `replaced` checks for the backends alone (as the finder's own fix search builds them).
     for backend in finder_backends(release):
         if not pair:
-            config = AttentionConfig(attention_backend=backend, **fields)
+            config = replaced(selected, attention_backend=backend)
         elif backend != pair:
-            config = AttentionConfig(
-                prefill_attention_backend=pair, decode_attention_backend=backend, **fields
+            config = replaced(
+                selected, prefill_attention_backend=pair, decode_attention_backend=backend
             )
         else:
             continue

@@ -338,8 +338,11 @@ def _rejections_first(schema: Any) -> Any:
         return [_rejections_first(item) for item in schema]
     if not isinstance(schema, dict):
         return schema
-    first = [k for k in ("required", "additionalProperties") if schema.get(k, True) is not True]
-    first = [k for k in first if k == "required" or schema[k] is False]
+    first = [
+        k
+        for k in ("required", "additionalProperties")
+        if k in schema and (k == "required" or schema[k] is False)
+    ]
     rest = [k for k in schema if k not in first]
     return {k: _rejections_first(schema[k]) for k in first + rest}
 

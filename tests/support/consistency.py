@@ -147,7 +147,7 @@ def configurations(parts: list[Shard] | None = None) -> Iterator[AttentionConfig
     """The enumerated space, or the configurations of some of its shards.
 
     A shard's configurations are copies of 28 (one per machine and model switches) that
-    change only fields `replaced` checks alone: built from scratch, they took a third of
+    change only fields `replaced` checks alone: built from scratch, they took over a quarter of
     the proof's time. `tests/guard/test_consistency.py` holds them equal to constructed ones.
     """
     bases: dict[tuple[object, ...], AttentionConfig] = {}

@@ -146,9 +146,9 @@ Fields = dict[str, Any]
 def configurations(parts: list[Shard] | None = None) -> Iterator[AttentionConfig]:
     """The enumerated space, or the configurations of some of its shards.
 
-    A shard's configurations are copies of 28 (one per machine and model switches) that
-    change only fields `replaced` checks alone: built from scratch, they took over a quarter of
-    the proof's time. `tests/guard/test_consistency.py` holds them equal to constructed ones.
+    A shard's configurations are copies of one base per machine and model switches that
+    change only fields `replaced` checks alone: built from scratch, they took over a quarter
+    of the proof's time. `tests/guard/test_consistency.py` holds them equal to constructed ones.
     """
     bases: dict[tuple[object, ...], AttentionConfig] = {}
     for machine, launch in defining_fields(parts):

@@ -124,33 +124,53 @@ def _combination(data: dict[str, Any], index: int) -> dict[str, str]:
     return values
 
 
+@cache
+def _digit_values(alphabet: str) -> dict[str, int]:
+    """Each digit's value in the data's alphabet (the digits in order)."""
+    assert len(set(alphabet)) == len(alphabet), "a digit occurs twice"
+    return {digit: value for value, digit in enumerate(alphabet)}
+
+
 def _number(data: dict[str, Any], text: str) -> int:
+    values, base = _digit_values(data["digits"]), len(data["digits"])
     value = 0
     for char in text:
-        value = value * len(data["digits"]) + data["digits"].index(char)
+        value = value * base + values[char]
     return value
 
 
-def _numbers(data: dict[str, Any], text: str, width: int) -> list[int]:
-    return [_number(data, text[i : i + width]) for i in range(0, len(text), width)]
+def _numbers(data: dict[str, Any], text: str, width: int) -> tuple[int, ...]:
+    return _decoded(data["digits"], text, width)
+
+
+@cache  # each table is decoded once: the tests look up hundreds of thousands of cells
+def _decoded(alphabet: str, text: str, width: int) -> tuple[int, ...]:
+    data = {"digits": alphabet}
+    return tuple(_number(data, text[i : i + width]) for i in range(0, len(text), width))
+
+
+@cache
+def _group(alphabet: str, group: str, widths: tuple[int, ...]) -> tuple[int, ...]:
+    """A `groups` entry: numbers of the given widths, one after the other."""
+    data, numbers, start = {"digits": alphabet}, [], 0
+    for width in widths:
+        numbers.append(_number(data, group[start : start + width]))
+        start += width
+    assert start == len(group)
+    return tuple(numbers)
 
 
 def _outcome(data: dict[str, Any], index: int, column: int) -> tuple[int, list[int]]:
     """One cell, decoded as finder_data's docstring lays it out: the union of the block's
     shared set, its page size's, its topk's and its own set; finding ids in increasing
     order."""
-    widths = data["widths"]
+    widths, digits = data["widths"], data["digits"]
     block, position = divmod(index, data["block"])
     page, topk = divmod(position, data["topks"])
-    at = (block * len(data["columns"]) + column) * widths["group"]
-    group = data["groups"][_number(data, data["results"][at : at + widths["group"]])]
+    results = _decoded(digits, data["results"], widths["group"])
+    group = data["groups"][results[block * len(data["columns"]) + column]]
     kinds = ("set", "tuple", "tuple", "tuple", "pattern")
-    numbers, start = [], 0
-    for kind in kinds:
-        numbers.append(_number(data, group[start : start + widths[kind]]))
-        start += widths[kind]
-    assert start == len(group)
-    shared, by_page, by_topk, own, pattern = numbers
+    shared, by_page, by_topk, own, pattern = _group(digits, group, tuple(widths[k] for k in kinds))
     chosen = [shared]
     for table, place in ((by_page, page), (by_topk, topk), (own, position)):
         chosen.append(_numbers(data, data["tuples"][table], widths["set"])[place])
@@ -164,7 +184,7 @@ def _text(data: dict[str, Any], number: int) -> str:
     return "".join(data["words"][n] for n in _numbers(data, data["texts"][number], digits))
 
 
-def _text_numbers(data: dict[str, Any], number: int) -> list[int]:
+def _text_numbers(data: dict[str, Any], number: int) -> tuple[int, ...]:
     return _numbers(data, data["texts"][number], data["widths"]["word"])
 
 

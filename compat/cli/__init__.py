@@ -77,19 +77,43 @@ def _did_you_mean(message: str) -> str:
     return did_you_mean(closest(bad, choices), quoted=True)
 
 
-def build_parser() -> Parser:
+class _VersionAction(argparse.Action):
+    """`--version`, the installed version read when asked for: reading it costs a scan of
+    the installed packages, which every other command line would pay for nothing."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str = argparse.SUPPRESS) -> None:
+        super().__init__(
+            option_strings, dest, nargs=0, default=argparse.SUPPRESS, help="show the version"
+        )
+
+    def __call__(self, parser: argparse.ArgumentParser, *_: object) -> NoReturn:
+        print(f"{parser.prog} {_version()}")  # to stdout, as argparse's own version action
+        parser.exit()
+
+
+def build_parser(command: str | None = None) -> Parser:
+    """The command line's parser: every subcommand, or only `command`'s (the one a command
+    line names: the others' modules are then neither imported nor built)."""
     parser = Parser(
         prog="compat",
         description="SGLang attention-backend compatibility: render the docs page from the "
         "capability matrix, or check launch flags against it.",
     )
-    parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
+    parser.add_argument("--version", action=_VersionAction)
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
     subparsers.required = True
-    for module_name in COMMANDS.values():
-        module = importlib.import_module(f"compat.cli.{module_name}")
-        module.register(subparsers)
+    for name, module_name in COMMANDS.items():
+        if command is None or name == command:
+            module = importlib.import_module(f"compat.cli.{module_name}")
+            module.register(subparsers)
     return parser
+
+
+def _named_command(argv: Sequence[str]) -> str | None:
+    """The subcommand a command line starts with, if any: everything after it is that
+    command's (argparse hands it all to the subcommand's parser), so no other is needed.
+    A line that starts otherwise (`--help`, a typo) gets every subcommand, to list them."""
+    return argv[0] if argv and argv[0] in COMMANDS else None
 
 
 EXIT_INVALID, EXIT_BUG = 2, 3
@@ -99,9 +123,10 @@ DEBUG_VARIABLE = "COMPAT_DEBUG"
 
 def main(argv: Sequence[str] | None = None) -> int:
     _tolerate_unencodable_output()
-    parser = build_parser()
-    Parser.json_errors = "--json" in (sys.argv[1:] if argv is None else argv)
-    args = parser.parse_args(argv)
+    arguments = sys.argv[1:] if argv is None else list(argv)
+    parser = build_parser(_named_command(arguments))
+    Parser.json_errors = "--json" in arguments
+    args = parser.parse_args(arguments)
     try:
         code: int = args.run(args)
     except (BrokenPipeError, KeyboardInterrupt):

@@ -16,11 +16,12 @@ from cells import FP4, fp4_accepted_on_b200, fp4_refused_on_b200
 
 from compat import MATRIX, AttentionConfig, check
 from compat.claim.columns import ColumnId
+from compat.cli import COMMANDS
 from compat.vocab.terms import Arch
 
 B200 = ["--platform", "cuda", "--compute-capability", "10.0"]
 BASELINE_HINT = (
-    "if the matrix changed on purpose, update this acceptance test in tests/test_cli_check.py "
+    "if the matrix changed on purpose, update this acceptance test in tests/cli/test_check.py "
     "(and PR_FA4_PARTNERS / PR_SINGLE_BACKEND in tests/guard/test_rules.py) to the new baseline"
 )
 
@@ -284,3 +285,19 @@ def test_unknown_subcommand_suggests() -> None:
     result = compat("chek")
     assert result.returncode == 2
     assert "did you mean 'check'" in result.stderr or "did you mean check" in result.stderr
+
+
+def test_a_command_line_builds_its_own_command_alone() -> None:
+    """`compat check ...` imports and builds check's parser only, and reads no installed
+    version; a line that names no command lists them all."""
+    code = (
+        "import sys; from compat.cli import main; "
+        "code = main(['check', '--platform', 'cuda', '--attention-arch', 'mha']); "
+        "print(code, sorted(m for m in sys.modules if m.startswith('compat.cli.')), "
+        "'importlib.metadata' in sys.modules)"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines()[-1] == "0 ['compat.cli.check'] False"
+    listed = compat("--help").stdout
+    assert all(f"    {name} " in listed for name in COMMANDS), listed

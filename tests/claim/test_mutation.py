@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Iterator
+from dataclasses import fields as dataclass_fields
 from typing import Any
 
 import pytest
@@ -21,6 +22,7 @@ from compat import MATRIX, AttentionConfig, check
 from compat.claim.cells import Action, Cell, CellKind
 from compat.claim.columns import Column, ColumnId
 from compat.claim.matrix import Matrix, Row, Table
+from compat.inputs.config import replaced
 from compat.publish.pages import ExampleCheckError, render_page
 from compat.releases import RELEASE_NAMES
 from compat.vocab.terms import Arch
@@ -44,6 +46,7 @@ PRESETS: tuple[tuple[str, tuple[int, int] | None], ...] = (
 )
 
 Verdict = tuple[tuple[str, str, str | None], ...]
+Judged = tuple[AttentionConfig, Verdict]
 
 
 def _cells() -> list[Any]:
@@ -96,7 +99,9 @@ def mutated_matrix(table_index: int, row_index: int, column_id: ColumnId, cell: 
 
 
 def search_space(table: Table, backend: str) -> Iterator[AttentionConfig]:
-    """Configurations that put `backend` in front of every column of `table`."""
+    """Configurations that put `backend` in front of every column of `table`: copies
+    (`replaced`) of one base per model switches and machine, as the consistency proof
+    builds its own."""
     others = [row.backend for row in table.rows if row.backend != backend][:2]
     placements: list[dict[str, Any]] = [{"attention_backend": backend}]
     for other in others:
@@ -106,19 +111,26 @@ def search_space(table: Table, backend: str) -> Iterator[AttentionConfig]:
         # fa4 prefill forces page size 128 on an MHA model: the decode backend's own page
         # sizes then decide whether it can run (SGLang does not snap again).
         placements.append({"prefill_attention_backend": "fa4", "decode_attention_backend": backend})
+    bases: dict[tuple[object, ...], AttentionConfig] = {}
     for placement, dtype, topk, page, (sliding, multimodal), (platform, cc) in itertools.product(
         placements, KV_DTYPES, TOPKS, PAGE_SIZES, FEATURES, PRESETS
     ):
-        yield AttentionConfig(
-            attention_arch=table.arch.value,
+        machine = (sliding, multimodal, platform, cc)
+        base = bases.get(machine)
+        if base is None:
+            base = bases[machine] = AttentionConfig(
+                attention_arch=table.arch.value,
+                sliding_window=sliding,
+                multimodal=multimodal,
+                platform=platform,
+                compute_capability=cc,
+            )
+        yield replaced(
+            base,
             kv_cache_dtype=dtype,
             speculative_algorithm=None if topk is None else "EAGLE",
             speculative_eagle_topk=topk,
             page_size=page,
-            sliding_window=sliding,
-            multimodal=multimodal,
-            platform=platform,
-            compute_capability=cc,
             **placement,
         )
 
@@ -132,21 +144,30 @@ def verdict(config: AttentionConfig, matrix: Matrix) -> Verdict:
     )
 
 
-_BASELINE: dict[AttentionConfig, Verdict] = {}
+_SPACES: dict[tuple[Arch, str], tuple[Iterator[AttentionConfig], list[Judged]]] = {}
 
 
-def baseline_verdict(config: AttentionConfig) -> Verdict:
-    found = _BASELINE.get(config)
-    if found is None:
-        found = _BASELINE[config] = verdict(config, MATRIX)
-    return found
+def baseline_space(table: Table, backend: str) -> Iterator[Judged]:
+    """`search_space` in its order, each configuration with the unchanged matrix's verdict:
+    built and judged once per process, as far as a search has gone, since every cell of a
+    row searches the same space."""
+    source, judged = _SPACES.setdefault((table.arch, backend), (search_space(table, backend), []))
+    index = 0
+    while True:
+        if index == len(judged):
+            config = next(source, None)
+            if config is None:
+                return
+            judged.append((config, verdict(config, MATRIX)))
+        yield judged[index]
+        index += 1
 
 
 def first_difference(
     table: Table, backend: str, mutated: Matrix
 ) -> tuple[AttentionConfig, Verdict, Verdict] | None:
-    for config in search_space(table, backend):
-        before, after = baseline_verdict(config), verdict(config, mutated)
+    for config, before in baseline_space(table, backend):
+        after = verdict(config, mutated)
         if before != after:
             return config, before, after
     return None
@@ -200,6 +221,18 @@ def test_every_cell_is_live(
 def test_every_cell_is_parametrized() -> None:
     cells = sum(len(table.rows) * len(table.columns) for table in MATRIX.tables)
     assert len(_cells()) == cells > 0
+
+
+def test_the_search_spaces_copies_are_constructed_configurations() -> None:
+    """The search builds its configurations as copies; each equals the configuration its
+    own field values construct, canonical form included, for a backend of each table."""
+    names = [f.name for f in dataclass_fields(AttentionConfig) if f.init]
+    for table in MATRIX.tables:
+        copies = list(search_space(table, table.rows[0].backend))
+        assert len(copies) > 1000
+        for copy in copies:
+            built = AttentionConfig(**{name: getattr(copy, name) for name in names})
+            assert copy == built and copy.parsed == built.parsed, copy
 
 
 def test_a_difference_names_the_changed_claim() -> None:

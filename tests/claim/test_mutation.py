@@ -151,6 +151,8 @@ def baseline_space(table: Table, backend: str) -> Iterator[Judged]:
     """`search_space` in its order, each configuration with the unchanged matrix's verdict:
     built and judged once per process, as far as a search has gone, since every cell of a
     row searches the same space."""
+    # Kept by architecture and backend: the space of a changed table would need its own key.
+    assert any(table is unchanged for unchanged in MATRIX.tables), "not the matrix's own table"
     source, judged = _SPACES.setdefault((table.arch, backend), (search_space(table, backend), []))
     index = 0
     while True:

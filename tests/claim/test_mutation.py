@@ -15,6 +15,7 @@ from dataclasses import fields as dataclass_fields
 from typing import Any
 
 import pytest
+from consistency import copies
 from markdown_tables import read_tables
 from msgspec.structs import replace
 
@@ -22,7 +23,6 @@ from compat import MATRIX, AttentionConfig, check
 from compat.claim.cells import Action, Cell, CellKind
 from compat.claim.columns import Column, ColumnId
 from compat.claim.matrix import Matrix, Row, Table
-from compat.inputs.config import replaced
 from compat.publish.pages import ExampleCheckError, render_page
 from compat.releases import RELEASE_NAMES
 from compat.vocab.terms import Arch
@@ -99,9 +99,8 @@ def mutated_matrix(table_index: int, row_index: int, column_id: ColumnId, cell: 
 
 
 def search_space(table: Table, backend: str) -> Iterator[AttentionConfig]:
-    """Configurations that put `backend` in front of every column of `table`: copies
-    (`replaced`) of one base per model switches and machine, as the consistency proof
-    builds its own."""
+    """Configurations that put `backend` in front of every column of `table`, built as the
+    consistency proof builds its own (`copies`)."""
     others = [row.backend for row in table.rows if row.backend != backend][:2]
     placements: list[dict[str, Any]] = [{"attention_backend": backend}]
     for other in others:
@@ -111,28 +110,26 @@ def search_space(table: Table, backend: str) -> Iterator[AttentionConfig]:
         # fa4 prefill forces page size 128 on an MHA model: the decode backend's own page
         # sizes then decide whether it can run (SGLang does not snap again).
         placements.append({"prefill_attention_backend": "fa4", "decode_attention_backend": backend})
-    bases: dict[tuple[object, ...], AttentionConfig] = {}
-    for placement, dtype, topk, page, (sliding, multimodal), (platform, cc) in itertools.product(
-        placements, KV_DTYPES, TOPKS, PAGE_SIZES, FEATURES, PRESETS
-    ):
-        machine = (sliding, multimodal, platform, cc)
-        base = bases.get(machine)
-        if base is None:
-            base = bases[machine] = AttentionConfig(
+    fields = itertools.product(placements, KV_DTYPES, TOPKS, PAGE_SIZES, FEATURES, PRESETS)
+    return copies(
+        (
+            dict(
                 attention_arch=table.arch.value,
                 sliding_window=sliding,
                 multimodal=multimodal,
                 platform=platform,
                 compute_capability=cc,
-            )
-        yield replaced(
-            base,
-            kv_cache_dtype=dtype,
-            speculative_algorithm=None if topk is None else "EAGLE",
-            speculative_eagle_topk=topk,
-            page_size=page,
-            **placement,
+            ),
+            dict(
+                kv_cache_dtype=dtype,
+                speculative_algorithm=None if topk is None else "EAGLE",
+                speculative_eagle_topk=topk,
+                page_size=page,
+                **placement,
+            ),
         )
+        for placement, dtype, topk, page, (sliding, multimodal), (platform, cc) in fields
+    )
 
 
 def verdict(config: AttentionConfig, matrix: Matrix) -> Verdict:

@@ -13,7 +13,7 @@ import itertools
 import multiprocessing
 import os
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from typing import Any
@@ -146,13 +146,19 @@ Fields = dict[str, Any]
 def configurations(parts: list[Shard] | None = None) -> Iterator[AttentionConfig]:
     """The enumerated space, or the configurations of some of its shards.
 
-    A shard's configurations are copies of one base per machine and model switches that
-    change only fields `replaced` checks alone: built from scratch, they took over a quarter
-    of the proof's time. `tests/guard/test_consistency.py` holds them equal to constructed ones.
+    Built as copies (`copies`): from scratch, they took over a quarter of the proof's time.
+    `tests/guard/test_consistency.py` holds them equal to constructed ones.
     """
+    return copies(defining_fields(parts))
+
+
+def copies(fields: Iterable[tuple[Fields, Fields]]) -> Iterator[AttentionConfig]:
+    """A configuration per (machine fields, launch fields), in order: a copy (`replaced`)
+    of one base per machine fields, changing the launch fields, which must be fields that
+    `replaced` checks alone (backends, KV dtype, page size, speculative algorithm and topk)."""
     bases: dict[tuple[object, ...], AttentionConfig] = {}
-    for machine, launch in defining_fields(parts):
-        key = tuple(machine.values())
+    for machine, launch in fields:
+        key = tuple(machine.items())
         base = bases.get(key)
         if base is None:
             base = bases[key] = AttentionConfig(**machine)

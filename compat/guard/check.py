@@ -118,9 +118,10 @@ def _suggester(compiled: CompiledGuard) -> Callable[[Report], tuple[Suggestion, 
         matrix = compiled.matrix
 
         def suggest(report: Report) -> tuple[Suggestion, ...]:
+            from compat.guard.check_memo import CheckMemo
             from compat.guard.suggest import suggest_fixes
 
-            return suggest_fixes(report, lambda config: check(config, matrix), matrix)
+            return suggest_fixes(report, CheckMemo(lambda config: check(config, matrix)), matrix)
 
         compiled.suggester = suggest
     return suggest

@@ -17,17 +17,17 @@ one named says which; fixes SGLang runs identically are offered once.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Iterable
-from dataclasses import replace
+from collections.abc import Iterable
 from typing import Any
 
 import msgspec.structs
 
 from compat.claim.matrix import Matrix
 from compat.engine.startup.models import model_rule_of
+from compat.guard.check_memo import CheckMemo
 from compat.guard.intent import KEEPS_ALL, Intent, Misses, named_backend, runs_here
 from compat.guard.report import Report, Resolved, Suggestion
-from compat.inputs.config import AttentionConfig, replaced
+from compat.inputs.config import AttentionConfig
 from compat.vocab.terms import KV_DTYPE_SPELLINGS, KvDtype, Phase
 
 PER_KIND = 3
@@ -52,6 +52,12 @@ _EXCLUSIVE = {frozenset({"backend", "prefill"}), frozenset({"backend", "decode"}
 # The order kinds rank in when the backend order ties: backend changes alter nothing the
 # model computes; the KV dtype changes memory and accuracy, so it comes last.
 _KIND_ORDER = {"backend": 0, "prefill": 1, "decode": 1, "page": 2, "spec": 3, "kv": 4}
+# SGLang's own choice: the launch without a backend flag.
+_NO_BACKEND_FLAGS = {
+    "attention_backend": None,
+    "prefill_attention_backend": None,
+    "decode_attention_backend": None,
+}
 # The order a fix's flags are written in: the backends (prefill before decode), then the rest.
 _SHOWN_ORDER = ("backend", "prefill", "decode", "page", "spec", "kv")
 
@@ -90,14 +96,13 @@ class Fix(msgspec.Struct, frozen=True):
         return (self.misses, self.warned, sorted(move.key for move in self.moves))
 
 
-def suggest_fixes(
-    report: Report, run_check: Callable[[AttentionConfig], Report], matrix: Matrix
-) -> tuple[Suggestion, ...]:
+def suggest_fixes(report: Report, checks: CheckMemo, matrix: Matrix) -> tuple[Suggestion, ...]:
     """Passing fixes of `report`'s configuration, those that keep the launch's intent first,
-    then the fewest changes."""
+    then the fewest changes. `checks` is check() against `matrix`, remembered: a caller
+    that searches the fixes of neighbouring launches (the finder) passes one memo to all."""
     config, intent = report.config, Intent.of(report, matrix)
-    moves = candidate_moves(report, run_check, matrix)
-    passing: list[tuple[Move, ...]] = []
+    moves = candidate_moves(report, checks, matrix)
+    passing: list[frozenset[Move]] = []
     kept: list[Fix] = []
     for size in range(1, MAX_CHANGES + 1):
         best = min((fix.misses for fix in kept), default=None)
@@ -109,15 +114,18 @@ def suggest_fixes(
             pool = [move for move in moves if intent.keeps(dict(move.fields))]
         found: list[Fix] = []
         for combo in _combinations(pool, size):
-            if any(set(fix) <= set(combo) for fix in passing):
-                continue  # not minimal: a smaller fix is inside it
-            applied = apply_moves(config, combo)
-            outcome = run_check(applied)
+            if passing:
+                moved = frozenset(combo)
+                if any(fix <= moved for fix in passing):
+                    continue  # not minimal: a smaller fix is inside it
+            outcome = checks.copy_of(config, moved_fields(combo))
             if outcome.ok:
                 misses = intent.misses(outcome.resolved)
                 warned = len(outcome.warnings) > 0
-                found.append(Fix(combo, applied, outcome.resolved, warned, misses))
-        passing += [fix.moves for fix in found]
+                # The report's configuration is the combination's (an equal one, checked
+                # before): the copy is built only when it was never checked.
+                found.append(Fix(combo, outcome.config, outcome.resolved, warned, misses))
+        passing += [frozenset(fix.moves) for fix in found]
         if pool is not moves:  # searched for the intent: keep only what comes closer to it
             found = [fix for fix in found if best is None or fix.misses < best]
         found.sort(key=lambda fix: fix.order)
@@ -143,24 +151,33 @@ def _per_kind(found: list[Fix]) -> list[Fix]:
     return [fix for fixes in ordered for fix in _prefer_clean(fixes)[:PER_KIND]]
 
 
-def _combinations(moves: list[Move], size: int) -> Iterable[tuple[Move, ...]]:
-    for combo in itertools.combinations(moves, size):
-        kinds = [move.kind for move in combo]
-        if len(set(kinds)) != size:
-            continue
+def _combinations(moves: list[Move], size: int) -> list[tuple[Move, ...]]:
+    """The combinations of `size` moves that change as many kinds of flag, no two exclusive,
+    in `itertools.combinations`' order (ties among fixes keep it). Built kind by kind rather
+    than filtered from every combination: of the 117,480 triples of 90 moves, a few
+    thousand change three kinds."""
+    by_kind: dict[str, list[int]] = {}
+    for index, move in enumerate(moves):
+        by_kind.setdefault(move.kind, []).append(index)
+    chosen: list[tuple[int, ...]] = []
+    for kinds in itertools.combinations(by_kind, size):
         if any(frozenset(pair) in _EXCLUSIVE for pair in itertools.combinations(kinds, 2)):
             continue
-        phases = [move.backend for move in combo if move.kind in ("prefill", "decode")]
-        if len(phases) == 2 and phases[0] == phases[1]:
-            continue  # prefill X with decode X is `--attention-backend X`, a move of its own
-        yield combo
+        for indices in itertools.product(*(by_kind[kind] for kind in kinds)):
+            phases = [moves[i].backend for i in indices if moves[i].kind in ("prefill", "decode")]
+            if len(phases) == 2 and phases[0] == phases[1]:
+                continue  # prefill X with decode X is `--attention-backend X`, a move of its own
+            chosen.append(tuple(sorted(indices)))
+    chosen.sort()
+    return [tuple(moves[i] for i in indices) for indices in chosen]
 
 
-def apply_moves(config: AttentionConfig, moves: Iterable[Move]) -> AttentionConfig:
+def moved_fields(moves: Iterable[Move]) -> dict[str, Any]:
+    """The configuration fields a combination of moves sets."""
     fields: dict[str, Any] = {}
     for move in moves:
         fields.update(move.fields)
-    return replaced(config, **fields)
+    return fields
 
 
 def _suggestion(fix: Fix, report: Report) -> Suggestion:
@@ -195,9 +212,7 @@ def _swap_note(fix: Fix, before: Resolved) -> str:
 # -- the moves ---------------------------------------------------------------------------
 
 
-def backend_preference(
-    report: Report, run_check: Callable[[AttentionConfig], Report], matrix: Matrix
-) -> list[str]:
+def backend_preference(report: Report, checks: CheckMemo, matrix: Matrix) -> list[str]:
     """SGLang's preference among backends for this model and machine.
 
     Its own default first (as the guard resolves it with no backend flag), then the
@@ -205,13 +220,7 @@ def backend_preference(
     then the default table's backends in its order, then the architecture's table, then
     the rest.
     """
-    unset = replace(
-        report.config,
-        attention_backend=None,
-        prefill_attention_backend=None,
-        decode_attention_backend=None,
-    )
-    resolved = run_check(unset).resolved
+    resolved = checks.copy_of(report.config, _NO_BACKEND_FLAGS).resolved
     arch = report.resolved.arch
     release = report.config.parsed.release
     ordered: list[str | None] = [resolved.prefill_backend, resolved.decode_backend]
@@ -226,11 +235,9 @@ def backend_preference(
     return [name for name in dict.fromkeys(ordered) if name is not None and name in offered]
 
 
-def candidate_moves(
-    report: Report, run_check: Callable[[AttentionConfig], Report], matrix: Matrix
-) -> list[Move]:
+def candidate_moves(report: Report, checks: CheckMemo, matrix: Matrix) -> list[Move]:
     config, resolved = report.config, report.resolved
-    order = backend_preference(report, run_check, matrix)
+    order = backend_preference(report, checks, matrix)
     moves: list[Move] = []
     phase_flags = tuple(
         phase.flag

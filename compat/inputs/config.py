@@ -6,8 +6,11 @@ is checked, and every problem is reported at once, in a fixed order.
 
 from __future__ import annotations
 
+import operator
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Any
 
 from compat.inputs.checks import InputProblem, InvalidConfigError
@@ -127,7 +130,29 @@ class AttentionConfig:
         return cls(**{**implied, **flags})
 
 
-_INIT_FIELDS = frozenset(name for name in AttentionConfig.__dataclass_fields__ if name != "parsed")
+FIELD_NAMES = tuple(name for name in AttentionConfig.__dataclass_fields__ if name != "parsed")
+"""The fields a configuration is made of (its constructor's arguments), in declaration order."""
+_INIT_FIELDS = frozenset(FIELD_NAMES)
+_FIELD_INDEX = {name: index for index, name in enumerate(FIELD_NAMES)}
+_NO_CHANGES: Mapping[str, Any] = MappingProxyType({})
+_read_fields = operator.itemgetter(*FIELD_NAMES)
+
+
+def field_values(
+    config: AttentionConfig, /, changes: Mapping[str, Any] = _NO_CHANGES
+) -> tuple[Any, ...]:
+    """The values of `config`'s fields (`FIELD_NAMES`), `changes` applied: what
+    `replaced(config, **changes)` would hold, without building it. Two configurations are
+    equal exactly when these are (the dataclass compares these fields and nothing else)."""
+    if not changes:
+        return _read_fields(vars(config))  # type: ignore[no-any-return]
+    values = list(_read_fields(vars(config)))
+    for name, value in changes.items():
+        index = _FIELD_INDEX.get(name)
+        if index is None:
+            raise TypeError(f"AttentionConfig has no field {name!r}")
+        values[index] = value
+    return tuple(values)
 
 
 def replaced(config: AttentionConfig, /, **changes: Any) -> AttentionConfig:

@@ -30,10 +30,11 @@ from typing import Any
 
 from compat.claim.matrix import Matrix
 from compat.guard.check import check
+from compat.guard.check_memo import CheckMemo
 from compat.guard.collector import gc_paused
 from compat.guard.report import Report
 from compat.guard.suggest import ORDER, suggest_fixes
-from compat.inputs.config import AttentionConfig, replaced
+from compat.inputs.config import AttentionConfig
 from compat.publish.finder_layout import (
     DIGITS,
     Cell,
@@ -100,16 +101,16 @@ def _phases_text(phases: tuple[vocab.Phase, ...]) -> str:
 def _row(
     base: AttentionConfig,
     release: str,
-    run: Callable[[AttentionConfig], Report],
+    run: CheckMemo,
     fix_search: bool = True,
 ) -> Row:
     backends = finder_backends(release)
-    reports = [run(replaced(base, attention_backend=name)) for name in backends]
+    reports = [run.copy_of(base, {"attention_backend": name}) for name in backends]
     passing = any(report.ok for report in reports)
     refused = ""
     for prefill in pair_prefills(release):
         pairs = [
-            run(replaced(base, prefill_attention_backend=prefill, decode_attention_backend=d))
+            run.copy_of(base, {"prefill_attention_backend": prefill, "decode_attention_backend": d})
             for d in backends
             if d != prefill  # a pair of one backend with itself is its both-phases column
         ]
@@ -127,17 +128,9 @@ def _row(
     return Row(tuple(map(_cell, reports)), refused, defaults, fixes)
 
 
-def _memoized(matrix: Matrix) -> Callable[[AttentionConfig], Report]:
+def _memoized(matrix: Matrix) -> CheckMemo:
     """`check()` against `matrix`, each configuration once."""
-    seen: dict[AttentionConfig, Report] = {}
-
-    def run(config: AttentionConfig) -> Report:
-        report = seen.get(config)
-        if report is None:
-            report = seen[config] = check(config, matrix)
-        return report
-
-    return run
+    return CheckMemo(functools.partial(check, matrix=matrix))
 
 
 def release_rows(release: str, model: int, hardware: int) -> list[Row]:

@@ -172,3 +172,37 @@ def test_json_python_api_and_text_carry_the_same_suggestions() -> None:
     assert [(flags.strip(), reason) for flags, reason in shown] == [
         (s["flags"], s["reason"]) for s in data["suggestions"]
     ]
+
+
+def test_the_combinations_searched_are_every_combination_of_distinct_kinds_in_order() -> None:
+    """The search's combinations, built kind by kind, are exactly those of
+    `itertools.combinations` that change as many kinds of flag, never both the whole backend
+    and one phase's, never prefill X with decode X; in the same order (ties keep it)."""
+    from itertools import combinations
+
+    from compat.guard.check_memo import CheckMemo
+    from compat.guard.suggest import _combinations, candidate_moves
+    from compat.releases import release_matrix
+
+    def allowed(combo: tuple[Any, ...]) -> bool:
+        kinds = [move.kind for move in combo]
+        phases = [move.backend for move in combo if move.kind in ("prefill", "decode")]
+        return (
+            len(set(kinds)) == len(kinds)
+            and not ({"backend", "prefill"} <= set(kinds) or {"backend", "decode"} <= set(kinds))
+            and not (len(phases) == 2 and phases[0] == phases[1])
+        )
+
+    launches = [
+        AttentionConfig(sglang_version="0.5.23", kv_cache_dtype="nvfp4", **DEEPSEEK, **B200),
+        AttentionConfig(**MHA_0_5_23, **B200, page_size=16, attention_backend="fa3", **EAGLE_TOPK4),
+        AttentionConfig(sglang_version="0.5.7", platform="rocm", attention_backend="fa3"),
+    ]
+    for config in launches:
+        report = check(config)
+        matrix = release_matrix(report.sglang_version)
+        moves = candidate_moves(report, CheckMemo(check), matrix)
+        assert {move.kind for move in moves} >= {"backend", "prefill", "decode", "kv", "page"}
+        for size in (1, 2, 3):
+            expected = [combo for combo in combinations(moves, size) if allowed(combo)]
+            assert _combinations(moves, size) == expected, (config, size)

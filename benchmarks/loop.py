@@ -289,6 +289,18 @@ def machine() -> str:
     )
 
 
+def pace() -> float:
+    """Seconds a fixed CPU-bound Python loop takes here (best of three): the machine's speed
+    at the moment. It drifts by half over hours on a shared machine, so figures of runs at
+    different times compare only next to it."""
+    best = float("inf")
+    for _ in range(3):
+        start = time.perf_counter()
+        sum(i * i for i in range(2_000_000))
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument(
@@ -322,6 +334,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if bytecode_off:
         print("PYTHONDONTWRITEBYTECODE is set here; measured without it (Python's default)")
     figures: list[Figure] = []
+    pace_before = pace()
     with tempfile.TemporaryDirectory() as scratch:
         work = Path(scratch)
         built, site = site_builds(work, env, args.runs)
@@ -333,6 +346,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             figures += tests(env)
         if args.ci:
             figures += ci(work, env)
+    figures.append(
+        Figure(
+            "machine's pace: a fixed Python loop, at the start and the end",
+            f"{pace_before:.3f} s, {pace():.3f} s",
+            "",
+            None,
+        )
+    )
     width = max(len(f.label) for f in figures)
     for f in figures:
         verdict = "" if f.ok is None else "PASS" if f.ok else "FAIL"

@@ -25,7 +25,11 @@ class CheckMemo:
         self._reports: dict[object, Report] = {}
 
     def __call__(self, config: AttentionConfig) -> Report:
-        return self._report(_key(config), config)
+        key = _key(config)
+        report = self._reports.get(key)
+        if report is None:
+            report = self._reports[key] = self._run(config)
+        return report
 
     def copy_of(self, config: AttentionConfig, changes: Mapping[str, Any]) -> Report:
         """The report of `replaced(config, **changes)`; the copy is built only when no equal
@@ -36,12 +40,6 @@ class CheckMemo:
         report = self._reports.get(key)
         if report is None:
             report = self._reports[key] = self._run(replaced(config, **changes))
-        return report
-
-    def _report(self, key: object, config: AttentionConfig) -> Report:
-        report = self._reports.get(key)
-        if report is None:
-            report = self._reports[key] = self._run(config)
         return report
 
     def __len__(self) -> int:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Iterable
+from types import MappingProxyType
 from typing import Any
 
 import msgspec.structs
@@ -53,11 +54,9 @@ _EXCLUSIVE = {frozenset({"backend", "prefill"}), frozenset({"backend", "decode"}
 # model computes; the KV dtype changes memory and accuracy, so it comes last.
 _KIND_ORDER = {"backend": 0, "prefill": 1, "decode": 1, "page": 2, "spec": 3, "kv": 4}
 # SGLang's own choice: the launch without a backend flag.
-_NO_BACKEND_FLAGS = {
-    "attention_backend": None,
-    "prefill_attention_backend": None,
-    "decode_attention_backend": None,
-}
+_NO_BACKEND_FLAGS = MappingProxyType(
+    {"attention_backend": None, "prefill_attention_backend": None, "decode_attention_backend": None}
+)
 # The order a fix's flags are written in: the backends (prefill before decode), then the rest.
 _SHOWN_ORDER = ("backend", "prefill", "decode", "page", "spec", "kv")
 

@@ -132,7 +132,12 @@ def _digit_values(alphabet: str) -> dict[str, int]:
 
 
 def _number(data: dict[str, Any], text: str) -> int:
-    values, base = _digit_values(data["digits"]), len(data["digits"])
+    return _value(data["digits"], text)
+
+
+def _value(alphabet: str, text: str) -> int:
+    """The number `text` writes in `alphabet`'s digits (most significant first)."""
+    values, base = _digit_values(alphabet), len(alphabet)
     value = 0
     for char in text:
         value = value * base + values[char]
@@ -145,16 +150,15 @@ def _numbers(data: dict[str, Any], text: str, width: int) -> tuple[int, ...]:
 
 @cache  # each table is decoded once: the tests look up hundreds of thousands of cells
 def _decoded(alphabet: str, text: str, width: int) -> tuple[int, ...]:
-    data = {"digits": alphabet}
-    return tuple(_number(data, text[i : i + width]) for i in range(0, len(text), width))
+    return tuple(_value(alphabet, text[i : i + width]) for i in range(0, len(text), width))
 
 
 @cache
 def _group(alphabet: str, group: str, widths: tuple[int, ...]) -> tuple[int, ...]:
     """A `groups` entry: numbers of the given widths, one after the other."""
-    data, numbers, start = {"digits": alphabet}, [], 0
+    numbers, start = [], 0
     for width in widths:
-        numbers.append(_number(data, group[start : start + width]))
+        numbers.append(_value(alphabet, group[start : start + width]))
         start += width
     assert start == len(group)
     return tuple(numbers)

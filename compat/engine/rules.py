@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from functools import cached_property
-from typing import TYPE_CHECKING
 
 import msgspec
 
@@ -39,8 +38,7 @@ from compat.engine.predicates import Machine as Machine
 from compat.vocab.evidence import Evidence
 from compat.vocab.terms import Arch, Platform
 
-if TYPE_CHECKING:
-    pass
+_MODEL_RULE_MEMO_LIMIT = 10_000
 
 
 class DefaultBranch(msgspec.Struct, frozen=True):
@@ -205,6 +203,22 @@ class ReleaseRules(msgspec.Struct, frozen=True, dict=True):
 
     def assumed_architecture(self, arch: Arch) -> str:
         return self.assumed_architectures[arch]
+
+    def model_rule(self, architecture: str, sparse: bool, device: str) -> ModelRule | None:
+        """The first model-specific branch that takes `architecture` on `device`: every
+        launch asks, so each combination is looked up once."""
+        key = (architecture, sparse, device)
+        memo = self._model_rule_memo
+        if key in memo:
+            return memo[key]
+        if len(memo) >= _MODEL_RULE_MEMO_LIMIT:
+            memo.clear()  # a long-running process shown ever new model names
+        found = memo[key] = next((rule for rule in self.model_rules if rule.applies(*key)), None)
+        return found
+
+    @cached_property
+    def _model_rule_memo(self) -> dict[tuple[str, bool, str], ModelRule | None]:
+        return {}
 
     @cached_property
     def models(self) -> ModelKnowledge:

@@ -57,7 +57,7 @@ def check(config: AttentionConfig, matrix: Matrix | None = None) -> Report:
     compiled = compiled_guard(matrix)
     findings: list[Finding] = []
     resolved, applied = resolve_applying(parsed, findings, matrix)
-    _check_dtype_platform(parsed, resolved, findings, matrix)
+    _check_dtype_platform(parsed, resolved, findings, compiled)
     prefill, decode = resolved.prefill_backend, resolved.decode_backend
     active = compiled.active_columns(resolved, parsed.features)
     if prefill is not None and prefill == decode:
@@ -67,7 +67,7 @@ def check(config: AttentionConfig, matrix: Matrix | None = None) -> Report:
             _check_backend(parsed, resolved, prefill, PREFILL_ONLY, active, findings, compiled)
         if decode is not None:
             _check_backend(parsed, resolved, decode, DECODE_ONLY, active, findings, compiled)
-    _check_rules(parsed, resolved, findings, matrix)
+    _check_rules(parsed, resolved, findings, compiled)
     release = parsed.release
     if applied or release.backend_build:
         _mark_enforcement(findings, applied, release.backend_build, compiled.findings)
@@ -128,13 +128,13 @@ def _suggester(compiled: CompiledGuard) -> Callable[[Report], tuple[Suggestion, 
 
 
 def _check_dtype_platform(
-    parsed: Parsed, resolved: Resolved, findings: list[Finding], matrix: Matrix
+    parsed: Parsed, resolved: Resolved, findings: list[Finding], compiled: CompiledGuard
 ) -> None:
     """The KV dtype's requirement: the platforms it runs on, the CUDA it needs."""
-    requirement = matrix.dtype_requirement(resolved.kv_dtype)
+    requirement = compiled.matrix.dtype_requirement(resolved.kv_dtype)
     if requirement is not None:
         for breach in requirement.judge(resolved, parsed.cuda_version):
-            findings.append(_breach_finding(parsed, breach, matrix))
+            findings.append(_breach_finding(parsed, breach, compiled.findings))
 
 
 def _check_backend(
@@ -146,13 +146,50 @@ def _check_backend(
     findings: list[Finding],
     compiled: CompiledGuard,
 ) -> None:
-    """Judge one backend, serving `phases`, against its requirements and its row."""
+    """Judge one backend, serving `phases`, against its requirements and its row.
+
+    Judged once per everything its findings read (`CompiledGuard.backends`): the backend
+    (its plan), the phases and the flags that chose them, the machine, the KV dtype, the
+    model's features, the page size and topk (these four also set the active columns) and
+    where speculative decoding verifies. `tests/claim/test_columns.py` holds the key: a
+    cold copy of the matrix judges every report as a warm one."""
     plan = compiled.plan(resolved.arch, name)
     # The flags that chose the backends: every finding names them.
     chosen_by = (parsed.prefill is None, parsed.decode is None)
+    verify_on_decode = parsed.spec_mode is SpeculativeAttentionMode.DECODE
+    key = (plan, phases, chosen_by, resolved.platform, resolved.compute_capability,
+           resolved.kv_dtype, parsed.features, resolved.page_size, resolved.topk,
+           verify_on_decode)  # fmt: skip
+    memo = compiled.backends
+    found = memo.get(key)
+    if found is None:
+        judged: list[Finding] = []
+        _judge_backend(parsed, resolved, plan, phases, chosen_by, verify_on_decode, active,
+                       judged, compiled)  # fmt: skip
+        if len(memo) >= _BACKEND_MEMO_LIMIT:
+            memo.clear()
+        found = memo[key] = tuple(judged)
+    findings.extend(found)
+
+
+# A long-running process checking ever new launches must not grow the memo forever.
+_BACKEND_MEMO_LIMIT = 50_000
+
+
+def _judge_backend(
+    parsed: Parsed,
+    resolved: Resolved,
+    plan: BackendPlan,
+    phases: tuple[Phase, ...],
+    chosen_by: tuple[bool, bool],
+    verify_on_decode: bool,
+    active: ActiveColumns,
+    findings: list[Finding],
+    compiled: CompiledGuard,
+) -> None:
+    name = plan.backend.name
     _check_requirements(parsed, resolved, plan, phases, chosen_by, findings, compiled)
     memo, matrix = compiled.findings, compiled.matrix
-    verify_on_decode = parsed.spec_mode is SpeculativeAttentionMode.DECODE
     for cell_check, checked in plan.cell_work(active, phases, verify_on_decode):
         inputs = (
             cell_check,
@@ -242,20 +279,20 @@ def _feature_findings(
 
 
 def _check_rules(
-    parsed: Parsed, resolved: Resolved, findings: list[Finding], matrix: Matrix
+    parsed: Parsed, resolved: Resolved, findings: list[Finding], compiled: CompiledGuard
 ) -> None:
     """Every cross-field rule judges the configuration itself."""
     verify_on_decode = parsed.spec_mode is SpeculativeAttentionMode.DECODE
+    matrix, memo = compiled.matrix, compiled.findings
     for rule in matrix.cross_field_rules:
         for breach in rule.judge(resolved, matrix, verify_on_decode):
-            findings.append(_breach_finding(parsed, breach, matrix))
+            findings.append(_breach_finding(parsed, breach, memo))
 
 
-def _breach_finding(parsed: Parsed, breach: Breach, matrix: Matrix) -> Finding:
+def _breach_finding(parsed: Parsed, breach: Breach, memo: FindingMemo) -> Finding:
     """The finding of a broken rule, worded once per breach (a value) and the flags that
     chose its phases."""
     chosen_by = (parsed.prefill is None, parsed.decode is None)
-    memo = compiled_guard(matrix).findings
     return memo.finding(_worded_breach, (breach, chosen_by), parsed, breach)
 
 

@@ -148,7 +148,7 @@ runs, SGLang's own findings, and the (rule, backend) pairs its start-up code app
 class CompiledGuard:
     """The guard's tables for one matrix, each built on first use."""
 
-    __slots__ = ("_active", "_plans", "findings", "launches", "matrix", "suggester")
+    __slots__ = ("_active", "_plans", "backends", "findings", "launches", "matrix", "suggester")
 
     def __init__(self, matrix: Matrix) -> None:
         self.matrix = matrix
@@ -159,6 +159,8 @@ class CompiledGuard:
         self._active: dict[tuple[object, ...], ActiveColumns] = {}
         self.launches: dict[tuple[object, ...], Launch] = {}
         """`compat.guard.resolve`'s memo: each distinct launch replayed once per matrix."""
+        self.backends: dict[tuple[object, ...], tuple[Finding, ...]] = {}
+        """`compat.guard.check`'s memo: a backend's findings, by everything they read."""
 
     def plan(self, arch: Arch, name: str) -> BackendPlan:
         plans = self._plans

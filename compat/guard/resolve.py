@@ -12,7 +12,7 @@ from compat.claim.matrix import Matrix
 from compat.engine.events import DtypeFallenBack
 from compat.engine.startup.replay import Startup, replay
 from compat.guard import startup_words
-from compat.guard.plan import FindingMemo, backend_plan
+from compat.guard.plan import CompiledGuard, FindingMemo
 from compat.guard.plan import compiled as compiled_guard
 from compat.guard.report import Enforcement, Finding, Resolved
 from compat.inputs.config import Parsed
@@ -37,7 +37,8 @@ def resolve_applying(
 
     A pure function of the launch, so each distinct launch is replayed once per matrix.
     """
-    memo = compiled_guard(matrix).launches
+    compiled = compiled_guard(matrix)
+    memo = compiled.launches
     release = parsed.release
     key = parsed.replay_key
     known = memo.get(key)
@@ -45,12 +46,13 @@ def resolve_applying(
         if len(memo) > _MEMO_LIMIT:
             memo.clear()
         own: list[Finding] = []
-        resolved = _resolve(parsed, own, matrix)
-        applied = frozenset(
+        resolved = _resolve(parsed, own, compiled)
+        pairs = [
             (f.rule.removeprefix("startup-"), f.backend)
             for f in own
-            if f.enforced is Enforcement.STARTUP and f.severity is not Severity.INFO
-        )
+            if f.severity is not Severity.INFO and f.enforced is Enforcement.STARTUP
+        ]
+        applied = frozenset(pairs) if pairs else _NOTHING_APPLIED
         known = memo[key] = (release, resolved, tuple(own), applied)
     findings.extend(known[2])
     return known[1], known[3]
@@ -58,13 +60,15 @@ def resolve_applying(
 
 # A long-running process checking ever new launches must not grow the memo forever.
 _MEMO_LIMIT = 50_000
+_NOTHING_APPLIED: frozenset[tuple[str, str | None]] = frozenset()
 
 
-def _resolve(parsed: Parsed, findings: list[Finding], matrix: Matrix) -> Resolved:
+def _resolve(parsed: Parsed, findings: list[Finding], compiled: CompiledGuard) -> Resolved:
     startup = replay(parsed, parsed.release)
     release = parsed.release.release
+    matrix = compiled.matrix
     # Worded once per event (events are values): most launches repeat another's events.
-    memo = compiled_guard(matrix).findings
+    memo = compiled.findings
     for event in startup.events:
         fallback = isinstance(event, DtypeFallenBack)
         reason = _fallback_reason(matrix, event.rule) if fallback else None
@@ -73,7 +77,7 @@ def _resolve(parsed: Parsed, findings: list[Finding], matrix: Matrix) -> Resolve
     findings.extend(_resolution_notes(parsed, startup, memo))
     values = startup.fields
     prefill, decode = values.phases
-    _fixed_page_conflicts(parsed, (prefill, decode), startup.page_size, findings, matrix)
+    _fixed_page_conflicts(parsed, prefill, decode, startup.page_size, findings, compiled)
     speculative = values.algorithm is not None
     return Resolved(
         arch=parsed.arch,
@@ -151,21 +155,23 @@ def _idle_topk_note(topk: int) -> Finding:
     )
 
 
-_PHASES = tuple(Phase)  # iterating the enum class itself runs a generator each time
-
-
 def _fixed_page_conflicts(
     parsed: Parsed,
-    backends: tuple[str | None, str | None],
+    prefill: str | None,
+    decode: str | None,
     page_size: int,
     findings: list[Finding],
-    matrix: Matrix,
+    compiled: CompiledGuard,
 ) -> None:
     """A kernel with fixed page sizes that SGLang leaves on another size (the other phase's)."""
-    for phase, name in zip(_PHASES, backends, strict=True):
-        if name is None or (phase is Phase.DECODE and name == backends[0]):
+    # One backend on both phases is judged once.
+    for phase, name in (
+        (Phase.PREFILL, prefill),
+        (Phase.DECODE, None if decode == prefill else decode),
+    ):
+        if name is None:
             continue
-        sizes = backend_plan(matrix, parsed.arch, name).fixed_page_sizes
+        sizes = compiled.plan(parsed.arch, name).fixed_page_sizes
         if sizes is None or page_size in sizes:
             continue
         allowed = tuple(str(size) for size in sorted(sizes))

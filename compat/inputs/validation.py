@@ -12,6 +12,8 @@ from collections.abc import Callable
 from operator import attrgetter, itemgetter
 from typing import TYPE_CHECKING, Any
 
+import msgspec.structs
+
 from compat.engine.launch import Launch
 from compat.engine.rules import ReleaseRules
 from compat.inputs.checks import (
@@ -237,6 +239,31 @@ _LAUNCH_FIELDS = Launch.__struct_fields__  # what the start-up replay reads
 _launch_values = itemgetter(*_LAUNCH_FIELDS)
 
 
+def _alone_fields(config: AttentionConfig) -> dict[str, Any]:
+    """The `Parsed` fields that `_ALONE`'s fields set, in canonical form: what a copy that
+    changes only those fields changes (`reparsed`), and part of every `_assemble`."""
+    algorithm = config.speculative_algorithm
+    kv_spelling = config.kv_cache_dtype
+    return dict(
+        backend=config.attention_backend,
+        prefill=config.prefill_attention_backend,
+        decode=config.decode_attention_backend,
+        page_size=config.page_size,
+        topk=config.speculative_eagle_topk,
+        kv_spelling=kv_spelling,
+        kv_dtype=KV_DTYPE_SPELLINGS[kv_spelling],
+        algorithm=None if algorithm is None else algorithm.upper(),
+        speculative=algorithm is not None,
+        steps=config.speculative_num_steps,
+        draft_tokens=config.speculative_num_draft_tokens,
+        tp_size=config.tp_size or 1,
+        dp_size=config.dp_size or 1,
+    )
+
+
+_launch_attributes = attrgetter(*_LAUNCH_FIELDS)
+
+
 def _assemble(
     config: AttentionConfig,
     capability: ComputeCapability | None,
@@ -247,27 +274,15 @@ def _assemble(
     unmodelled_release: str | None,
 ) -> Parsed:
     """The canonical form of a config whose values have all been validated."""
-    algorithm = config.speculative_algorithm
-    launch: dict[str, Any] = dict(
+    fields: dict[str, Any] = dict(
         arch=_ARCHS[config.attention_arch],
         platform=_PLATFORMS[config.platform],
         capability=capability,
-        backend=config.attention_backend,
-        prefill=config.prefill_attention_backend,
-        decode=config.decode_attention_backend,
-        page_size=config.page_size,
-        topk=config.speculative_eagle_topk,
         features=features,
         cuda_version=cuda_version,
-        kv_spelling=config.kv_cache_dtype,
-        algorithm=None if algorithm is None else algorithm.upper(),
-        steps=config.speculative_num_steps,
-        draft_tokens=config.speculative_num_draft_tokens,
         model_architecture=config.model_architecture,
         kv_heads=config.kv_heads,
         device=config.device,
-        tp_size=config.tp_size or 1,
-        dp_size=config.dp_size or 1,
         dp_attention=config.enable_dp_attention,
         deterministic=config.enable_deterministic_inference,
         quantization=config.quantization,
@@ -277,16 +292,15 @@ def _assemble(
         model_type=config.model_type,
         checkpoint_quantization=config.checkpoint_quantization,
         remote_code=config.remote_code,
+        **_alone_fields(config),
     )
     return Parsed(
-        **launch,
-        kv_dtype=KV_DTYPE_SPELLINGS[config.kv_cache_dtype],
-        speculative=config.speculative_algorithm is not None,
+        **fields,
         spec_mode=_MODES[config.speculative_attention_mode],
         release=release,
         version_source=version_source,
         unmodelled_release=unmodelled_release,
-        replay_key=(id(release), *_launch_values(launch)),
+        replay_key=(id(release), *_launch_values(fields)),
     )
 
 
@@ -312,4 +326,15 @@ def reparsed(config: AttentionConfig, base: Parsed, changes: dict[str, Any]) -> 
         _ALONE[name](problems, config, release[0])
     if problems:
         return None
-    return _assemble(config, base.capability, base.cuda_version, base.features, *release)
+    # The base's canonical form, with what the changed fields set: every other field is
+    # the base's (the same values, checked when the base was built).
+    rules, version_source, unmodelled_release = release
+    copy = msgspec.structs.replace(
+        base,
+        **_alone_fields(config),
+        version_source=version_source,
+        unmodelled_release=unmodelled_release,
+    )
+    # Its key is read from it, as `_assemble` reads a new one's (a copy is not yet shared).
+    msgspec.structs.force_setattr(copy, "replay_key", (id(rules), *_launch_attributes(copy)))
+    return copy

@@ -215,3 +215,28 @@ def test_suggestions_keep_to_the_models_list(model: dict[str, Any], allowed: str
     for suggestion in report.suggestions:
         fixed = dict(suggestion.flags)
         assert fixed.get("--attention-backend", "fa3") != "flashinfer"
+
+
+@pytest.mark.parametrize("release", ["0.5.7", "0.5.15", "0.5.23"])
+def test_the_model_rule_lookup_is_the_first_branch_that_takes_the_model(release: str) -> None:
+    """`ReleaseRules.model_rule` remembers its answers: asked twice, in two orders, it is
+    still the first of the release's branches that takes the model, sparse attention and
+    device (every architecture a branch names, a name containing a branch's substring, and
+    one no branch takes)."""
+    from compat.inputs.flags import DEVICE
+    from compat.releases import RELEASES
+
+    rules = RELEASES[release]
+    names = {name for rule in rules.model_rules for name in rule.architectures}
+    names |= {f"My{rule.substring}Model" for rule in rules.model_rules if rule.substring}
+    asks = [
+        (name, sparse, device)
+        for name in sorted(names | {"LlamaForCausalLM", "NoSuchForCausalLM"})
+        for sparse in (False, True)
+        for device in DEVICE.choices
+    ]
+    for ask in [*asks, *reversed(asks)]:
+        first = next((rule for rule in rules.model_rules if rule.applies(*ask)), None)
+        assert rules.model_rule(*ask) is first, ask
+    # Some asks find a branch and some do not, so the test holds both answers.
+    assert {rules.model_rule(*ask) is None for ask in asks} == {True, False}

@@ -15,7 +15,7 @@ import os
 import re
 from collections.abc import Iterable, Iterator
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from markdown_tables import read_tables, table_under
@@ -61,8 +61,28 @@ class Claim:
         return frozenset(int(size) for size in re.findall(r"\d+", self.cell))
 
 
-def read_claims(page: str) -> dict[tuple[str, str], tuple[Claim, ...]]:
-    """(arch, backend) -> every cell of its row, with the legend's action for the column."""
+@dataclass(frozen=True)
+class Claims:
+    """Every cell of the page's tables, by (arch, backend), with the legend's action."""
+
+    by_row: dict[tuple[str, str], tuple[Claim, ...]]
+    _judged: dict[tuple[str, str, frozenset[str]], tuple[Claim, ...]] = field(
+        default_factory=dict, compare=False
+    )
+
+    def judged(self, arch: str, backend: str, phases: frozenset[str]) -> tuple[Claim, ...]:
+        """The claims of a backend's row that judge one of `phases`: a configuration of the
+        proof asks about a few backends and phases, each asked by thousands."""
+        key = (arch, backend, phases)
+        found = self._judged.get(key)
+        if found is None:
+            row = self.by_row.get((arch, backend), ())
+            found = self._judged[key] = tuple(c for c in row if c.phases & phases)
+        return found
+
+
+def read_claims(page: str) -> Claims:
+    """Every cell of each backend's row, with the legend's action for its column."""
     (legend,) = [t for t in read_tables(page) if t.heading == "Legend" and t.header[0] == "Column"]
     column, action, phases, finding = (
         legend.header.index(h)
@@ -84,7 +104,7 @@ def read_claims(page: str) -> dict[tuple[str, str], tuple[Claim, ...]]:
                 Claim(header, cell, *by_header[header])
                 for header, cell in zip(table.header[1:], row[1:], strict=True)
             )
-    return claims
+    return Claims(claims)
 
 
 def column_in_use(header: str, config: AttentionConfig, report: Report) -> bool:
@@ -194,18 +214,18 @@ def defining_fields(parts: list[Shard] | None = None) -> Iterator[tuple[Fields, 
             yield machine, launch
 
 
-def verify(
-    config: AttentionConfig, report: Report, claims: dict[tuple[str, str], tuple[Claim, ...]]
-) -> tuple[int, list[str]]:
+def verify(config: AttentionConfig, report: Report, claims: Claims) -> tuple[int, list[str]]:
     """(claims compared, mismatches) for one configuration."""
     resolved = report.resolved
-    uses: dict[str, set[str]] = {}
-    for phase, backend in (
-        ("prefill", resolved.prefill_backend),
-        ("decode", resolved.decode_backend),
-    ):
-        if backend is not None:
-            uses.setdefault(backend, set()).add(phase)
+    prefill, decode = resolved.prefill_backend, resolved.decode_backend
+    uses: dict[str, frozenset[str]] = {}
+    if prefill is not None and prefill == decode:
+        uses[prefill] = BOTH_PHASES
+    else:
+        if prefill is not None:
+            uses[prefill] = PREFILL
+        if decode is not None:
+            uses[decode] = DECODE
     # Each finding's severity by rule and backend, and each column's use, read once per
     # configuration: a configuration has about thirty claims and ten columns.
     found_by: dict[tuple[str, str | None], set[Severity]] = {}
@@ -215,9 +235,7 @@ def verify(
     compared = 0
     mismatches: list[str] = []
     for backend, phases in uses.items():
-        for claim in claims.get((config.attention_arch, backend), ()):
-            if not claim.phases & phases:
-                continue
+        for claim in claims.judged(config.attention_arch, backend, phases):
             used = in_use.get(claim.header)
             if used is None:
                 used = in_use[claim.header] = column_in_use(claim.header, config, report)
@@ -234,8 +252,13 @@ def verify(
     return compared, mismatches
 
 
+PREFILL = frozenset({"prefill"})
+DECODE = frozenset({"decode"})
+BOTH_PHASES = PREFILL | DECODE
+
+
 @functools.cache
-def _claims(page: str) -> dict[tuple[str, str], tuple[Claim, ...]]:
+def _claims(page: str) -> Claims:
     """`read_claims`, once per page text in each process (a process proves many shards)."""
     return read_claims(page)
 

@@ -77,11 +77,7 @@ def model_rule_of(launch: Launch, rules: ReleaseRules) -> ModelRule | None:
     model_type = launch.model_type
     if model_type is not None and model_type not in rules.models.model_types:
         model = rules.loader.reloads.get(model_type, model)
-    sparse = ModelFeature.SPARSE_DSA in launch.features
-    return next(
-        (rule for rule in rules.model_rules if rule.applies(model, sparse, launch.on_device)),
-        None,
-    )
+    return rules.model_rule(model, ModelFeature.SPARSE_DSA in launch.features, launch.on_device)
 
 
 def handle_quantization(launch: Launch, rules: ReleaseRules, log: StartupLog) -> None:
@@ -141,10 +137,8 @@ def handle_model_rules(
     device = launch.on_device
     if rules.hybrid_cache.decode_radix_off_first and launch.disaggregation == "decode":
         f.radix_cache = False  # a decode server keeps no prefix cache
-    for rule in rules.model_rules:
-        if rule.applies(model, sparse, device):
-            return _apply(launch, rules, model, rule, f, log)
-    return None
+    rule = rules.model_rule(model, sparse, device)
+    return None if rule is None else _apply(launch, rules, model, rule, f, log)
 
 
 def _apply(

@@ -76,17 +76,20 @@ def replay(launch: Launch, rules: ReleaseRules) -> Startup:
     handle_deprecated_args(rules, f, log)
     model = handle_model_loading(launch, rules, model, log)
     handle_quantization(launch, rules, log)
-    by: str | None = f"--device {launch.on_device}"
     chosen = handle_platform_backends(launch, f)
+    # Who chose `chosen`, when not the default decision: the device, unless a later step
+    # does (the device's words are written at the end: most launches never need them).
+    by: str | None = None
+    by_device = True
     if (own := handle_model_rules(launch, rules, model, f, log)) is not None:
-        chosen, by = own, f"{model}'s own branch"
+        chosen, by, by_device = own, f"{model}'s own branch", False
     deterministic = rules.deterministic.picks_default
     if deterministic and (own := handle_deterministic_inference(launch, rules, model, f, log)):
-        chosen, by = own, "deterministic inference"
+        chosen, by, by_device = own, "deterministic inference", False
     handle_nvfp4_prefill_backends(launch, rules, f, log)
     default = handle_attention_backend_compatibility(launch, rules, model, f, log)
     if default is not None or chosen is None:
-        chosen, by = default, None
+        chosen, by, by_device = default, None, False
     handle_kv_dtype_gpu(launch, rules, f, log)
     handle_kv4_compatibility(launch, rules, f, log)
     if f.page_size is None:
@@ -95,4 +98,6 @@ def replay(launch: Launch, rules: ReleaseRules) -> Startup:
     handle_speculative_decoding(launch, rules, model, f, log)
     if not deterministic:
         handle_deterministic_inference(launch, rules, model, f, log)
+    if by_device:
+        by = f"--device {launch.on_device}"
     return Startup(f, tuple(log.events), chosen, model, by)

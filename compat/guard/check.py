@@ -25,7 +25,13 @@ from compat.guard.findings import (
     platform_finding,
     unmodelled_release_finding,
 )
-from compat.guard.plan import ActiveColumns, BackendPlan, CompiledGuard, FindingMemo
+from compat.guard.plan import (
+    MEMO_LIMIT,
+    ActiveColumns,
+    BackendPlan,
+    CompiledGuard,
+    FindingMemo,
+)
 from compat.guard.plan import compiled as compiled_guard
 from compat.guard.report import (
     Enforcement,
@@ -166,14 +172,10 @@ def _check_backend(
         judged: list[Finding] = []
         _judge_backend(parsed, resolved, plan, phases, chosen_by, verify_on_decode, active,
                        judged, compiled)  # fmt: skip
-        if len(memo) >= _BACKEND_MEMO_LIMIT:
+        if len(memo) >= MEMO_LIMIT:
             memo.clear()
         found = memo[key] = tuple(judged)
     findings.extend(found)
-
-
-# A long-running process checking ever new launches must not grow the memo forever.
-_BACKEND_MEMO_LIMIT = 50_000
 
 
 def _judge_backend(

@@ -25,8 +25,9 @@ from compat.vocab.terms import Arch, ModelFeature, Phase, Platform
 P = ParamSpec("P")
 F = TypeVar("F")
 
-# A long-running process checking ever new page sizes must not grow a memo forever.
-_MEMO_LIMIT = 50_000
+MEMO_LIMIT = 50_000
+"""The most entries any of the guard's memos keeps: a long-running process checking ever new
+launches must not grow one forever (a full memo starts again empty)."""
 _MISSING: Any = object()  # Any: it stands in for whatever a memo holds
 
 ActiveColumns = frozenset[ColumnId]
@@ -115,7 +116,7 @@ class FindingMemo:
         key = (build, inputs)
         found: F = self._found.get(key, _MISSING)
         if found is _MISSING:
-            if len(self._found) >= _MEMO_LIMIT:
+            if len(self._found) >= MEMO_LIMIT:
                 self._found.clear()
             found = self._found[key] = build(*args, **kwargs)
         return found
@@ -128,7 +129,7 @@ class FindingMemo:
         """
         known = self._retagged.get((id(finding), enforced))
         if known is None:
-            if len(self._retagged) >= _MEMO_LIMIT:
+            if len(self._retagged) >= MEMO_LIMIT:
                 self._retagged.clear()
             known = (finding, replace(finding, enforced=enforced))
             self._retagged[(id(finding), enforced)] = known
@@ -181,7 +182,7 @@ class CompiledGuard:
         key = (resolved.kv_dtype, resolved.topk, resolved.page_size, features)
         active = self._active.get(key)
         if active is None:
-            if len(self._active) >= _MEMO_LIMIT:
+            if len(self._active) >= MEMO_LIMIT:
                 self._active.clear()
             situation = Situation(resolved.kv_dtype, resolved.topk, resolved.page_size, features)
             active = self._active[key] = frozenset(

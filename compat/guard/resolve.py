@@ -12,7 +12,7 @@ from compat.claim.matrix import Matrix
 from compat.engine.events import DtypeFallenBack
 from compat.engine.startup.replay import Startup, replay
 from compat.guard import startup_words
-from compat.guard.plan import CompiledGuard, FindingMemo
+from compat.guard.plan import MEMO_LIMIT, CompiledGuard, FindingMemo
 from compat.guard.plan import compiled as compiled_guard
 from compat.guard.report import Enforcement, Finding, Resolved
 from compat.inputs.config import Parsed
@@ -43,7 +43,7 @@ def resolve_applying(
     key = parsed.replay_key
     known = memo.get(key)
     if known is None or known[0] is not release:
-        if len(memo) > _MEMO_LIMIT:
+        if len(memo) >= MEMO_LIMIT:
             memo.clear()
         own: list[Finding] = []
         resolved = _resolve(parsed, own, compiled)
@@ -58,8 +58,6 @@ def resolve_applying(
     return known[1], known[3]
 
 
-# A long-running process checking ever new launches must not grow the memo forever.
-_MEMO_LIMIT = 50_000
 _NOTHING_APPLIED: frozenset[tuple[str, str | None]] = frozenset()
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from operator import attrgetter, itemgetter
+from operator import attrgetter
 from typing import TYPE_CHECKING, Any
 
 import msgspec.structs
@@ -236,7 +236,15 @@ def _features(switches: tuple[object, ...]) -> frozenset[ModelFeature]:
 
 _LAUNCH_FIELDS = Launch.__struct_fields__  # what the start-up replay reads
 # One C call reads them all: the key is built for every configuration constructed.
-_launch_values = itemgetter(*_LAUNCH_FIELDS)
+_launch_attributes = attrgetter(*_LAUNCH_FIELDS)
+
+
+def _keyed(parsed: Parsed) -> Parsed:
+    """`parsed` with its replay key, read from its own launch fields: for a canonical form
+    just built (`_assemble`) or copied (`reparsed`), which nothing has read yet."""
+    key = (id(parsed.release), *_launch_attributes(parsed))
+    msgspec.structs.force_setattr(parsed, "replay_key", key)
+    return parsed
 
 
 def _alone_fields(config: AttentionConfig) -> dict[str, Any]:
@@ -259,9 +267,6 @@ def _alone_fields(config: AttentionConfig) -> dict[str, Any]:
         tp_size=config.tp_size or 1,
         dp_size=config.dp_size or 1,
     )
-
-
-_launch_attributes = attrgetter(*_LAUNCH_FIELDS)
 
 
 def _assemble(
@@ -294,14 +299,14 @@ def _assemble(
         remote_code=config.remote_code,
         **_alone_fields(config),
     )
-    return Parsed(
+    parsed = Parsed(
         **fields,
         spec_mode=_MODES[config.speculative_attention_mode],
         release=release,
         version_source=version_source,
         unmodelled_release=unmodelled_release,
-        replay_key=(id(release), *_launch_values(fields)),
     )
+    return _keyed(parsed)
 
 
 def reparsed(config: AttentionConfig, base: Parsed, changes: dict[str, Any]) -> Parsed | None:
@@ -328,13 +333,11 @@ def reparsed(config: AttentionConfig, base: Parsed, changes: dict[str, Any]) -> 
         return None
     # The base's canonical form, with what the changed fields set: every other field is
     # the base's (the same values, checked when the base was built).
-    rules, version_source, unmodelled_release = release
+    _, version_source, unmodelled_release = release
     copy = msgspec.structs.replace(
         base,
         **_alone_fields(config),
         version_source=version_source,
         unmodelled_release=unmodelled_release,
     )
-    # Its key is read from it, as `_assemble` reads a new one's (a copy is not yet shared).
-    msgspec.structs.force_setattr(copy, "replay_key", (id(rules), *_launch_attributes(copy)))
-    return copy
+    return _keyed(copy)

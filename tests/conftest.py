@@ -24,6 +24,7 @@ SLOW_MODULES = frozenset(
         "cli/test_hostile_fuzz.py",
         "guard/test_fuzz.py",
         "publish/test_site.py",
+        "publish/test_page_cache.py",
         "publish/test_browser.py",
         "publish/test_browser_guard.py",
         "test_benchmark_smoke.py",

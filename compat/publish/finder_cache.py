@@ -40,6 +40,10 @@ DISABLE_VARIABLE = "COMPAT_NO_FINDER_CACHE"
 FORMAT = 2
 """The entry's layout: `{"format", "sources", "digest", "files": [[name, content], ...]}`."""
 
+FINDER = "finder"
+"""The folder of the cache directory that holds the finder's entries (the site's converted
+pages have their own: `compat.publish.page_cache`)."""
+
 Files = list[tuple[str, str]]
 Say = Callable[[str], None]
 
@@ -98,16 +102,17 @@ def _owned(path: Path, info: os.stat_result, what: str) -> None:
         raise Untrusted(f"the {what} {path} is writable by others (mode {mode:o})")
 
 
-def _entry_path(root: Path, key: str) -> Path:
+def _entry_path(root: Path, key: str, kind: str) -> Path:
     if len(key) != 64 or any(c not in "0123456789abcdef" for c in key):
         raise Untrusted(f"the key {key!r} is not a digest")
-    return root / "finder" / f"{key}.json"
+    return root / kind / f"{key}.json"
 
 
-def read_entry(root: Path, key: str, names: Collection[str]) -> Files | None:
+def read_entry(root: Path, key: str, names: Collection[str], kind: str = FINDER) -> Files | None:
     """The entry for `key` if it exists and passes every check; None if there is none;
-    Untrusted (with the reason) if it exists and fails one."""
-    path = _entry_path(root, key)
+    Untrusted (with the reason) if it exists and fails one. `kind` is the folder of
+    `root` that holds such entries."""
+    path = _entry_path(root, key, kind)
     try:
         _trusted_directory(root)
         _trusted_directory(path.parent)
@@ -140,9 +145,9 @@ def _checked(path: Path, entry: object, key: str, names: Collection[str]) -> Fil
     listed = [name for name, _ in files]
     strange = sorted(set(listed) - set(names))
     if strange:
-        raise Untrusted(f"{path} names a file the finder does not generate: {strange[0]!r}")
+        raise Untrusted(f"{path} names a file the entry may not hold: {strange[0]!r}")
     if sorted(listed) != sorted(names):
-        raise Untrusted(f"{path} does not hold each of the finder's files exactly once")
+        raise Untrusted(f"{path} does not hold each of its files exactly once")
     if entry.get("sources") != key:
         raise Untrusted(f"{path} was computed from other package sources")
     if entry.get("digest") != content_digest(key, files):
@@ -150,10 +155,10 @@ def _checked(path: Path, entry: object, key: str, names: Collection[str]) -> Fil
     return files
 
 
-def write_entry(root: Path, key: str, files: Files) -> None:
+def write_entry(root: Path, key: str, files: Files, kind: str = FINDER) -> None:
     """Store `files` under `key`, creating the user's own directories (mode 0700) if need be;
     raises OSError or Untrusted when the place cannot be trusted."""
-    path = _entry_path(root, key)
+    path = _entry_path(root, key, kind)
     for directory in (root, path.parent):
         directory.mkdir(mode=0o700, parents=True, exist_ok=True)
         _trusted_directory(directory)
@@ -193,8 +198,8 @@ def _computing(root: Path, key: str) -> Iterator[None]:
         import fcntl
 
         _trusted_directory(root)
-        _trusted_directory(root / "finder")
-        handle = os.open(root / "finder" / f".{key}.lock", os.O_RDWR | os.O_CREAT, 0o600)
+        _trusted_directory(root / FINDER)
+        handle = os.open(root / FINDER / f".{key}.lock", os.O_RDWR | os.O_CREAT, 0o600)
     except (ImportError, OSError, Untrusted):
         yield
         return

@@ -1,11 +1,13 @@
-"""MkDocs hooks: refuse a stale page or export; add the finder's data.
+"""MkDocs hooks: refuse a stale page or export; add the finder's data; convert a page once.
 
 Listed under `hooks:` in `mkdocs.yml`. The page and `matrix.json` are generated from
 `compat/matrix.py`; a hand edit, or a matrix edit without `compat docs` / `compat export`,
 makes `mkdocs build` fail here. The
 compatibility finder's data (the guard's verdicts over the finder's option space) is
 computed at build time (once per version of the package: `compat.publish.finder_cache`) and added
-to the site as generated files, never committed.
+to the site as generated files, never committed. A page's conversion to HTML is stored
+too, and read back until the page or anything its conversion reads changes
+(`compat.publish.page_cache`).
 """
 
 from __future__ import annotations
@@ -16,9 +18,9 @@ from pathlib import Path
 from mkdocs.config.defaults import MkDocsConfig
 from mkdocs.exceptions import PluginError
 from mkdocs.structure.files import File, Files
+from mkdocs.structure.pages import Page
 
 from compat.publish.outputs import OutputError, Staleness, staleness
-from compat.publish.pages import TemplateError, render_pages
 
 FIX_COMMAND = "compat docs"
 _LOG = logging.getLogger("mkdocs.hooks.compat")
@@ -47,8 +49,16 @@ def on_config(config: MkDocsConfig) -> MkDocsConfig:
 
 
 def on_pre_build(config: MkDocsConfig) -> None:
-    """Compare every generated page in `docs_dir` with a fresh render of the matrix."""
+    """Compare every generated page in `docs_dir` with a fresh render of the matrix, unless
+    a build found these exact pages fresh before (`compat.publish.verified`)."""
+    from compat.publish import verified
+
     docs_dir = Path(config.docs_dir)
+    record = verified.record_key(docs_dir)
+    if record is not None and verified.found_fresh(record):
+        return
+    from compat.publish.pages import TemplateError, render_pages
+
     try:
         # The package's own templates, as `compat docs` uses by default.
         pages = render_pages()
@@ -63,6 +73,8 @@ def on_pre_build(config: MkDocsConfig) -> None:
                 f"compat/releases.py. Run `{FIX_COMMAND}` and commit the result.\n{stale.diff}"
             )
     _refuse_stale_export(docs_dir)
+    if record is not None:
+        verified.remember(record)
 
 
 def _refuse_stale_export(docs_dir: Path) -> None:
@@ -113,3 +125,11 @@ def on_files(files: Files, config: MkDocsConfig) -> Files:
             raise PluginError(f"the finder's data names a file it does not generate: {path!r}")
         files.append(File.generated(config, path, content=content))
     return files
+
+
+def on_page_markdown(markdown: str, page: Page, config: MkDocsConfig, files: Files) -> str:
+    """Convert the page from the page cache when nothing its conversion reads has changed."""
+    from compat.publish.page_cache import convert_once
+
+    convert_once(page, say=_LOG.info)
+    return markdown

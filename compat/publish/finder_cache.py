@@ -17,7 +17,9 @@ else could have written it and it is what its key promises:
   key and of every name and content matches what it holds.
 
 Otherwise the build computes the data afresh and says why, in one line (`reason`). A
-cache that cannot be read or written is skipped the same way.
+cache that cannot be read or written is skipped the same way. A write keeps only the most
+recently used entries of its folder (`FINDER_KEEP` of the finder's): an edit to the package
+would otherwise add an entry for good.
 """
 
 from __future__ import annotations
@@ -25,11 +27,12 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import stat
 import sys
 import tempfile
 from collections.abc import Callable, Collection, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 
 from compat.publish.outputs import PACKAGE_DIR
@@ -43,6 +46,10 @@ FORMAT = 2
 FINDER = "finder"
 """The folder of the cache directory that holds the finder's entries (the site's converted
 pages have their own: `compat.publish.page_cache`)."""
+FINDER_KEEP = 8
+"""The finder's entries kept: one per state of the package's sources and set of releases
+offered (the tests' sample and the whole site are two), the most recently used."""
+_ENTRY_NAME = re.compile(r"[0-9a-f]{64}\.json")
 
 Files = list[tuple[str, str]]
 Say = Callable[[str], None]
@@ -130,7 +137,11 @@ def read_entry(root: Path, key: str, names: Collection[str], kind: str = FINDER)
             entry = json.loads(stream.read().decode("utf-8"))
         except (OSError, ValueError) as error:
             raise Untrusted(f"{path} is not a readable entry ({type(error).__name__})") from None
-    return _checked(path, entry, key, names)
+        files = _checked(path, entry, key, names)
+        # Used now: the last to be pruned (`write_entry` keeps the most recently used).
+        with suppress(OSError, NotImplementedError):
+            os.utime(stream.fileno())
+    return files
 
 
 def _checked(path: Path, entry: object, key: str, names: Collection[str]) -> Files:
@@ -155,9 +166,13 @@ def _checked(path: Path, entry: object, key: str, names: Collection[str]) -> Fil
     return files
 
 
-def write_entry(root: Path, key: str, files: Files, kind: str = FINDER) -> None:
-    """Store `files` under `key`, creating the user's own directories (mode 0700) if need be;
-    raises OSError or Untrusted when the place cannot be trusted."""
+def write_entry(
+    root: Path, key: str, files: Files, kind: str = FINDER, keep: int = FINDER_KEEP
+) -> None:
+    """Store `files` under `key`, creating the user's own directories (mode 0700) if need be,
+    then delete all but the `keep` most recently used entries of `kind` (the cache would
+    otherwise grow by an entry at every edit); raises OSError or Untrusted when the place
+    cannot be trusted."""
     path = _entry_path(root, key, kind)
     for directory in (root, path.parent):
         directory.mkdir(mode=0o700, parents=True, exist_ok=True)
@@ -171,6 +186,21 @@ def write_entry(root: Path, key: str, files: Files, kind: str = FINDER) -> None:
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
         raise
+    _prune(path.parent, keep)
+
+
+def _prune(folder: Path, keep: int) -> None:
+    """Delete all but the `keep` most recently used entries of `folder` (and their locks),
+    as far as it can: another build may be reading or pruning them too."""
+    used: list[tuple[float, Path]] = []
+    for path in folder.iterdir():
+        if _ENTRY_NAME.fullmatch(path.name):
+            with suppress(OSError):
+                used.append((path.lstat().st_mtime, path))
+    for _, path in sorted(used, reverse=True)[keep:]:
+        with suppress(OSError):
+            path.unlink()
+            (folder / f".{path.stem}.lock").unlink(missing_ok=True)
 
 
 def cached(

@@ -43,6 +43,9 @@ DISABLE_VARIABLE = "COMPAT_NO_PAGE_CACHE"
 """Set (to anything) to convert every page on every build."""
 PAGES = "pages"
 """The folder of the cache directory that holds converted pages."""
+PAGES_KEEP = 600
+"""The converted pages kept, the most recently used: about 27 states of the site's 22
+pages (a release page takes about 90 KB)."""
 FORMAT = 1
 """What an entry's `meta` holds (bumped when that changes, so that older entries miss)."""
 _PARTS = ("content", "meta")
@@ -74,7 +77,7 @@ def convert_once(page: Page, say: Say | None = None) -> None:
         if not records:
             # Unwritable: the next build converts the page again, to the same site.
             with suppress(OSError, Untrusted):
-                write_entry(root, key, _stored(page), kind=PAGES)
+                write_entry(root, key, _stored(page), kind=PAGES, keep=PAGES_KEEP)
 
     # An attribute of this page alone: MkDocs calls `page.render(config, files)` next.
     page.render = render  # type: ignore[method-assign]

@@ -32,6 +32,8 @@ from compat.publish.page_cache import DISABLE_VARIABLE
 VERIFIED = "verified"
 """The folder of the cache directory that holds the records."""
 FORMAT = 1
+KEEP = 64
+"""The records kept, the most recently used (each a few hundred bytes)."""
 
 
 def record_key(docs_dir: Path) -> str | None:
@@ -53,7 +55,7 @@ def found_fresh(key: str) -> bool:
 def remember(key: str) -> None:
     """Record that this build found fresh what `key` digests."""
     with suppress(OSError, Untrusted):  # unwritable: the next build compares again
-        write_entry(cache_dir(), key, [], kind=VERIFIED)
+        write_entry(cache_dir(), key, [], kind=VERIFIED, keep=KEEP)
 
 
 def comparison_key(docs_dir: Path) -> str:

@@ -90,6 +90,24 @@ def test_computed_once_then_read_back(_cache_in: Path) -> None:
     assert len(list((_cache_in / "finder").glob("*.json"))) == 2
 
 
+def test_only_the_most_recently_used_entries_are_kept(_cache_in: Path) -> None:
+    keys = [f"{digit}" * 64 for digit in "123456"]
+    for age, key in enumerate(keys):
+        finder_cache.write_entry(_cache_in, key, GOOD, keep=4)
+        entry = _cache_in / "finder" / f"{key}.json"
+        os.utime(entry, (1_000_000 + age, 1_000_000 + age))  # written in this order
+    folder = _cache_in / "finder"
+    assert sorted(p.stem for p in folder.glob("*.json")) == sorted(keys[2:])
+    # Reading the oldest entry left makes it the most recently used: it outlives the next.
+    assert finder_cache.read_entry(_cache_in, keys[2], NAMES) == GOOD
+    finder_cache.write_entry(_cache_in, "7" * 64, GOOD, keep=4)
+    assert sorted(p.stem for p in folder.glob("*.json")) == sorted([keys[2], *keys[4:], "7" * 64])
+    # Only entries are pruned: another file of the folder is left alone.
+    (folder / "notes.txt").write_text("mine")
+    finder_cache.write_entry(_cache_in, "8" * 64, GOOD, keep=1)
+    assert sorted(p.name for p in folder.iterdir()) == ["8" * 64 + ".json", "notes.txt"]
+
+
 def test_a_damaged_entry_is_recomputed_and_replaced(_cache_in: Path) -> None:
     _plant(_cache_in, KEY, GOOD)
     (_cache_in / "finder" / f"{KEY}.json").write_text('[["a.js"]]')

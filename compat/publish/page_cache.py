@@ -148,19 +148,24 @@ def _token(item: AnchorLink) -> dict[str, Any]:
 
 
 def _restore(page: Page, stored: dict[str, str], files: Files) -> bool:
-    """Leave on `page` what its conversion left; False when the entry names a page the
-    site does not have (its key says it does: an entry of another site's files)."""
-    meta = json.loads(stored["meta"])
-    links = meta["links to anchors"]
+    """Leave on `page` what its conversion left; False, leaving the page as it was, when
+    the entry does not read as this module writes it or names a page the site does not
+    have (its key says it does): the page is then converted afresh."""
+    try:
+        meta = json.loads(stored["meta"])
+        links = meta["links to anchors"]
+        targets = {uri: files.get_file_from_path(uri) for uri in links or ()}
+        toc, title, anchors = get_toc(meta["toc"]), meta["title"], set(meta["anchors"])
+    except (KeyError, TypeError, ValueError):
+        return False
+    if any(target is None for target in targets.values()):
+        return False
     if links is not None:
-        targets = {uri: files.get_file_from_path(uri) for uri in links}
-        if any(target is None for target in targets.values()):
-            return False
-        page.links_to_anchors = {targets[uri]: anchors for uri, anchors in links.items()}  # type: ignore[misc]
+        page.links_to_anchors = {targets[uri]: found for uri, found in links.items()}  # type: ignore[misc]
     page.content = stored["content"]
-    page.toc = get_toc(meta["toc"])
-    page._title_from_render = meta["title"]
-    page.present_anchor_ids = set(meta["anchors"])
+    page.toc = toc
+    page._title_from_render = title
+    page.present_anchor_ids = anchors
     return True
 
 

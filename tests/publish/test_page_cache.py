@@ -158,6 +158,21 @@ def test_a_changed_entry_is_not_used(project: Path) -> None:
     assert _pages(project / "first") == _pages(project / "second")
 
 
+def test_an_entry_that_does_not_read_as_written_is_converted_afresh(project: Path) -> None:
+    """An entry whose digest matches but whose record of the page is not this module's
+    (written by another version of it, say) is converted again, never a traceback."""
+    assert _build(project, "first")[2] == len(PAGES)
+    for entry in (project.parent / "cache" / page_cache.PAGES).glob("*.json"):
+        stored = json.loads(entry.read_text(encoding="utf-8"))
+        key = stored["sources"]
+        files = [("content", stored["files"][0][1]), ("meta", '{"toc": 3}')]
+        digest = finder_cache.content_digest(key, files)
+        entry.write_text(json.dumps({**stored, "digest": digest, "files": files}), "utf-8")
+    code, output, converted = _build(project, "second")
+    assert code == 0 and converted == len(PAGES), output
+    assert _pages(project / "first") == _pages(project / "second")
+
+
 def test_the_cache_can_be_turned_off(project: Path) -> None:
     off = {page_cache.DISABLE_VARIABLE: "1"}
     assert _build(project, "first", **off)[2] == len(PAGES)

@@ -44,8 +44,8 @@ DISABLE_VARIABLE = "COMPAT_NO_PAGE_CACHE"
 PAGES = "pages"
 """The folder of the cache directory that holds converted pages."""
 PAGES_KEEP = 600
-"""The converted pages kept, the most recently used: about 27 states of the site's 22
-pages (a release page takes about 90 KB)."""
+"""The converted pages kept, the most recently used: a few dozen states of every page of
+the site (a release page takes about 90 KB)."""
 FORMAT = 1
 """What an entry's `meta` holds (bumped when that changes, so that older entries miss)."""
 _PARTS = ("content", "meta")

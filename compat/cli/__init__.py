@@ -60,12 +60,10 @@ class Parser(argparse.ArgumentParser):
 
 @functools.cache  # reading the installed metadata scans sys.path: once per process
 def _version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
+    from compat.inputs.installed import installed_version
 
-    try:
-        return version("attention-compat")
-    except PackageNotFoundError:  # run from a source tree that was never installed
-        return "unknown"
+    # "unknown": run from a source tree that was never installed.
+    return installed_version("attention-compat") or "unknown"
 
 
 def _did_you_mean(message: str) -> str:

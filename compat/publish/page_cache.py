@@ -29,7 +29,6 @@ import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from functools import cache
-from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
 from mkdocs.config.defaults import MkDocsConfig
@@ -37,6 +36,7 @@ from mkdocs.structure.files import Files
 from mkdocs.structure.pages import Page
 from mkdocs.structure.toc import AnchorLink, get_toc
 
+from compat.inputs.installed import installed_version
 from compat.publish.finder_cache import Untrusted, cache_dir, read_entry, write_entry
 
 DISABLE_VARIABLE = "COMPAT_NO_PAGE_CACHE"
@@ -107,13 +107,7 @@ def conversion_key(page: Page, config: MkDocsConfig, files: Files) -> str:
 
 @cache
 def _converter_versions() -> tuple[str, ...]:
-    def known(name: str) -> str:
-        try:
-            return version(name)
-        except PackageNotFoundError:
-            return "absent"
-
-    return tuple(f"{name} {known(name)}" for name in _CONVERTERS)
+    return tuple(f"{name} {installed_version(name)}" for name in _CONVERTERS)
 
 
 def _named(extension: object) -> str:

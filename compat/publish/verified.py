@@ -16,9 +16,9 @@ from __future__ import annotations
 import hashlib
 import os
 from contextlib import suppress
-from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
+from compat.inputs.installed import installed_version
 from compat.publish.finder_cache import (
     Untrusted,
     cache_dir,
@@ -61,10 +61,7 @@ def remember(key: str) -> None:
 def comparison_key(docs_dir: Path) -> str:
     """A digest of everything the comparison reads (this module's docstring)."""
     digest = hashlib.sha256(f"{FORMAT}\0{source_digest()}\0".encode())
-    try:
-        digest.update(f"jinja2 {version('jinja2')}\0".encode())
-    except PackageNotFoundError:
-        digest.update(b"no jinja2\0")
+    digest.update(f"jinja2 {installed_version('jinja2')}\0".encode())
     for label, folder in (("templates", package_templates()), ("docs", docs_dir)):
         digest.update(f"{label}\0".encode())
         for path in sorted(p for p in folder.rglob("*") if p.is_file()):

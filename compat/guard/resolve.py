@@ -10,6 +10,7 @@ from collections.abc import Iterator
 from compat.claim.baseline import MATRIX
 from compat.claim.matrix import Matrix
 from compat.engine.events import DtypeFallenBack
+from compat.engine.rules import ReleaseRules
 from compat.engine.startup.replay import Startup, replay
 from compat.guard import startup_words
 from compat.guard.plan import MEMO_LIMIT, CompiledGuard, FindingMemo
@@ -61,8 +62,30 @@ def resolve_applying(
 _NOTHING_APPLIED: frozenset[tuple[str, str | None]] = frozenset()
 
 
+def refused_at_startup(parsed: Parsed) -> bool:
+    """Whether SGLang's start-up code refuses the launch: then check() reports the refusal
+    as an error (`startup_words.finding` keeps each event's severity), so a search that
+    wants only passing launches need not resolve or judge it further."""
+    return _replayed(parsed).refused
+
+
+_REPLAYED: dict[object, tuple[ReleaseRules, Startup]] = {}
+
+
+def _replayed(parsed: Parsed) -> Startup:
+    """`replay()` of the launch, each launch once: the fix search's shortcut replays a
+    candidate, and check() the same candidate when it is not refused."""
+    key, release = parsed.replay_key, parsed.release
+    known = _REPLAYED.get(key)
+    if known is None or known[0] is not release:
+        if len(_REPLAYED) >= MEMO_LIMIT:
+            _REPLAYED.clear()
+        known = _REPLAYED[key] = (release, replay(parsed, release))
+    return known[1]
+
+
 def _resolve(parsed: Parsed, findings: list[Finding], compiled: CompiledGuard) -> Resolved:
-    startup = replay(parsed, parsed.release)
+    startup = _replayed(parsed)
     release = parsed.release.release
     matrix = compiled.matrix
     # Worded once per event (events are values): most launches repeat another's events.

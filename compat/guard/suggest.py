@@ -117,8 +117,8 @@ def suggest_fixes(report: Report, checks: CheckMemo, matrix: Matrix) -> tuple[Su
                 moved = frozenset(combo)
                 if any(fix <= moved for fix in passing):
                     continue  # not minimal: a smaller fix is inside it
-            outcome = checks.copy_of(config, moved_fields(combo))
-            if outcome.ok:
+            outcome = checks.passing_copy_of(config, moved_fields(combo))
+            if outcome is not None:
                 misses = intent.misses(outcome.resolved)
                 warned = len(outcome.warnings) > 0
                 # The report's configuration is the combination's (an equal one, checked

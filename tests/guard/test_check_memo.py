@@ -116,3 +116,46 @@ def test_a_subclass_with_fields_of_its_own_is_keyed_by_all_of_them() -> None:
 def test_a_change_of_a_field_that_does_not_exist_is_refused_by_name() -> None:
     with pytest.raises(TypeError, match="'page_sizes'"):
         CheckMemo(check).copy_of(H100_MLA, {"page_sizes": 16})
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.lists(
+        st.dictionaries(st.sampled_from(sorted(CHANGES)), st.none(), max_size=3).flatmap(
+            lambda keys: st.fixed_dictionaries({key: CHANGES[key] for key in keys})
+        ),
+        min_size=1,
+        max_size=6,
+    )
+)
+def test_a_passing_copy_is_the_guards_report_and_a_failing_one_is_none(
+    changes: list[dict[str, Any]],
+) -> None:
+    """The fix search's ask: the copy's own report when it passes, None when it fails,
+    whether the memo knew the copy, knew it refused, or saw it first."""
+    memo = CheckMemo(check)
+    for change in changes:
+        try:
+            expected = check(replaced(H100_MLA, **change))
+        except InvalidConfigError as error:
+            with pytest.raises(InvalidConfigError) as raised:
+                memo.passing_copy_of(H100_MLA, change)
+            assert str(raised.value) == str(error)
+            continue
+        assert memo.passing_copy_of(H100_MLA, change) == (expected if expected.ok else None)
+        assert memo.copy_of(H100_MLA, change) == expected
+
+
+def test_a_copy_refused_at_start_up_is_not_checked_until_its_report_is_asked_for() -> None:
+    run = Counted()
+    memo = CheckMemo(run)
+    refused = {"attention_backend": "trtllm_mla"}  # an SM100 kernel on an H100
+    assert memo.passing_copy_of(H100_MLA, refused) is None
+    assert memo.passing_copy_of(H100_MLA, refused) is None
+    assert run.asked == []  # the start-up replay alone said no, once
+    report = memo.copy_of(H100_MLA, refused)  # a caller wanting the whole report gets it
+    assert run.asked == [replaced(H100_MLA, **refused)]
+    assert any(f.rule.startswith("startup-") for f in report.errors)
+    passing = {"attention_backend": "flashmla", "page_size": 64}
+    assert memo.passing_copy_of(H100_MLA, passing) == check(replaced(H100_MLA, **passing))
+    assert len(run.asked) == 2

@@ -26,6 +26,7 @@ from paths import MODELS
 from compat import MATRIX, AttentionConfig, InvalidConfigError, Report, Suggestion, check
 from compat.cli import main
 from compat.guard.report import Finding
+from compat.guard.resolve import refused_at_startup
 from compat.inputs.flags import DEVICE, DISAGGREGATION_MODE
 from compat.releases import BASELINE, RELEASES
 from compat.vocab.hardware import ComputeCapability
@@ -193,6 +194,8 @@ def judge(fields: dict[str, Any]) -> Report | InvalidConfigError:
     assert isinstance(report.ok, bool)
     assert all(isinstance(finding, Finding) for finding in report.findings)
     assert report.ok == (not any(f.severity is Severity.ERROR for f in report.findings))
+    # The fix search's shortcut (`CheckMemo.passing_copy_of`): a refusal at start-up fails.
+    assert not (report.ok and refused_at_startup(config.parsed)), "refused, yet it passes"
     if not report.ok:
         assert all(isinstance(s, Suggestion) for s in report.suggestions)
     return report

@@ -14,9 +14,14 @@ import sys
 from dataclasses import replace
 from typing import Any
 
+import pytest
+
 from compat import AttentionConfig, check
+from compat.guard import check_memo
+from compat.guard.check_memo import CheckMemo
 from compat.guard.report import Suggestion
-from compat.releases import release_rules
+from compat.guard.suggest import suggest_fixes
+from compat.releases import release_matrix, release_rules
 from compat.vocab.terms import KV_DTYPE_SPELLINGS, KvFamily
 
 B200 = {"platform": "cuda", "compute_capability": (10, 0)}
@@ -206,3 +211,42 @@ def test_the_combinations_searched_are_every_combination_of_distinct_kinds_in_or
         for size in (1, 2, 3):
             expected = [combo for combo in combinations(moves, size) if allowed(combo)]
             assert _combinations(moves, size) == expected, (config, size)
+
+
+# Launches of three releases, both architectures, several machines and KV dtypes, with and
+# without speculation: most fail, for many reasons.
+LAUNCHES = [
+    dict(
+        sglang_version=release,
+        attention_arch=arch,
+        platform=platform,
+        compute_capability=capability,
+        kv_cache_dtype=dtype,
+        attention_backend=backend,
+        **spec,
+    )
+    for release, dtype in (("0.5.7", "fp4_e2m1"), ("0.5.15", "fp8_e5m2"), ("0.5.23", "nvfp4"))
+    for arch, backend in (("mha", "trtllm_mha"), ("mla", "fa3"), ("mla", "trtllm_mla"))
+    for platform, capability in (("cuda", (9, 0)), ("cuda", (10, 0)), ("rocm", None))
+    for spec in ({}, {"speculative_algorithm": "EAGLE", "speculative_eagle_topk": 2})
+]
+
+
+def test_the_start_up_shortcut_finds_the_fixes_a_full_search_finds(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The fix search stops at SGLang's refusal of a candidate (`passing_copy_of`): it
+    offers what it offers when it checks every candidate in full."""
+    reports = [check(AttentionConfig(**fields)) for fields in LAUNCHES[::2]]
+    failing = [report for report in reports if not report.ok]
+    assert len(failing) >= 15, "too few failing launches to compare the searches on"
+
+    def searched() -> list[tuple[Suggestion, ...]]:
+        return [
+            suggest_fixes(r, CheckMemo(check), release_matrix(r.sglang_version)) for r in failing
+        ]
+
+    fast = searched()
+    monkeypatch.setattr(check_memo, "refused_at_startup", lambda parsed: False)
+    assert searched() == fast
+    assert sum(bool(fixes) for fixes in fast) >= 15, "the searches compared found nothing"

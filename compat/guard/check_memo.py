@@ -8,7 +8,7 @@ by the values it would hold (`field_values`) and built only the first time. Equa
 are an equal configuration, and check() is a function of the configuration.
 
 The fix search wants only the copies that pass, and nearly all it asks about fail: in the
-fix searches measured, 94 to 98 asks in 100 are launches SGLang's start-up code refuses.
+fix searches measured, 90 to 99 asks in 100 are launches SGLang's start-up code refuses.
 `passing_copy_of` replays just the start-up code for a copy it has not checked, and stops
 there when SGLang refuses it (a refusal is an error of check(), so the copy cannot pass);
 it remembers the refusal, never a partial report.

@@ -68,18 +68,18 @@ CHANGES: dict[str, st.SearchStrategy[Any]] = {
     "speculative_algorithm": st.sampled_from([None, "EAGLE"]),
     "compute_capability": st.sampled_from([(9, 0), ComputeCapability(10, 0)]),
 }
+CHANGE_LISTS = st.lists(
+    st.dictionaries(st.sampled_from(sorted(CHANGES)), st.none(), max_size=3).flatmap(
+        lambda keys: st.fixed_dictionaries({key: CHANGES[key] for key in keys})
+    ),
+    min_size=1,
+    max_size=6,
+)
+"""Copies asked one after another, a few fields changed in each (equal ones among them)."""
 
 
 @settings(max_examples=150, deadline=None)
-@given(
-    st.lists(
-        st.dictionaries(st.sampled_from(sorted(CHANGES)), st.none(), max_size=3).flatmap(
-            lambda keys: st.fixed_dictionaries({key: CHANGES[key] for key in keys})
-        ),
-        min_size=1,
-        max_size=6,
-    )
-)
+@given(CHANGE_LISTS)
 def test_every_copys_report_is_the_guards_report_of_that_copy(
     changes: list[dict[str, Any]],
 ) -> None:
@@ -119,15 +119,7 @@ def test_a_change_of_a_field_that_does_not_exist_is_refused_by_name() -> None:
 
 
 @settings(max_examples=150, deadline=None)
-@given(
-    st.lists(
-        st.dictionaries(st.sampled_from(sorted(CHANGES)), st.none(), max_size=3).flatmap(
-            lambda keys: st.fixed_dictionaries({key: CHANGES[key] for key in keys})
-        ),
-        min_size=1,
-        max_size=6,
-    )
-)
+@given(CHANGE_LISTS)
 def test_a_passing_copy_is_the_guards_report_and_a_failing_one_is_none(
     changes: list[dict[str, Any]],
 ) -> None:

@@ -251,6 +251,12 @@ class ReleaseRules(msgspec.Struct, frozen=True, dict=True):
         return frozenset(snap.backend for snap in self.page_snaps)
 
     @cached_property
+    def backend_build_rules(self) -> frozenset[str]:
+        """The documented rules of `backend_build`: the guard sets aside a finding of any
+        other rule with one lookup."""
+        return frozenset(rule for rule, _ in self.backend_build)
+
+    @cached_property
     def gated_backends(self) -> frozenset[str]:
         """The backends of `gpu_gates`: a launch naming none of them skips the gates."""
         return frozenset(gate.backend for gate in self.gpu_gates)

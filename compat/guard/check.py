@@ -6,13 +6,14 @@ incompatible combination; `enforce()` is the engine-side wrapper that raises.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 
 from compat.claim import words as wording
 from compat.claim.backends import Backend
 from compat.claim.cells import PlatformSupport
 from compat.claim.matrix import ArchStatus, Matrix
 from compat.claim.rules import Breach
+from compat.engine.rules import ReleaseRules
 from compat.guard.findings import (
     arch_finding,
     capability_finding,
@@ -76,7 +77,7 @@ def check(config: AttentionConfig, matrix: Matrix | None = None) -> Report:
     _check_rules(parsed, resolved, findings, compiled)
     release = parsed.release
     if applied or release.backend_build:
-        _mark_enforcement(findings, applied, release.backend_build, compiled.findings)
+        _mark_enforcement(findings, applied, release, compiled.findings)
     unmodelled = parsed.unmodelled_release
     if unmodelled is not None:  # every answer says which release it is for
         findings.append(unmodelled_release_finding(unmodelled, release.release))
@@ -94,7 +95,7 @@ def check(config: AttentionConfig, matrix: Matrix | None = None) -> Report:
 def _mark_enforcement(
     findings: list[Finding],
     applied: frozenset[tuple[str, str | None]],
-    build: Mapping[tuple[str, str], str],
+    release: ReleaseRules,
     memo: FindingMemo,
 ) -> None:
     """Say where each documented finding is enforced, in place.
@@ -103,8 +104,13 @@ def _mark_enforcement(
     for the same backend) is enforced at start-up; one that the release's backend
     constructors refuse fails later. Both findings stay: the page's words and SGLang's.
     """
+    build = release.backend_build
+    # Most findings name a rule neither applies: one set lookup sets them aside.
+    rules = release.backend_build_rules
+    if applied:
+        rules = rules.union(rule for rule, _ in applied)
     for index, finding in enumerate(findings):
-        if finding.enforced is not Enforcement.DOCUMENTED:
+        if finding.rule not in rules or finding.enforced is not Enforcement.DOCUMENTED:
             continue
         if (finding.rule, finding.backend) in applied:
             findings[index] = memo.retagged(finding, Enforcement.STARTUP)

@@ -17,7 +17,8 @@ from compat.guard.plan import MEMO_LIMIT, CompiledGuard, FindingMemo
 from compat.guard.plan import compiled as compiled_guard
 from compat.guard.report import Enforcement, Finding, Resolved
 from compat.inputs.config import Parsed
-from compat.vocab.terms import KV_DTYPE_SPELLINGS, Phase, Platform, Severity
+from compat.vocab.hardware import ComputeCapability
+from compat.vocab.terms import KV_DTYPE_SPELLINGS, Arch, KvDtype, Phase, Platform, Severity
 
 
 def phase_flag(parsed: Parsed, phase: Phase) -> str:
@@ -100,19 +101,32 @@ def _resolve(parsed: Parsed, findings: list[Finding], compiled: CompiledGuard) -
     prefill, decode = values.phases
     _fixed_page_conflicts(parsed, prefill, decode, startup.page_size, findings, compiled)
     speculative = values.algorithm is not None
-    return Resolved(
-        arch=parsed.arch,
-        platform=parsed.platform,
-        compute_capability=parsed.capability,
-        prefill_backend=prefill,
-        decode_backend=decode,
-        kv_dtype=KV_DTYPE_SPELLINGS.get(values.kv_dtype, parsed.kv_dtype),
-        page_size=startup.page_size,
-        speculative=speculative,
-        topk=values.topk if speculative else None,
-        num_steps=values.steps if speculative else None,
-        num_draft_tokens=values.draft_tokens if speculative else None,
+    spec = (values.topk, values.steps, values.draft_tokens) if speculative else _NOT_SPECULATIVE
+    kv_dtype = KV_DTYPE_SPELLINGS.get(values.kv_dtype, parsed.kv_dtype)
+    where = (parsed.arch, parsed.platform, parsed.capability)
+    return _interned_resolved(
+        (*where, prefill, decode, kv_dtype, startup.page_size, speculative, *spec)
     )
+
+
+_NOT_SPECULATIVE = (None, None, None)
+_ResolvedValues = tuple[
+    Arch, Platform, ComputeCapability | None, str | None, str | None, KvDtype, int, bool,
+    int | None, int | None, int | None,
+]  # fmt: skip
+_RESOLVED: dict[_ResolvedValues, Resolved] = {}
+
+
+def _interned_resolved(values: _ResolvedValues) -> Resolved:
+    """The `Resolved` of these field values (in field order), one object per value: many
+    launches resolve alike, and a frozen dataclass's construction costs more than the
+    lookup (sampled, about 7% of a check of a launch not seen before)."""
+    known = _RESOLVED.get(values)
+    if known is None:
+        if len(_RESOLVED) >= MEMO_LIMIT:
+            _RESOLVED.clear()
+        known = _RESOLVED[values] = Resolved(*values)
+    return known
 
 
 def _fallback_reason(matrix: Matrix, rule: str) -> str | None:

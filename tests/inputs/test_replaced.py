@@ -114,3 +114,19 @@ def test_a_copy_reads_the_release_of_now(monkeypatch: pytest.MonkeyPatch) -> Non
     monkeypatch.setenv(VERSION_VARIABLE, "0.5.23")  # fp4_e2m1 was removed in 0.5.21
     with pytest.raises(InvalidConfigError, match="fp4_e2m1"):
         replaced(base, page_size=64)
+
+
+def test_a_value_accepted_before_is_checked_again_where_it_could_fail() -> None:
+    """A copy skips the check of a value its release accepted before (by field, type and
+    release): a value that another release refuses, or a bool equal to an accepted
+    integer, is still refused."""
+    old = AttentionConfig(sglang_version="0.5.7", attention_arch="mla")
+    new = AttentionConfig(sglang_version="0.5.23", attention_arch="mla")
+    for _ in range(2):  # the second time, from what the first remembered
+        assert replaced(old, kv_cache_dtype="fp4_e2m1").parsed.kv_spelling == "fp4_e2m1"
+        with pytest.raises(InvalidConfigError, match=r"'fp4_e2m1' was removed in SGLang 0\.5\.21"):
+            replaced(new, kv_cache_dtype="fp4_e2m1")
+        assert replaced(old, page_size=1).parsed.page_size == 1
+        refused = r"--page-size: expected a positive integer, got True"
+        with pytest.raises(InvalidConfigError, match=refused):
+            replaced(old, page_size=True)

@@ -26,8 +26,9 @@ from compat.guard.collector import gc_paused
 from compat.inputs.config import replaced
 
 # The proof is about the PR #14467 baseline (the guard's verdicts for SGLang 0.5.7, which the
-# tests pin): the page it reads is that release's.
-PAGE = ROOT / "docs" / "releases" / "0.5.7.md"
+# tests pin): the page it reads is that release's, and its configurations name the release.
+RELEASE = "0.5.7"
+PAGE = ROOT / "docs" / "releases" / f"{RELEASE}.md"
 
 ARCHS = ("mha", "mla")
 KV_DTYPES = ("auto", "bf16", "fp8_e4m3", "fp8_e5m2", "fp4_e2m1")
@@ -197,6 +198,7 @@ def defining_fields(parts: list[Shard] | None = None) -> Iterator[tuple[Fields, 
             itertools.product(backends, KV_DTYPES, TOPKS, PAGE_SIZES, PRESETS), start
         ):
             machine: Fields = dict(
+                sglang_version=RELEASE,
                 attention_arch=arch,
                 prefill_attention_backend=prefill,
                 platform=platform,
@@ -218,33 +220,38 @@ def verify(config: AttentionConfig, report: Report, claims: Claims) -> tuple[int
     """(claims compared, mismatches) for one configuration."""
     resolved = report.resolved
     prefill, decode = resolved.prefill_backend, resolved.decode_backend
-    uses: dict[str, frozenset[str]] = {}
     if prefill is not None and prefill == decode:
-        uses[prefill] = BOTH_PHASES
+        uses: tuple[tuple[str | None, frozenset[str]], ...] = ((prefill, BOTH_PHASES),)
     else:
-        if prefill is not None:
-            uses[prefill] = PREFILL
-        if decode is not None:
-            uses[decode] = DECODE
+        uses = ((prefill, PREFILL), (decode, DECODE))
     # Each finding's severity by rule and backend, and each column's use, read once per
     # configuration: a configuration has about thirty claims and ten columns.
     found_by: dict[tuple[str, str | None], set[Severity]] = {}
     for finding in report.findings:
-        found_by.setdefault((finding.rule, finding.backend), set()).add(finding.severity)
+        key = (finding.rule, finding.backend)
+        known = found_by.get(key)
+        if known is None:
+            found_by[key] = {finding.severity}
+        else:
+            known.add(finding.severity)
     in_use: dict[str, bool] = {}
     compared = 0
     mismatches: list[str] = []
-    for backend, phases in uses.items():
-        for claim in claims.judged(config.attention_arch, backend, phases):
-            used = in_use.get(claim.header)
+    arch = config.attention_arch
+    for backend, phases in uses:
+        if backend is None:
+            continue
+        for claim in claims.judged(arch, backend, phases):
+            header = claim.header
+            used = in_use.get(header)
             if used is None:
-                used = in_use[claim.header] = column_in_use(claim.header, config, report)
+                used = in_use[header] = column_in_use(header, config, report)
             if not used:
                 continue
             compared += 1
             expected = expected_finding(claim, report, backend)
-            found = found_by.get((claim.finding_id, backend), set())
-            if found != ({expected} if expected else set()):
+            found = found_by.get((claim.finding_id, backend), _NONE_FOUND)
+            if found != ({expected} if expected else _NONE_FOUND):
                 mismatches.append(
                     f"{config}: {backend} {claim.header}={claim.cell!r}: page says "
                     f"{expected}, guard said {sorted(s.value for s in found)}"
@@ -252,6 +259,7 @@ def verify(config: AttentionConfig, report: Report, claims: Claims) -> tuple[int
     return compared, mismatches
 
 
+_NONE_FOUND: frozenset[Severity] = frozenset()
 PREFILL = frozenset({"prefill"})
 DECODE = frozenset({"decode"})
 BOTH_PHASES = PREFILL | DECODE

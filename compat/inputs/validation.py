@@ -310,6 +310,7 @@ def _assemble(
 
 
 _ACCEPTED: dict[int, tuple[ReleaseRules, set[tuple[str, type, object]]]] = {}
+_SCALARS = frozenset({str, int, bool, type(None)})
 _ACCEPTED_LIMIT = 10_000
 """The most values remembered per release, and releases remembered (a tool that doctors
 releases makes new ones): a full memo starts again empty."""
@@ -349,14 +350,17 @@ def reparsed(config: AttentionConfig, base: Parsed, changes: dict[str, Any]) -> 
     rules = release[0]
     accepted = _accepted_values(rules)
     for name, value in changes.items():
-        key = (name, type(value), value)  # by type too: True == 1, but is no page size
-        if key not in accepted:
-            problems: list[InputProblem] = []
-            _ALONE[name](problems, config, rules)
-            if problems:
-                return None
-            if len(accepted) < _ACCEPTED_LIMIT:
-                accepted.add(key)
+        # By type too (True == 1, but True is no page size), and only a scalar: a tuple may
+        # hold what cannot be hashed, and no field checked alone accepts one.
+        key = (name, type(value), value) if type(value) in _SCALARS else None
+        if key is not None and key in accepted:
+            continue
+        problems: list[InputProblem] = []
+        _ALONE[name](problems, config, rules)
+        if problems:
+            return None
+        if key is not None and len(accepted) < _ACCEPTED_LIMIT:
+            accepted.add(key)
     # The base's canonical form, with what the changed fields set: every other field is
     # the base's (the same values, checked when the base was built).
     _, version_source, unmodelled_release = release

@@ -58,7 +58,7 @@ NAME_VALUES = st.one_of(
     st.builds(Shout, st.sampled_from(NAMES)),
 )
 INTEGER_VALUES = st.one_of(
-    st.none(), st.integers(-2, 130), st.booleans(), st.sampled_from(["16", 1.0])
+    st.none(), st.integers(-2, 130), st.booleans(), st.sampled_from(["16", 1.0, (16,), (1, [2])])
 )
 CHANGES: dict[str, st.SearchStrategy[Any]] = {
     "attention_backend": NAME_VALUES,
@@ -130,3 +130,7 @@ def test_a_value_accepted_before_is_checked_again_where_it_could_fail() -> None:
         refused = r"--page-size: expected a positive integer, got True"
         with pytest.raises(InvalidConfigError, match=refused):
             replaced(old, page_size=True)
+        # A value that cannot be remembered (it cannot be hashed) is checked, as construction
+        # checks it.
+        with pytest.raises(InvalidConfigError, match=r"--page-size: expected a positive"):
+            replaced(old, page_size=(1, [2]))

@@ -21,7 +21,6 @@ import argparse
 import datetime
 import gzip
 import os
-import platform
 import shutil
 import statistics
 import subprocess
@@ -42,6 +41,7 @@ for _path in (ROOT / "tests" / "support", ROOT):
 os.environ.setdefault("COMPAT_SGLANG_VERSION", "0.5.7")
 
 from finder_sample import sample_env  # noqa: E402 (tests/support is on the path above)
+from machine import machine, pace  # noqa: E402 (benchmarks/, this script's folder)
 from sample_site import served  # noqa: E402
 
 from compat.publish.finder_options import MODELS_VARIABLE, RELEASES_VARIABLE  # noqa: E402
@@ -275,33 +275,6 @@ def ci(work: Path, env: dict[str, str]) -> list[Figure]:
     return [
         Figure(".ci/run in a fresh clone", f"{seconds / 60:.1f} min", "<= 12 min", seconds <= CI_S)
     ]
-
-
-def machine() -> str:
-    model = ""
-    cpuinfo = Path("/proc/cpuinfo")
-    if cpuinfo.exists():
-        for line in cpuinfo.read_text().splitlines():
-            if line.startswith("model name"):
-                model = line.split(":", 1)[1].strip()
-                break
-    load = ", ".join(f"{x:.1f}" for x in os.getloadavg()) if hasattr(os, "getloadavg") else "?"
-    return (
-        f"{os.cpu_count()} cores {model or platform.machine()}, Python "
-        f"{platform.python_version()}, load average {load} at the start"
-    )
-
-
-def pace() -> float:
-    """Seconds a fixed CPU-bound Python loop takes here (best of three): the machine's speed
-    at the moment. It drifts by half over hours on a shared machine, so figures of runs at
-    different times compare only next to it."""
-    best = float("inf")
-    for _ in range(3):
-        start = time.perf_counter()
-        sum(i * i for i in range(2_000_000))
-        best = min(best, time.perf_counter() - start)
-    return best
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -206,11 +206,13 @@ def test_a_str_subclass_with_its_own_hash_is_read_as_its_text() -> None:
         AttentionConfig(attention_backend=OwnHash("fa33"))
 
 
-def test_the_readme_error_contract_names_the_real_classes() -> None:
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    section = readme.split("### Errors\n", 1)[1].split("So `except ValueError`", 1)[0]
+def test_the_error_contract_names_the_real_classes() -> None:
+    usage = (ROOT / "docs" / "usage.md").read_text(encoding="utf-8")
+    section = usage.split("## Errors\n", 1)[1].split("So `except ValueError`", 1)[0]
     # One table holds the exit codes and the exceptions (#23 L13): none is stated elsewhere.
-    assert readme.count("| exit **") == 6 and "Exit codes: **" not in readme
+    pages = [ROOT / "README.md", *(ROOT / "docs").glob("*.md")]
+    assert sum(page.read_text(encoding="utf-8").count("| exit **") for page in pages) == 6
+    assert not any("Exit codes: **" in page.read_text(encoding="utf-8") for page in pages)
     for code in ("0", "1", "2", "3", "127", "126"):
         assert f"| exit **{code}** |" in section
     claims = re.findall(r"`(\w+Error)`(?: \(a `(\w+)`(?: and a `(\w+)`)?\))?", section)

@@ -29,7 +29,8 @@ def chosen_release(version: str | None) -> tuple[ReleaseRules, str, str | None]:
     """
     if version is not None:
         return _rules(version), "given", None
-    chosen = os.environ.get(VERSION_VARIABLE)
+    # Blank is unset, as for COMPAT_POLICY: `COMPAT_SGLANG_VERSION= cmd` clears it.
+    chosen = os.environ.get(VERSION_VARIABLE, "").strip()
     if chosen:
         return _with_source(chosen, VERSION_VARIABLE)
     installed = installed_sglang_version()

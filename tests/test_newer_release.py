@@ -329,3 +329,25 @@ def test_l5_compat_check_with_a_blank_version_variable_is_not_an_error(
     )
     assert result.returncode == 0, result.stderr
     assert SAID in result.stdout  # the installed release answers, as with the variable unset
+
+
+# -- issue 42 M6: installed metadata that is not UTF-8 -----------------------------------------
+
+
+@pytest.mark.parametrize("command", ["check", "launch"])
+def test_m6_unreadable_sglang_metadata_is_exit_2_naming_it(
+    command: str, tmp_path: Path, installed: dict[str, str]
+) -> None:
+    info = tmp_path / "sglang-0.5.23.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_bytes(b"Metadata-Version: 2.1\nName: sglang\nVersion: 0.5.23\xff\n")
+    env = {**installed, "PYTHONPATH": os.pathsep.join([str(tmp_path), installed["PYTHONPATH"]])}
+    args = ["--gpu", "H100", "--attention-arch", "mha"]
+    if command == "launch":
+        args = ["--dry-run", *args, "--", *LAUNCH]
+    result = _compat(env, command, *args)
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert f"{info / 'METADATA'}): not UTF-8 (byte 0xff" in result.stderr
+    assert VERSION_VARIABLE in result.stderr  # and how to name the release instead
+    named = _compat({**env, VERSION_VARIABLE: "0.5.23"}, command, *args)
+    assert named.returncode == 0, named.stderr

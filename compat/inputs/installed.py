@@ -4,7 +4,6 @@ this package's own, and those of the code that builds its site."""
 from __future__ import annotations
 
 from functools import cache
-from importlib import metadata
 
 
 class UnreadableMetadataError(ValueError):
@@ -15,6 +14,9 @@ def installed_version(distribution: str) -> str | None:
     """The installed `distribution`'s version, or None when there is none.
 
     Raises UnreadableMetadataError when its metadata is not UTF-8 or cannot be read."""
+    # Imported here: a command that names its release never pays for importlib.metadata.
+    from importlib import metadata
+
     try:
         return metadata.version(distribution)
     except metadata.PackageNotFoundError:
@@ -27,6 +29,8 @@ def installed_version(distribution: str) -> str | None:
 
 
 def _metadata_file(distribution: str) -> str:
+    from importlib import metadata
+
     try:
         found = metadata.distribution(distribution)
     except Exception:  # only named in a message: the failure being reported matters

@@ -99,7 +99,9 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _check(page: Path, content: str, label: str, args: argparse.Namespace, root: Path) -> int:
-    stale = outputs.staleness(page, content, label=label)
+    from compat.publish.staleness import staleness
+
+    stale = staleness(page, content, label=label)
     if stale.fresh:
         return 0
     sys.stdout.write(stale.diff if stale.diff.endswith("\n") else stale.diff + "\n")

@@ -76,7 +76,6 @@ def _run(args: argparse.Namespace) -> int:
         Generated,
         is_directory,
         project_root,
-        staleness,
         write_all_if_changed,
         write_if_changed,
     )
@@ -94,6 +93,8 @@ def _run(args: argparse.Namespace) -> int:
         changed = write_if_changed(file, follow_symlinks=args.follow_symlinks)
         print(f"wrote {path}" if changed else f"{path} is up to date")
         return 0
+    from compat.publish.staleness import staleness
+
     root: Path = args.root if args.root is not None else project_root()
     if not is_directory(root):
         print(f"compat export: error: --root {str(root)!r} is not a directory", file=sys.stderr)

@@ -1,17 +1,16 @@
-"""Generated files: write them atomically and only when changed, or show how they are stale.
+"""Generated files: write them atomically, only when changed, and only where it is safe.
 
-Files are compared as bytes, so a hand edit that breaks UTF-8 or changes line endings is
-stale too, and a write repairs it. Every generated file carries a marker (the page's
-"Generated file" comment, the export's `generated_by`); an existing file without its marker
-was not written by this tool and is never replaced. Under a project root nothing is written
-through a symbolic link: a branch can carry a link such as `docs/changes.md -> ../README.md`.
-Every failure of the file system is an `OutputError` whose message is one line: what,
-where, and what to do.
+Files are compared as bytes (`compat.publish.staleness` says how a file is stale), so a hand
+edit that breaks UTF-8 or changes line endings is stale too, and a write repairs it. Every
+generated file carries a marker (the page's "Generated file" comment, the export's
+`generated_by`); an existing file without its marker was not written by this tool and is
+never replaced. Under a project root nothing is written through a symbolic link: a branch
+can carry a link such as `docs/changes.md -> ../README.md`. Every failure of the file system
+is an `OutputError` whose message is one line: what, where, and what to do.
 """
 
 from __future__ import annotations
 
-import difflib
 import errno
 import os
 import secrets
@@ -22,8 +21,6 @@ from pathlib import Path
 
 PACKAGE_DIR = Path(__file__).resolve().parents[1]
 
-# A generated file larger than this is not read for a diff: it is stale, and said to be.
-MAX_DIFF_BYTES = 16 * 1024 * 1024
 # The part of a file name kept in its temporary sibling's name (file names stop at 255 bytes).
 _TEMP_NAME_CHARS = 80
 # How much of an existing file is searched for its marker: every marker is in its first lines.
@@ -80,17 +77,6 @@ class Generated:
     file without it was not written by this tool, and is not replaced."""
 
 
-@dataclass(frozen=True)
-class Staleness:
-    path: Path
-    diff: str
-    """A unified diff from the file on disk to the fresh content; empty when fresh."""
-
-    @property
-    def fresh(self) -> bool:
-        return not self.diff
-
-
 # -- errors --------------------------------------------------------------------------------
 
 _HINTS = {
@@ -108,13 +94,15 @@ _HINTS = {
 }
 
 
-def _failure(doing: str, path: Path, error: OSError) -> OutputError:
+def failure(doing: str, path: Path, error: OSError) -> OutputError:
+    """`error` as one line: what could not be done, where, why, and what to do."""
     reason = error.strerror or type(error).__name__
     hint = _HINTS.get(error.errno or 0, "")
     return OutputError(f"cannot {doing} {path}: {reason}" + (f" ({hint})" if hint else ""))
 
 
-def _kind(mode: int) -> str:
+def kind_of(mode: int) -> str:
+    """What a file of `mode` is, in words (\"a FIFO\")."""
     for test, name in (
         (stat.S_ISDIR, "a directory"),
         (stat.S_ISFIFO, "a FIFO"),
@@ -171,7 +159,7 @@ def write_all_if_changed(
         try:
             planned.append(_plan(file, root, follow_symlinks))
         except OSError as error:
-            raise _failure("write", file.path, error) from None
+            raise failure("write", file.path, error) from None
     staged: list[tuple[Path, Path, Path]] = []  # (path, target, temporary)
     try:
         for file, target, data in planned:
@@ -183,12 +171,12 @@ def write_all_if_changed(
                     _make_parent(target, root)
                 staged.append((file.path, target, _stage(target, data)))
             except OSError as error:
-                raise _failure("write", file.path, error) from None
+                raise failure("write", file.path, error) from None
         for path, target, temp in staged:
             try:
                 os.replace(temp, target)
             except OSError as error:
-                raise _failure("write", path, error) from None
+                raise failure("write", path, error) from None
     except BaseException:
         for _, _, temp in staged:
             temp.unlink(missing_ok=True)
@@ -213,9 +201,9 @@ def _plan(
     current = _regular_file_size(target)
     if current is None:
         return file, target, data
-    if current == len(data) and _read(target, len(data) + 1) == data:
+    if current == len(data) and read_head(target, len(data) + 1) == data:
         return file, target, None
-    if file.marker.encode("utf-8") not in _read(target, MARKER_WINDOW_BYTES):
+    if file.marker.encode("utf-8") not in read_head(target, MARKER_WINDOW_BYTES):
         raise OutputError(
             f"refusing to replace {file.path}: it was not written by compat (it lacks "
             f"{file.marker!r}); move it away, or choose another path"
@@ -271,7 +259,7 @@ def _regular_file_size(path: Path) -> int | None:
         return None
     if not stat.S_ISREG(status.st_mode):
         raise OutputError(
-            f"refusing to write {path}: it exists and is {_kind(status.st_mode)}, not a "
+            f"refusing to write {path}: it exists and is {kind_of(status.st_mode)}, not a "
             "regular file; remove it or choose another path"
         )
     return status.st_size
@@ -349,65 +337,9 @@ def _process_alive(pid: int) -> bool:
 # -- reading ---------------------------------------------------------------------------------
 
 
-def _read(path: Path, limit: int) -> bytes:
+def read_head(path: Path, limit: int) -> bytes:
+    """Up to `limit` bytes from the start of the file at `path`, never blocking on a FIFO."""
     # O_NONBLOCK: a FIFO swapped in after the type check must not hang the read.
     fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
     with os.fdopen(fd, "rb") as handle:
         return handle.read(limit)
-
-
-def staleness(path: Path, content: str, label: str | None = None) -> Staleness:
-    """Compare the committed file with a fresh render, byte for byte, without writing."""
-    name = label or str(path)
-    expected = content.encode("utf-8")
-    try:
-        status = path.stat()
-    except FileNotFoundError:
-        return Staleness(path, f"{name} does not exist\n" + _diff(name, "", content))
-    except OSError as error:
-        raise _failure("read", path, error) from None
-    if not stat.S_ISREG(status.st_mode):
-        raise OutputError(
-            f"cannot read {path}: it is {_kind(status.st_mode)}, not a regular file; "
-            "remove it and regenerate it"
-        )
-    if status.st_size > MAX_DIFF_BYTES:
-        return Staleness(
-            path,
-            f"{name} is {status.st_size} bytes, a fresh render is {len(expected)}: "
-            "too large to show a diff\n",
-        )
-    try:
-        current = _read(path, MAX_DIFF_BYTES + 1)
-    except OSError as error:
-        raise _failure("read", path, error) from None
-    if current == expected:
-        return Staleness(path, "")
-    try:
-        text = current.decode("utf-8")
-    except UnicodeDecodeError as error:
-        line = current.count(b"\n", 0, error.start) + 1
-        return Staleness(
-            path,
-            f"{name} is not valid UTF-8 (byte 0x{current[error.start]:02x} on line {line})\n"
-            + _diff(name, current.decode("utf-8", errors="replace"), content),
-        )
-    if _newlines(text) == content:
-        endings = "CRLF" if "\r\n" in text else "CR"
-        return Staleness(path, f"{name} differs only in line endings ({endings} instead of LF)\n")
-    return Staleness(path, _diff(name, text, content) or f"{name} differs in its bytes\n")
-
-
-def _newlines(text: str) -> str:
-    return text.replace("\r\n", "\n").replace("\r", "\n")
-
-
-def _diff(name: str, current: str, content: str) -> str:
-    return "".join(
-        difflib.unified_diff(
-            current.splitlines(keepends=True),
-            content.splitlines(keepends=True),
-            fromfile=f"{name} (committed)",
-            tofile=f"{name} (fresh render)",
-        )
-    )

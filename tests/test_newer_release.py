@@ -229,3 +229,125 @@ def test_the_plugin_answers_for_the_newest_modelled_release(
     else:  # enforcement asked for: the newest modelled release's answer refuses it
         assert outcome.refused
         assert (outcome.error or "").startswith("LaunchRefusedError: attention-compat refused")
+
+
+# -- issue 42 M5: versions not spelled X.Y.Z, read as PEP 440 ---------------------------------
+
+NOT_XYZ_NEWER = ("1.0", "0.6", "9.0", f"{NEWEST}.1", "0.5.24rc1", "0.5.24.dev3", "1!0.1")
+
+
+@pytest.mark.parametrize("version", NOT_XYZ_NEWER)
+def test_m5_a_newer_version_in_any_pep440_spelling_is_answered_for(
+    version: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from compat.inputs import release_choice
+
+    monkeypatch.delenv(VERSION_VARIABLE, raising=False)
+    monkeypatch.setattr(release_choice, "installed_sglang_version", lambda: version)
+    rules, source, newer = release_choice.chosen_release(None)
+    assert (rules.release, source, newer) == (NEWEST, "installed", version)
+    assert newer_than_modelled(version)
+
+
+@pytest.mark.parametrize(
+    "suffix", [".post1", "-1", ".post1+cu128", "+local", "+cu128.torch2", ".0", ".0.0"]
+)
+@pytest.mark.parametrize("release", [BASELINE, "0.5.16", NEWEST])
+def test_m5_a_post_or_local_version_of_a_modelled_release_is_that_release(
+    release: str, suffix: str
+) -> None:
+    from compat.releases import modelled_release, release_rules
+
+    version = release + suffix
+    assert modelled_release(version) == release
+    assert release_rules(version).release == release
+    assert not newer_than_modelled(version)
+
+
+@pytest.mark.parametrize(
+    ("earlier", "later"),
+    [
+        ("0.5.23.dev0", "0.5.23a1"),
+        ("0.5.23a1", "0.5.23b1"),
+        ("0.5.23rc1", "0.5.23"),
+        ("0.5.23", "0.5.23.post1"),
+        ("0.5.23.post1", "0.5.23.1"),
+        ("0.5.23.1", "0.5.24"),
+        ("0.5.24", "0.6"),
+        ("0.9", "0.10"),
+        ("9.0", "1!0.1"),
+    ],
+)
+def test_m5_versions_are_ordered_as_pep440_orders_them(earlier: str, later: str) -> None:
+    from compat.releases import release_key
+
+    first, second = release_key(earlier), release_key(later)
+    assert first is not None and second is not None and first < second
+
+
+@pytest.mark.parametrize("text", ["", "garbage", "0.5.23\x00", "0.5.23 beta", "1" * 5000 + ".0"])
+def test_m5_a_name_that_is_not_a_version_is_not_modelled(text: str) -> None:
+    from compat.releases import UnknownReleaseError, release_key, release_rules
+
+    assert release_key(text) is None and not newer_than_modelled(text)
+    with pytest.raises(UnknownReleaseError, match="is not modelled"):
+        release_rules(text)
+
+
+def test_m5_compat_launch_runs_a_valid_launch_with_1_0_installed(
+    tmp_path: Path, installed: dict[str, str]
+) -> None:
+    info = tmp_path / "sglang-1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: sglang\nVersion: 1.0\n")
+    env = {**installed, "PYTHONPATH": os.pathsep.join([str(tmp_path), installed["PYTHONPATH"]])}
+    args = ("launch", "--dry-run", "--gpu", "H100", "--attention-arch", "mha", "--")
+    runs = _compat(env, *args, *LAUNCH, "--attention-backend", "flashinfer")
+    assert runs.returncode == 0, runs.stderr
+    assert "SGLang 1.0 is newer than the newest release modelled" in runs.stdout
+    assert runs.stdout.splitlines()[-1].startswith("would run: python3 -m sglang.launch_server")
+
+
+# -- issue 42 L5: a blank COMPAT_SGLANG_VERSION is unset ---------------------------------------
+
+
+@pytest.mark.parametrize("blank", ["", " ", "\t\n"])
+def test_l5_a_blank_version_variable_is_unset(blank: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    from compat.inputs import release_choice
+
+    monkeypatch.setenv(VERSION_VARIABLE, blank)
+    monkeypatch.setattr(release_choice, "installed_sglang_version", lambda: "0.5.16")
+    rules, source, newer = release_choice.chosen_release(None)
+    assert (rules.release, source, newer) == ("0.5.16", "installed", None)
+
+
+def test_l5_compat_check_with_a_blank_version_variable_is_not_an_error(
+    installed: dict[str, str],
+) -> None:
+    result = _compat(
+        {**installed, VERSION_VARIABLE: " "}, "check", "--gpu", "H100", "--attention-arch", "mha"
+    )
+    assert result.returncode == 0, result.stderr
+    assert SAID in result.stdout  # the installed release answers, as with the variable unset
+
+
+# -- issue 42 M6: installed metadata that is not UTF-8 -----------------------------------------
+
+
+@pytest.mark.parametrize("command", ["check", "launch"])
+def test_m6_unreadable_sglang_metadata_is_exit_2_naming_it(
+    command: str, tmp_path: Path, installed: dict[str, str]
+) -> None:
+    info = tmp_path / "sglang-0.5.23.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_bytes(b"Metadata-Version: 2.1\nName: sglang\nVersion: 0.5.23\xff\n")
+    env = {**installed, "PYTHONPATH": os.pathsep.join([str(tmp_path), installed["PYTHONPATH"]])}
+    args = ["--gpu", "H100", "--attention-arch", "mha"]
+    if command == "launch":
+        args = ["--dry-run", *args, "--", *LAUNCH]
+    result = _compat(env, command, *args)
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert f"{info / 'METADATA'}): not UTF-8 (byte 0xff" in result.stderr
+    assert VERSION_VARIABLE in result.stderr  # and how to name the release instead
+    named = _compat({**env, VERSION_VARIABLE: "0.5.23"}, command, *args)
+    assert named.returncode == 0, named.stderr

@@ -30,8 +30,9 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
         type=Path,
         default=None,
         metavar="PATH",
-        help="project root whose docs/ holds the page (default: this checkout); nothing is "
-        "written outside it",
+        help="project root whose docs/ holds the pages (default: the checkout of an editable "
+        "install; required for an installed package); nothing is written outside it or "
+        "through a symbolic link, and no file without the generated-file marker is replaced",
     )
     parser.add_argument(
         "--template-dir",
@@ -46,9 +47,13 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
 
 def run(args: argparse.Namespace) -> int:
     # Imported here so that other subcommands never load Jinja.
-    from compat.publish.pages import TemplateError, render_pages
+    from compat.publish.pages import GENERATED_MARKER, TemplateError, render_pages
 
-    root: Path = args.root if args.root is not None else outputs.project_root()
+    try:
+        root: Path = args.root if args.root is not None else outputs.project_root()
+    except outputs.OutputError as error:
+        print(f"compat docs: {error}", file=sys.stderr)
+        return 2
     if not outputs.is_directory(root):
         print(f"compat docs: --root {root} is not a directory", file=sys.stderr)
         return 2
@@ -78,7 +83,8 @@ def run(args: argparse.Namespace) -> int:
         written = [
             path.relative_to(root).as_posix()
             for path in outputs.write_all_if_changed(
-                [(root / path, content) for path, content in pages], root=root
+                [outputs.Generated(root / path, text, GENERATED_MARKER) for path, text in pages],
+                root=root,
             )
         ]
     except outputs.OutputError as error:
@@ -93,7 +99,9 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _check(page: Path, content: str, label: str, args: argparse.Namespace, root: Path) -> int:
-    stale = outputs.staleness(page, content, label=label)
+    from compat.publish.staleness import staleness
+
+    stale = staleness(page, content, label=label)
     if stale.fresh:
         return 0
     sys.stdout.write(stale.diff if stale.diff.endswith("\n") else stale.diff + "\n")

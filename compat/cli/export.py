@@ -37,17 +37,28 @@ def register(subparsers: Any) -> None:
         "--root",
         type=Path,
         default=None,
-        help="the checkout whose docs/ holds the files (default: this project); nothing is "
-        "written outside it",
+        help="the project whose docs/ holds the files (default: the checkout of an editable "
+        "install; required for an installed package); nothing is written outside it or "
+        "through a symbolic link, and no file without the generated-file marker is replaced",
     )
     parser.set_defaults(run=run)
 
 
-def _targets() -> list[tuple[str, str]]:
-    """(relative path, fresh content) of every file `compat export` owns."""
-    from compat.publish.export import EXPORT_PATH, SCHEMA_PATH, render_export, render_schema
+def _targets() -> list[tuple[str, str, str]]:
+    """(relative path, fresh content, marker) of every file `compat export` owns."""
+    from compat.publish.export import (
+        EXPORT_MARKER,
+        EXPORT_PATH,
+        SCHEMA_MARKER,
+        SCHEMA_PATH,
+        render_export,
+        render_schema,
+    )
 
-    return [(EXPORT_PATH, render_export()), (SCHEMA_PATH, render_schema())]
+    return [
+        (EXPORT_PATH, render_export(), EXPORT_MARKER),
+        (SCHEMA_PATH, render_schema(), SCHEMA_MARKER),
+    ]
 
 
 def run(args: argparse.Namespace) -> int:
@@ -62,32 +73,35 @@ def run(args: argparse.Namespace) -> int:
 
 def _run(args: argparse.Namespace) -> int:
     from compat.publish.outputs import (
+        Generated,
         is_directory,
         project_root,
-        staleness,
         write_all_if_changed,
         write_if_changed,
     )
 
-    root: Path = args.root if args.root is not None else project_root()
     if args.output == "-":
         from compat.publish.export import render_export
 
         sys.stdout.write(render_export())
         return 0
     if args.output is not None:
-        from compat.publish.export import render_export
+        from compat.publish.export import EXPORT_MARKER, render_export
 
         path = Path(args.output)
-        changed = write_if_changed(path, render_export(), follow_symlinks=args.follow_symlinks)
+        file = Generated(path, render_export(), EXPORT_MARKER)
+        changed = write_if_changed(file, follow_symlinks=args.follow_symlinks)
         print(f"wrote {path}" if changed else f"{path} is up to date")
         return 0
+    from compat.publish.staleness import staleness
+
+    root: Path = args.root if args.root is not None else project_root()
     if not is_directory(root):
         print(f"compat export: error: --root {str(root)!r} is not a directory", file=sys.stderr)
         return 2
     if args.check:
         stale = []
-        for relative, content in _targets():
+        for relative, content, _ in _targets():
             result = staleness(root / relative, content, label=relative)
             if result.fresh:
                 print(f"{relative} is up to date")
@@ -104,7 +118,9 @@ def _run(args: argparse.Namespace) -> int:
         return 0
     targets = list(_targets())
     # Both files or neither: the export never disagrees with its schema.
-    written = write_all_if_changed([(root / rel, content) for rel, content in targets], root=root)
-    for relative, _ in targets:
+    written = write_all_if_changed(
+        [Generated(root / rel, content, marker) for rel, content, marker in targets], root=root
+    )
+    for relative, _, _ in targets:
         print(f"wrote {relative}" if root / relative in written else f"{relative} is up to date")
     return 0

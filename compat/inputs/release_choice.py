@@ -7,7 +7,7 @@ import os
 from typing import TYPE_CHECKING
 
 from compat.engine.rules import ReleaseRules
-from compat.inputs.installed import installed_sglang_version
+from compat.inputs.installed import UnreadableMetadataError, installed_sglang_version
 from compat.releases import NEWEST, RELEASES, UnknownReleaseError, answering_rules, release_rules
 
 if TYPE_CHECKING:
@@ -29,10 +29,16 @@ def chosen_release(version: str | None) -> tuple[ReleaseRules, str, str | None]:
     """
     if version is not None:
         return _rules(version), "given", None
-    chosen = os.environ.get(VERSION_VARIABLE)
+    # Blank is unset, as for COMPAT_POLICY: `COMPAT_SGLANG_VERSION= cmd` clears it.
+    chosen = os.environ.get(VERSION_VARIABLE, "").strip()
     if chosen:
         return _with_source(chosen, VERSION_VARIABLE)
-    installed = installed_sglang_version()
+    try:
+        installed = installed_sglang_version()
+    except UnreadableMetadataError as error:  # reported as a release that cannot be told
+        raise UnknownReleaseError(
+            f"{error}; name the release with {VERSION_VARIABLE} or --sglang-version"
+        ) from None
     if installed is not None:
         return _with_source(installed, "installed")
     return RELEASES[NEWEST], "newest modelled", None

@@ -30,6 +30,7 @@ from compat.claim.words import statement
 from compat.publish.export_releases import release
 from compat.publish.export_shapes import (
     DEFINITIONS,
+    GENERATOR,
     BackendJson,
     CapabilityJson,
     CellJson,
@@ -59,6 +60,9 @@ from compat.vocab.terms import KV_DTYPE_SPELLINGS, Arch, KvDtype, ModelFeature, 
 SCHEMA_VERSION: Final = 2
 EXPORT_PATH = "docs/matrix.json"
 SCHEMA_PATH = "docs/matrix.schema.json"
+# What marks each file as written by `compat export` (never replaced without it).
+EXPORT_MARKER: Final = f'"generated_by": "{GENERATOR}"'
+SCHEMA_MARKER: Final = f"Written by `{GENERATOR}`"
 
 E = TypeVar("E", bound=enum.Enum)
 
@@ -106,7 +110,7 @@ def export_matrix() -> MatrixJson:
         }
     return {
         "schema_version": SCHEMA_VERSION,
-        "generated_by": "compat export",
+        "generated_by": GENERATOR,
         "baseline": {"release": RELEASE_NAMES[0], "source": baseline.source, "url": baseline.url},
         "newest": NEWEST,
         "vocabulary": _vocabulary(),

@@ -272,6 +272,10 @@ class ReleaseJson(StartupJson):
 # -- the document ----------------------------------------------------------------------------
 
 
+GENERATOR = "compat export"
+"""The command that writes the export and its schema: named in both, it marks them as its own."""
+
+
 class MatrixJson(TypedDict):
     schema_version: Literal[2]
     generated_by: str
@@ -286,7 +290,7 @@ MatrixDocument = Annotated[
     MatrixJson,
     Title("SGLang attention backend capability matrix"),
     Doc(
-        "Written by `compat export` from the capability matrix of every SGLang release "
+        f"Written by `{GENERATOR}` from the capability matrix of every SGLang release "
         "modelled: what its start-up code does, and what its page documents, every cell with "
         "its evidence. Evidence is listed once and referred to by its index in `evidence`."
     ),

@@ -20,7 +20,8 @@ from mkdocs.exceptions import PluginError
 from mkdocs.structure.files import File, Files
 from mkdocs.structure.pages import Page
 
-from compat.publish.outputs import OutputError, Staleness, staleness
+from compat.publish.outputs import OutputError
+from compat.publish.staleness import Staleness, staleness
 
 FIX_COMMAND = "compat docs"
 _LOG = logging.getLogger("mkdocs.hooks.compat")

@@ -1,13 +1,16 @@
-"""Generated files: write them atomically and only when changed, or show how they are stale.
+"""Generated files: write them atomically, only when changed, and only where it is safe.
 
-Files are compared as bytes, so a hand edit that breaks UTF-8 or changes line endings is
-stale too, and a write always repairs it. Every failure of the file system is an
-`OutputError` whose message is one line: what, where, and what to do.
+Files are compared as bytes (`compat.publish.staleness` says how a file is stale), so a hand
+edit that breaks UTF-8 or changes line endings is stale too, and a write repairs it. Every
+generated file carries a marker (the page's "Generated file" comment, the export's
+`generated_by`); an existing file without its marker was not written by this tool and is
+never replaced. Under a project root nothing is written through a symbolic link: a branch
+can carry a link such as `docs/changes.md -> ../README.md`. Every failure of the file system
+is an `OutputError` whose message is one line: what, where, and what to do.
 """
 
 from __future__ import annotations
 
-import difflib
 import errno
 import os
 import secrets
@@ -18,10 +21,10 @@ from pathlib import Path
 
 PACKAGE_DIR = Path(__file__).resolve().parents[1]
 
-# A generated file larger than this is not read for a diff: it is stale, and said to be.
-MAX_DIFF_BYTES = 16 * 1024 * 1024
 # The part of a file name kept in its temporary sibling's name (file names stop at 255 bytes).
 _TEMP_NAME_CHARS = 80
+# How much of an existing file is searched for its marker: every marker is in its first lines.
+MARKER_WINDOW_BYTES = 64 * 1024
 
 
 class OutputError(Exception):
@@ -29,11 +32,18 @@ class OutputError(Exception):
 
 
 def project_root() -> Path:
-    """The checkout this package was installed from (editable install), else the cwd."""
+    """The checkout this package was installed from (an editable install).
+
+    An installed wheel has no checkout: OutputError, naming `--root`. Never the current
+    directory: `compat docs` run from anywhere would write its pages into that `docs/`.
+    """
     candidate = PACKAGE_DIR.parent
     if (candidate / "templates").is_dir() and (candidate / "pyproject.toml").is_file():
         return candidate
-    return Path.cwd()
+    raise OutputError(
+        f"this compat is installed in {PACKAGE_DIR.parent}, not run from a checkout of "
+        "attention-compat: pass --root PATH, the project whose docs/ holds the generated files"
+    )
 
 
 def is_directory(path: Path) -> bool:
@@ -57,14 +67,14 @@ def package_templates() -> Path:
 
 
 @dataclass(frozen=True)
-class Staleness:
-    path: Path
-    diff: str
-    """A unified diff from the file on disk to the fresh content; empty when fresh."""
+class Generated:
+    """A file this tool writes: where, its fresh content, and the marker that content holds."""
 
-    @property
-    def fresh(self) -> bool:
-        return not self.diff
+    path: Path
+    content: str
+    marker: str
+    """Text every version of the file holds (in its first `MARKER_WINDOW_BYTES`): an existing
+    file without it was not written by this tool, and is not replaced."""
 
 
 # -- errors --------------------------------------------------------------------------------
@@ -84,13 +94,15 @@ _HINTS = {
 }
 
 
-def _failure(doing: str, path: Path, error: OSError) -> OutputError:
+def failure(doing: str, path: Path, error: OSError) -> OutputError:
+    """`error` as one line: what could not be done, where, why, and what to do."""
     reason = error.strerror or type(error).__name__
     hint = _HINTS.get(error.errno or 0, "")
     return OutputError(f"cannot {doing} {path}: {reason}" + (f" ({hint})" if hint else ""))
 
 
-def _kind(mode: int) -> str:
+def kind_of(mode: int) -> str:
+    """What a file of `mode` is, in words (\"a FIFO\")."""
     for test, name in (
         (stat.S_ISDIR, "a directory"),
         (stat.S_ISFIFO, "a FIFO"),
@@ -119,49 +131,52 @@ def _resolve(path: Path) -> Path:
 # -- writing ---------------------------------------------------------------------------------
 
 
-def write_if_changed(
-    path: Path, content: str, *, root: Path | None = None, follow_symlinks: bool = False
-) -> bool:
-    """Write `content` to `path` through a temporary file and a rename; False when unchanged.
+def write_if_changed(file: Generated, *, follow_symlinks: bool = False) -> bool:
+    """Write `file` through a temporary file and a rename; False when it is unchanged.
 
-    With `root`, nothing is written outside it (a `docs` symlink out of the tree is
-    refused). A symlink at `path` is followed when it points into the directory holding it
-    (or into `root`), or anywhere with `follow_symlinks`. Anything that exists and is not a
-    regular file (a directory, a FIFO, a device) is refused, never replaced.
+    A symlink at its path is followed when it points into the directory holding it, or
+    anywhere with `follow_symlinks`. Anything that exists and is not a regular file (a
+    directory, a FIFO, a device) is refused, and so is a file without the marker.
     """
-    return bool(write_all_if_changed([(path, content)], root=root, follow_symlinks=follow_symlinks))
+    return bool(write_all_if_changed([file], follow_symlinks=follow_symlinks))
 
 
 def write_all_if_changed(
-    files: Sequence[tuple[Path, str]], *, root: Path | None = None, follow_symlinks: bool = False
+    files: Sequence[Generated], *, root: Path | None = None, follow_symlinks: bool = False
 ) -> list[Path]:
     """Write every changed file, or none: the paths written.
 
-    Each changed file's content is first written in full to a temporary sibling; only when
-    all of them are written (the disk did not fill up) are they renamed over their files.
-    A failure removes every temporary file and leaves every file as it was. Temporary
-    files that a killed writer left beside a file are removed, changed or not.
+    With `root` (each path is under it), no file is written through a symbolic link, of
+    the file or of a directory between `root` and it, unless the link leads to the file's
+    own path. Every file is checked (its links, its kind, its marker) before anything is
+    written; then each changed file's content is written in full to a temporary sibling,
+    and only when all of them are written (the disk did not fill up) are they renamed over
+    their files. A failure removes every temporary file and leaves every file as it was.
+    Temporary files that a killed writer left beside a file are removed, changed or not.
     """
+    planned: list[tuple[Generated, Path, bytes | None]] = []  # (file, target, data to write)
+    for file in files:
+        try:
+            planned.append(_plan(file, root, follow_symlinks))
+        except OSError as error:
+            raise failure("write", file.path, error) from None
     staged: list[tuple[Path, Path, Path]] = []  # (path, target, temporary)
     try:
-        for path, content in files:
-            data = content.encode("utf-8")
+        for file, target, data in planned:
             try:
-                target = _target(path, root, follow_symlinks)
                 _remove_abandoned_temporaries(target)
-                current = _regular_file_size(target)
-                if current == len(data) and _read(target, len(data) + 1) == data:
+                if data is None:
                     continue
-                if current is None:
+                if not target.exists():
                     _make_parent(target, root)
-                staged.append((path, target, _stage(target, data)))
+                staged.append((file.path, target, _stage(target, data)))
             except OSError as error:
-                raise _failure("write", path, error) from None
+                raise failure("write", file.path, error) from None
         for path, target, temp in staged:
             try:
                 os.replace(temp, target)
             except OSError as error:
-                raise _failure("write", path, error) from None
+                raise failure("write", path, error) from None
     except BaseException:
         for _, _, temp in staged:
             temp.unlink(missing_ok=True)
@@ -169,25 +184,71 @@ def write_all_if_changed(
     return [path for path, _, _ in staged]
 
 
-def _target(path: Path, root: Path | None, follow_symlinks: bool) -> Path:
-    """The file to write: `path`, or the file its symlink points to when that is allowed."""
-    if root is not None and not _within(_resolve(path.absolute().parent), _resolve(root)):
+def _plan(
+    file: Generated, root: Path | None, follow_symlinks: bool
+) -> tuple[Generated, Path, bytes | None]:
+    """The file to write and its bytes (None: it is fresh), after every check; writes nothing."""
+    data = file.content.encode("utf-8")
+    if file.marker.encode("utf-8") not in data[:MARKER_WINDOW_BYTES]:
+        # Whatever this tool writes must be replaceable by its next run.
         raise OutputError(
-            f"refusing to write {path}: its directory resolves outside {root} "
-            "(a symbolic link leads out of the tree); replace the link with a directory"
+            f"refusing to write {file.path}: its fresh content lacks the marker "
+            f"{file.marker!r}; keep that text in the template"
         )
+    target = (
+        _target_in(file.path, root) if root is not None else _target(file.path, follow_symlinks)
+    )
+    current = _regular_file_size(target)
+    if current is None:
+        return file, target, data
+    if current == len(data) and read_head(target, len(data) + 1) == data:
+        return file, target, None
+    if file.marker.encode("utf-8") not in read_head(target, MARKER_WINDOW_BYTES):
+        raise OutputError(
+            f"refusing to replace {file.path}: it was not written by compat (it lacks "
+            f"{file.marker!r}); move it away, or choose another path"
+        )
+    return file, target, data
+
+
+def _target(path: Path, follow_symlinks: bool) -> Path:
+    """The file to write: `path`, or the file its symlink points to when that is allowed."""
     if not path.is_symlink():
         return path
     real = _resolve(path)
-    trees = [_resolve(path.absolute().parent)]
-    if root is not None:
-        trees.append(_resolve(root))
-    if not follow_symlinks and not any(_within(real, tree) for tree in trees):
+    tree = _resolve(path.absolute().parent)
+    if not follow_symlinks and not _within(real, tree):
         raise OutputError(
             f"refusing to write {path}: it is a symbolic link to {real}, outside "
-            f"{trees[-1]}; pass --follow-symlinks to write there"
+            f"{tree}; pass --follow-symlinks to write there"
         )
     return real
+
+
+def _target_in(path: Path, root: Path) -> Path:
+    """`path` under `root`, refused when it or a directory between `root` and it is a
+    symbolic link (`root` itself may be one), unless the link leads to `path`'s own place."""
+    try:
+        relative = path.relative_to(root)
+    except ValueError:
+        raise OutputError(f"refusing to write {path}: it is not under {root}") from None
+    step = root
+    for part in relative.parts[:-1]:
+        step = step / part
+        if step.is_symlink():
+            raise OutputError(
+                f"refusing to write {path}: {step} is a symbolic link to {_resolve(step)}; "
+                "generated files are never written through a link: replace it with a directory"
+            )
+    if not path.is_symlink():
+        return path
+    real = _resolve(path)
+    if real == _resolve(root) / relative:
+        return real
+    raise OutputError(
+        f"refusing to write {path}: it is a symbolic link to {real}; generated files are "
+        "never written through a link: remove the link and run it again"
+    )
 
 
 def _regular_file_size(path: Path) -> int | None:
@@ -198,7 +259,7 @@ def _regular_file_size(path: Path) -> int | None:
         return None
     if not stat.S_ISREG(status.st_mode):
         raise OutputError(
-            f"refusing to write {path}: it exists and is {_kind(status.st_mode)}, not a "
+            f"refusing to write {path}: it exists and is {kind_of(status.st_mode)}, not a "
             "regular file; remove it or choose another path"
         )
     return status.st_size
@@ -276,65 +337,9 @@ def _process_alive(pid: int) -> bool:
 # -- reading ---------------------------------------------------------------------------------
 
 
-def _read(path: Path, limit: int) -> bytes:
+def read_head(path: Path, limit: int) -> bytes:
+    """Up to `limit` bytes from the start of the file at `path`, never blocking on a FIFO."""
     # O_NONBLOCK: a FIFO swapped in after the type check must not hang the read.
     fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
     with os.fdopen(fd, "rb") as handle:
         return handle.read(limit)
-
-
-def staleness(path: Path, content: str, label: str | None = None) -> Staleness:
-    """Compare the committed file with a fresh render, byte for byte, without writing."""
-    name = label or str(path)
-    expected = content.encode("utf-8")
-    try:
-        status = path.stat()
-    except FileNotFoundError:
-        return Staleness(path, f"{name} does not exist\n" + _diff(name, "", content))
-    except OSError as error:
-        raise _failure("read", path, error) from None
-    if not stat.S_ISREG(status.st_mode):
-        raise OutputError(
-            f"cannot read {path}: it is {_kind(status.st_mode)}, not a regular file; "
-            "remove it and regenerate it"
-        )
-    if status.st_size > MAX_DIFF_BYTES:
-        return Staleness(
-            path,
-            f"{name} is {status.st_size} bytes, a fresh render is {len(expected)}: "
-            "too large to show a diff\n",
-        )
-    try:
-        current = _read(path, MAX_DIFF_BYTES + 1)
-    except OSError as error:
-        raise _failure("read", path, error) from None
-    if current == expected:
-        return Staleness(path, "")
-    try:
-        text = current.decode("utf-8")
-    except UnicodeDecodeError as error:
-        line = current.count(b"\n", 0, error.start) + 1
-        return Staleness(
-            path,
-            f"{name} is not valid UTF-8 (byte 0x{current[error.start]:02x} on line {line})\n"
-            + _diff(name, current.decode("utf-8", errors="replace"), content),
-        )
-    if _newlines(text) == content:
-        endings = "CRLF" if "\r\n" in text else "CR"
-        return Staleness(path, f"{name} differs only in line endings ({endings} instead of LF)\n")
-    return Staleness(path, _diff(name, text, content) or f"{name} differs in its bytes\n")
-
-
-def _newlines(text: str) -> str:
-    return text.replace("\r\n", "\n").replace("\r", "\n")
-
-
-def _diff(name: str, current: str, content: str) -> str:
-    return "".join(
-        difflib.unified_diff(
-            current.splitlines(keepends=True),
-            content.splitlines(keepends=True),
-            fromfile=f"{name} (committed)",
-            tofile=f"{name} (fresh render)",
-        )
-    )

@@ -55,6 +55,9 @@ FINDER_PATH = Path("docs") / "finder.md"
 CHANGES_TEMPLATE = "changes.md.j2"
 
 TEMPLATE_NAME = "attention_backend.md.j2"
+GENERATED_MARKER = "Generated file: do not edit it by hand."
+"""The comment every generated page carries (`{{ generated_marker }}` in the templates): a
+file without it was not written by `compat docs`, which never replaces it."""
 
 
 class ExampleCheckError(TemplateError):
@@ -214,6 +217,7 @@ def build_page(
 
 # What the templates may name besides the page: the vocabulary they compare against.
 _GLOBALS: dict[str, Any] = {
+    "generated_marker": GENERATED_MARKER,
     "Arch": Arch,
     "CellKind": CellKind,
     "ColumnId": ColumnId,

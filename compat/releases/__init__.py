@@ -26,6 +26,7 @@ from compat.claim.cells import Cell
 from compat.claim.matrix import Matrix, Row
 from compat.engine.rules import ReleaseRules
 from compat.releases.entry import Change, DocChange, Release
+from compat.releases.versions import SortKey, parse_version
 from compat.vocab.evidence import Evidence
 
 __all__ = [
@@ -39,6 +40,7 @@ __all__ = [
     "UnknownReleaseError",
     "answering_rules",
     "doc_changes_of",
+    "modelled_release",
     "newer_than_modelled",
     "release_key",
     "release_matrix",
@@ -119,13 +121,6 @@ def _apply(before: ReleaseRules, entry: Release) -> ReleaseRules:
 
 RELEASES: Mapping[str, ReleaseRules] = _Releases()
 
-# A release name: X.Y.Z, maybe with a post, pre-release, dev or local suffix (0.5.23.post1,
-# 0.5.24rc1, 0.5.24.dev0+g1234). Post releases share their release's rules.
-_VERSION = re.compile(
-    r"^v?(\d+)\.(\d+)\.(\d+)((?:[.-]?(?:post|rc|a|b|dev)\d*)*)(?:\+[\w.]+)?$", re.IGNORECASE
-)
-
-
 class UnknownReleaseError(ValueError):
     """A release this package does not model; `reason` says why, without the known list."""
 
@@ -134,39 +129,53 @@ class UnknownReleaseError(ValueError):
         super().__init__(f"{reason}; known releases: {', '.join(RELEASES)}")
 
 
-def release_key(version: str) -> tuple[int, int, int] | None:
-    """(major, minor, patch) of a release name, or None for a name that is not one."""
-    match = _VERSION.match(version.strip())
-    if match is None:
+def release_key(version: str) -> SortKey | None:
+    """The PEP 440 order of a release name, or None for a name that is not a version."""
+    parsed = parse_version(version)
+    return None if parsed is None else parsed.key
+
+
+def modelled_release(version: str) -> str | None:
+    """The modelled release `version` is: its own name, or one it is a pre, post, dev or
+    local version of (0.5.23.post1, 0.5.23+cu128, 0.5.23.0); None when there is none."""
+    if version in ENTRIES:
+        return version
+    parsed = parse_version(version)
+    if parsed is None:
         return None
-    major, minor, patch = (int(part) for part in match.groups()[:3])
-    return major, minor, patch
+    for name in RELEASE_NAMES:
+        known = parse_version(name)
+        if known is not None and known.public == parsed.public:
+            return name
+    return None
 
 
 def newer_than_modelled(version: str) -> bool:
-    """Whether `version` names a release after the newest one modelled (0.5.24, 0.6.0rc1)."""
-    key = release_key(version)
-    newest = release_key(NEWEST)
-    return key is not None and newest is not None and key > newest
+    """Whether `version` is a release after the newest one modelled (0.5.24, 0.5.23.1, 0.6,
+    1.0, 0.6.0rc1), by PEP 440; a post or local version of the newest is that release."""
+    key, newest = release_key(version), release_key(NEWEST)
+    if key is None or newest is None or modelled_release(version) is not None:
+        return False
+    return key > newest
 
 
 def release_rules(version: str) -> ReleaseRules:
-    """The rules of `version` (post releases share their release's rules).
+    """The rules of `version` (a post, local, pre or dev version shares its release's rules).
 
     Raises UnknownReleaseError for a release not modelled: one newer than the newest
     modelled (naming it, and how to ask for it), one older than the oldest, or a name
     that is not a release.
     """
-    key = release_key(version)
-    rules = RELEASES.get(".".join(map(str, key)) if key else version)
-    if rules is not None:
-        return rules
+    name = modelled_release(version)
+    if name is not None:
+        return RELEASES[name]
     if newer_than_modelled(version):
         raise UnknownReleaseError(
             f"SGLang {version} is newer than the newest release modelled ({NEWEST}): "
             f"--sglang-version {NEWEST} asks for its answers"
         )
-    if key is not None and key < (release_key(BASELINE) or key):
+    key, oldest = release_key(version), release_key(BASELINE)
+    if key is not None and oldest is not None and key < oldest:
         raise UnknownReleaseError(
             f"SGLang {version} is older than the oldest release modelled ({BASELINE})"
         )

@@ -22,6 +22,7 @@ worker whose launch its launcher judged pays only for reading the environment.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import logging
 import os
@@ -114,11 +115,15 @@ def register() -> None:
 
 
 def _register() -> None:
-    from compat.inputs.installed import installed_sglang_version
+    from compat.inputs.installed import UnreadableMetadataError, installed_sglang_version
 
     # A worker takes its launcher's target and release: it need not read metadata or releases.
     known_target, known_version, _ = _judged()
-    version = known_version or installed_sglang_version()
+    try:
+        version = known_version or installed_sglang_version()
+    except UnreadableMetadataError as error:  # one line: a traceback would say nothing more
+        say(logging.WARNING, f"{NAME}: {error}; no launch check")
+        return
     if version is None:
         say(logging.WARNING, f"{NAME}: no installed sglang distribution; no launch check")
         return
@@ -147,18 +152,53 @@ def hook_target(version: str) -> str:
 
 def _hook(version: str, target: str) -> Any:
     def after_resolution(result: Any, server_args: Any, *args: Any, **kwargs: Any) -> None:
+        # Everything runs inside the guard; only a verdict leaves it (`_judge_once`).
         try:
-            digest = launch_digest(server_args, version)
-        except Exception:  # unreadable arguments: judged (and worded) by check_launch
-            digest = None
-        if digest is not None and digest in _judged()[2]:
-            return  # this launch was let through already, here or by the launcher
-        with gc_paused():
-            check_launch(server_args, version)
-        if digest is not None:
-            _remember(target, version, digest)
+            refusal = _judge_once(server_args, version, target)
+        except Exception as error:  # the plugin's own failure: never the reason a launch dies
+            could_not_check(error)
+            return
+        if refusal is not None:
+            raise refusal
 
     return after_resolution
+
+
+def _judge_once(server_args: Any, version: str, target: str) -> Exception | None:
+    """Judge a launch not judged yet in this launch: its refusal (returned, not raised), or
+    None when it may start. Any other failure is raised, for the hook to log."""
+    try:
+        digest: str | None = launch_digest(server_args, version)
+    except Exception:  # unreadable arguments: judged (and worded) by check_launch
+        digest = None
+    if digest is not None and digest in _judged()[2]:
+        return None  # this launch was let through already, here or by the launcher
+    with gc_paused():
+        try:
+            check_launch(server_args, version)
+        except Exception as raised:
+            from compat.guard.report import IncompatibleConfigError
+
+            if isinstance(raised, IncompatibleConfigError):
+                return raised  # a verdict: the only reason the plugin stops a launch
+            raise
+    if digest is not None:
+        # A launch that cannot be remembered (a NUL byte in the version cannot go into the
+        # environment) is judged again at its next resolution: it was checked, it starts.
+        with contextlib.suppress(Exception):
+            _remember(target, version, digest)
+    return None
+
+
+def could_not_check(error: Exception) -> None:
+    """Log, once per launch, that the plugin failed on this launch and SGLang goes on."""
+    what = " ".join(str(error).split())[:300]
+    say(
+        logging.WARNING,
+        f"{NAME}: could not check this launch ({type(error).__name__}: {what}); SGLang goes on",
+    )
+    with contextlib.suppress(Exception):  # see say()
+        logger.debug("attention-compat: the failure", exc_info=error)
 
 
 def launch_digest(server_args: Any, version: str) -> str:

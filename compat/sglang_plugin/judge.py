@@ -6,7 +6,6 @@ never by SGLang's workers, which take their launcher's verdict: they need not lo
 
 from __future__ import annotations
 
-import contextlib
 import logging
 from typing import Any
 
@@ -19,7 +18,7 @@ from compat.guard.policy import (
     policy_for,
 )
 from compat.guard.report import IncompatibleConfigError, Report, runs_as
-from compat.sglang_plugin import NAME, disable_advice, logger, say
+from compat.sglang_plugin import NAME, could_not_check, disable_advice, say
 
 
 class LaunchRefusedError(IncompatibleConfigError):
@@ -89,7 +88,7 @@ def judge_launch(server_args: Any, version: str) -> Report | None:
     try:
         outcome = _judge(server_args, version, newer=newer, parity=policy is Policy.PARITY)
     except Exception as error:  # a bug or a gap of the guard: never the reason a launch dies
-        _could_not_check(error)
+        could_not_check(error)
         return None
     if isinstance(outcome, Report):
         _speak_findings(outcome, policy)
@@ -104,12 +103,12 @@ def judge_launch(server_args: Any, version: str) -> Report | None:
             )
             say(logging.WARNING, message)
         except Exception as error:
-            _could_not_check(error)
+            could_not_check(error)
         return refusal.report
     try:
         better = LaunchRefusedError(refusal.report, policy, detected=detected)
     except Exception as error:  # the refusal stands; only its wording failed
-        _could_not_check(error)
+        could_not_check(error)
         raise refusal from None
     raise better from None
 
@@ -145,13 +144,3 @@ def _speak_findings(report: Report, policy: Policy) -> None:
             f"{NAME}: SGLang starts this launch ({POLICY_VARIABLE}=parity); the page documents "
             f"{count} problem{'s' * (count != 1)} it does not check: {problems}",
         )
-
-
-def _could_not_check(error: Exception) -> None:
-    what = " ".join(str(error).split())[:300]
-    say(
-        logging.WARNING,
-        f"{NAME}: could not check this launch ({type(error).__name__}: {what}); SGLang goes on",
-    )
-    with contextlib.suppress(Exception):  # see say()
-        logger.debug("attention-compat: the failure", exc_info=error)

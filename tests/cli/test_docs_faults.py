@@ -11,7 +11,9 @@ from pathlib import Path
 
 import pytest
 from paths import ROOT
-from refusals import cli, generated_pages
+from refusals import STALE_PAGE, cli, generated_pages
+
+from compat.publish.pages import GENERATED_MARKER
 
 
 @pytest.fixture
@@ -67,11 +69,11 @@ def test_l6_a_symlink_that_stays_inside_the_template_dir_still_works(
     tmp_path: Path, project: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     folder = _templates(tmp_path, "{% include 'part.txt' %}")
-    (folder / "real.txt").write_text("inside\n")
+    (folder / "real.txt").write_text(f"inside\n<!-- {GENERATED_MARKER} -->\n")
     (folder / "part.txt").symlink_to(folder / "real.txt")
     code, _, err = cli(["docs", "--root", str(project), "--template-dir", str(folder)], capsys)
     assert code == 0, err
-    assert (project / "docs" / "attention_backend.md").read_text() == "inside\n"
+    assert (project / "docs" / "attention_backend.md").read_text().startswith("inside\n")
 
 
 def _limited(size: int) -> None:
@@ -82,7 +84,7 @@ def test_l10_a_write_that_fails_midway_leaves_every_page_as_it_was(project: Path
     """A file-size limit under the largest page fails some writes: none is then written."""
     pages = {name: project / name for name in generated_pages()}
     for page in pages.values():  # every page stale
-        page.write_text("stale\n")
+        page.write_text(STALE_PAGE)
     sizes = [len((ROOT / name).read_bytes()) for name in pages]  # in the order written
     limit = sizes[0]  # the first page fits; a later, larger one does not
     assert max(sizes) > limit, "no page is larger than the first: the fault tests nothing"
@@ -96,7 +98,7 @@ def test_l10_a_write_that_fails_midway_leaves_every_page_as_it_was(project: Path
     )
     assert done.returncode == 2, done.stdout + done.stderr
     assert "File too large" in done.stderr and "Traceback" not in done.stderr
-    assert all(page.read_text() == "stale\n" for page in pages.values()), "a page was written"
+    assert all(page.read_text() == STALE_PAGE for page in pages.values()), "a page was written"
     assert list(project.rglob("*.tmp")) == []
 
 
@@ -109,7 +111,7 @@ def test_l10_a_full_disk_writes_no_page(
 
     pages = [project / name for name in generated_pages()]
     for page in pages:
-        page.write_text("stale\n")
+        page.write_text(STALE_PAGE)
     staged = outputs._stage
     calls: list[Path] = []
 
@@ -122,7 +124,7 @@ def test_l10_a_full_disk_writes_no_page(
     monkeypatch.setattr(outputs, "_stage", fill_up)
     code, out, err = cli(["docs", "--root", str(project)], capsys)
     assert code == 2 and "No space left on device" in err, out + err
-    assert [page for page in pages if page.read_text() != "stale\n"] == []
+    assert [page for page in pages if page.read_text() != STALE_PAGE] == []
     assert list(project.rglob("*.tmp")) == []
 
 

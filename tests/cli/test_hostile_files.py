@@ -19,7 +19,17 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from refusals import PAGE, ROOT, cli, copy_generated, refused
+from refusals import (
+    GENERATED,
+    PAGE,
+    ROOT,
+    STALE_EXPORT,
+    STALE_PAGE,
+    cli,
+    copy_generated,
+    generated_pages,
+    refused,
+)
 
 from compat.publish import outputs as outputs_module
 from compat.publish.export import render_export
@@ -37,7 +47,7 @@ def project(tmp_path: Path) -> Path:
 def test_a_read_only_docs_dir_is_exit_2(
     project: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    (project / PAGE).write_text("stale\n", encoding="utf-8")
+    (project / PAGE).write_text(STALE_PAGE, encoding="utf-8")
     (project / "docs").chmod(0o555)
     if os.geteuid() == 0:  # root ignores the mode: fail the way the kernel does for others
         real_open = os.open
@@ -52,7 +62,7 @@ def test_a_read_only_docs_dir_is_exit_2(
         refused(["docs", "--root", str(project)], capsys, "Permission denied", "permissions")
     finally:
         (project / "docs").chmod(0o755)
-    assert (project / PAGE).read_text(encoding="utf-8") == "stale\n"
+    assert (project / PAGE).read_text(encoding="utf-8") == STALE_PAGE
     assert not list((project / "docs").glob(".*.tmp"))
 
 
@@ -78,14 +88,19 @@ def test_the_page_as_a_directory_is_exit_2(
 
 
 @pytest.mark.parametrize(
-    "output", ["/proc/x.json", "/proc/self/status", "NAME" + "x" * 300 + ".json"]
+    ("output", "needle"),
+    [
+        ("/proc/x.json", "cannot write"),
+        ("/proc/self/status", "not written by compat"),  # refused before any write
+        ("NAME" + "x" * 300 + ".json", "cannot write"),
+    ],
 )
 def test_an_unwritable_output_is_exit_2(
-    output: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    output: str, needle: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     if output.startswith("NAME"):
         output = str(tmp_path / output)
-    refused(["export", "--output", output], capsys, "cannot write")
+    refused(["export", "--output", output], capsys, needle)
 
 
 def test_an_overlong_root_is_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -162,12 +177,12 @@ def test_output_does_not_follow_a_symlink_out_of_its_directory_unless_asked(
     outside = tmp_path / "outside"
     outside.mkdir()
     secret = outside / "secret.json"
-    secret.write_text("keep\n", encoding="utf-8")
+    secret.write_text(STALE_EXPORT, encoding="utf-8")
     (tmp_path / "tree").mkdir()
     link = tmp_path / "tree" / "matrix.json"
     link.symlink_to(secret)
     refused(["export", "--output", str(link)], capsys, "symbolic link", "--follow-symlinks")
-    assert secret.read_text(encoding="utf-8") == "keep\n" and link.is_symlink()
+    assert secret.read_text(encoding="utf-8") == STALE_EXPORT and link.is_symlink()
     code, _, _ = cli(["export", "--output", str(link), "--follow-symlinks"], capsys)
     assert code == 0 and link.is_symlink()
     assert secret.read_text(encoding="utf-8") == render_export()
@@ -190,7 +205,7 @@ def test_written_files_get_the_mode_of_a_normal_write(
     try:
         assert cli(["export", "--output", str(tmp_path / "new.json")], capsys)[0] == 0
         kept = tmp_path / "kept.json"
-        kept.write_text("old\n", encoding="utf-8")
+        kept.write_text(STALE_EXPORT, encoding="utf-8")
         kept.chmod(0o640)
         assert cli(["export", "--output", str(kept)], capsys)[0] == 0
     finally:
@@ -244,7 +259,7 @@ def test_a_temporary_file_of_a_dead_writer_is_removed(
 
 
 def test_concurrent_writers_leave_a_fresh_page_and_no_temporary_file(project: Path) -> None:
-    (project / PAGE).write_text("stale\n", encoding="utf-8")
+    (project / PAGE).write_text(STALE_PAGE, encoding="utf-8")
     script = textwrap.dedent(
         f"""
         import contextlib, io
@@ -348,3 +363,128 @@ def test_symlink_loops_are_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[
     for command in ("docs", "export"):
         refused([command, "--root", str(root)], capsys, "symbolic link loops")
         refused([command, "--check", "--root", str(root)], capsys, "symbolic link loops")
+
+
+# -- issue 42: links planted in docs/, writes from an installed package, files not generated ---
+
+RELEASE_PAGE = "docs/releases/0.5.7.md"
+
+
+def _stale_everywhere_else(project: Path, *kept: str) -> list[Path]:
+    """Every generated file but `kept` made stale (with its marker): none may be written."""
+    stale = []
+    for relative in (*GENERATED, *generated_pages()):
+        if relative not in kept:
+            path = project / relative
+            path.write_text(STALE_EXPORT if relative.endswith(".json") else STALE_PAGE)
+            stale.append(path)
+    return stale
+
+
+def _unchanged(paths: list[Path]) -> bool:
+    return all(p.read_text() in (STALE_PAGE, STALE_EXPORT) for p in paths)
+
+
+@pytest.mark.parametrize(
+    ("command", "relative", "victim"),
+    [
+        ("docs", RELEASE_PAGE, ".git/config"),  # git stops working
+        ("docs", "docs/changes.md", "README.md"),
+        ("export", "docs/matrix.json", "README.md"),
+        ("export", "docs/matrix.schema.json", ".git/config"),
+    ],
+)
+def test_h1_a_generated_file_planted_as_a_link_into_the_tree_is_refused(
+    command: str, relative: str, victim: str, project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (project / ".git").mkdir()
+    (project / victim).write_text("[core]\n\tbare = false\n", encoding="utf-8")
+    stale = _stale_everywhere_else(project, relative)
+    link = project / relative
+    link.unlink()
+    link.symlink_to(os.path.relpath(project / victim, link.parent))
+    line = refused([command, "--root", str(project)], capsys, "symbolic link", str(link))
+    assert str(project / victim) in line
+    assert (project / victim).read_text(encoding="utf-8") == "[core]\n\tbare = false\n"
+    assert link.is_symlink() and _unchanged(stale), "a file was written"
+    assert list(project.rglob("*.tmp")) == []
+
+
+@pytest.mark.parametrize("command", ["docs", "export"])
+def test_h1_a_linked_directory_inside_the_tree_is_refused(
+    command: str, project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`docs -> elsewhere` (inside the checkout): nothing is written through it."""
+    (project / "docs").rename(project / "elsewhere")
+    (project / "docs").symlink_to("elsewhere")
+    stale = _stale_everywhere_else(project)
+    refused([command, "--root", str(project)], capsys, "symbolic link", "replace it")
+    assert _unchanged(stale)
+
+
+def test_h1_a_linked_releases_directory_is_refused(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    releases = project / "docs" / "releases"
+    releases.rename(project / "kept")
+    releases.symlink_to("../kept")
+    stale = _stale_everywhere_else(project)
+    refused(["docs", "--root", str(project)], capsys, str(releases), "symbolic link")
+    assert _unchanged(stale)
+
+
+@pytest.mark.parametrize(
+    ("command", "relative"),
+    [("docs", "docs/changes.md"), ("docs", RELEASE_PAGE), ("export", "docs/matrix.json")],
+)
+def test_h2_a_file_without_the_marker_is_never_replaced(
+    command: str, relative: str, project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    stale = _stale_everywhere_else(project, relative)
+    own = project / relative
+    own.write_text("# My own notes\n", encoding="utf-8")
+    refused([command, "--root", str(project)], capsys, "not written by compat", str(own))
+    assert own.read_text(encoding="utf-8") == "# My own notes\n" and _unchanged(stale)
+
+
+def test_h2_export_output_never_replaces_a_file_without_the_marker(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    own = tmp_path / "matrix.json"
+    own.write_text('{"mine": true}\n', encoding="utf-8")
+    refused(["export", "--output", str(own)], capsys, "not written by compat", str(own))
+    assert own.read_text(encoding="utf-8") == '{"mine": true}\n'
+
+
+@pytest.mark.parametrize("command", ["docs", "export"])
+def test_h2_an_installed_package_needs_root_and_never_writes_to_the_cwd(
+    command: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """A wheel's package sits in site-packages: no checkout, so the cwd is never the default."""
+    monkeypatch.setattr(outputs_module, "PACKAGE_DIR", tmp_path / "site-packages" / "compat")
+    monkeypatch.setattr(outputs_module, "package_templates", lambda: ROOT / "templates")
+    work = tmp_path / "work"
+    (work / "docs").mkdir(parents=True)
+    (work / "docs" / "changes.md").write_text("my changes\n", encoding="utf-8")
+    monkeypatch.chdir(work)
+    refused([command], capsys, "--root", "not run from a checkout")
+    assert [p.name for p in (work / "docs").iterdir()] == ["changes.md"]
+    assert (work / "docs" / "changes.md").read_text(encoding="utf-8") == "my changes\n"
+    # Named, a root is written (a new one: nothing in it lacks its marker).
+    (tmp_path / "site").mkdir()
+    assert cli([command, "--root", str(tmp_path / "site")], capsys)[0] == 0
+    assert (tmp_path / "site" / "docs").is_dir()
+
+
+@pytest.mark.parametrize("command", ["docs", "export"])
+def test_h2_help_says_the_default_root_is_only_an_editable_checkout(
+    command: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, _ = cli([command, "--help"], capsys)
+    assert code == 0
+    text = " ".join(out.split())
+    assert "default: the checkout of an editable install" in text
+    assert "required for an installed package" in text

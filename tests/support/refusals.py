@@ -11,10 +11,15 @@ import pytest
 from paths import ROOT
 
 from compat.cli import main
-from compat.publish.pages import PAGE_PATH
+from compat.publish.export import EXPORT_MARKER
+from compat.publish.pages import GENERATED_MARKER, PAGE_PATH
 
 PAGE = PAGE_PATH.as_posix()
 GENERATED = (PAGE, "docs/matrix.json", "docs/matrix.schema.json")
+STALE_PAGE = f"<!-- {GENERATED_MARKER} -->\nstale\n"
+"""A generated page gone stale: it carries the marker, so `compat docs` may replace it."""
+STALE_EXPORT = f"{{{EXPORT_MARKER}}}\n"
+"""An old `compat export` output: it carries the marker, so `--output` may replace it."""
 
 
 def generated_pages() -> tuple[str, ...]:

@@ -25,6 +25,19 @@ def install(root: Path, version: str) -> None:
     installed_sglang_version.cache_clear()  # memoised per process: read the new one
 
 
+def install_raw(root: Path, version: bytes) -> None:
+    """`install`, with `version` written as is into sglang's METADATA (a NUL byte, bytes that
+    are not UTF-8, nothing at all): the directory's name holds a placeholder version."""
+    directory = root / "sglang-0.0.0.dist-info"
+    directory.mkdir(parents=True)
+    (directory / "METADATA").write_bytes(
+        b"Metadata-Version: 2.1\nName: sglang\nVersion: " + version + b"\n"
+    )
+    _dist_info(root, "attention-compat", "0.1.0", f"[{GROUP}]\n{ENTRY}\n")
+    importlib.invalidate_caches()
+    installed_sglang_version.cache_clear()
+
+
 def _dist_info(root: Path, name: str, version: str, entry_points: str = "") -> None:
     directory = root / f"{name.replace('-', '_')}-{version}.dist-info"
     directory.mkdir(parents=True)

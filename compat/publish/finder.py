@@ -52,8 +52,9 @@ from compat.publish.finder_options import (
     Axis,
     finder_backends,
     finder_options,
+    foreign_backends,
     hardware_classes,
-    launch_passes,
+    kv_follow,
     offered_models,
     offered_releases,
     opening,
@@ -223,34 +224,6 @@ def _axes_data(axes: tuple[Axis, ...], initial: dict[str, str]) -> list[dict[str
     ]
 
 
-def _kv_follow(rows: list[Row], backends: Sequence[str], radix: Sequence[int]) -> list[int]:
-    """Per hardware class, page size and top-k (the last fastest): the first KV dtype, in
-    menu order, on which SGLang's default launch passes (`launch_passes`), else the number
-    of dtypes. The dtype the page moves to when a new GPU cannot run the chosen one."""
-    hardware, dtypes, pages, topks = radix
-    column = {name: number for number, name in enumerate(backends)}
-
-    def passes(row: Row) -> bool:
-        return launch_passes(row.defaults, lambda name: row.cells[column[name]][0])
-
-    follow = []
-    for h, p, t in itertools.product(range(hardware), range(pages), range(topks)):
-        at = (((h * dtypes + d) * pages + p) * topks + t for d in range(dtypes))
-        follow.append(next((d for d, i in enumerate(at) if passes(rows[i])), dtypes))
-    return follow
-
-
-def _foreign(release: str, axes: tuple[Axis, ...]) -> list[list[int]]:
-    """Per hardware class, the numbers of the backends that do not run on its platform
-    (the page folds their rows under one line)."""
-    matrix, backends = release_matrix(release), finder_backends(release)
-    platforms = [vocab.Platform(dict(fields)["platform"]) for fields in hardware_classes(axes)]
-    return [
-        [b for b, name in enumerate(backends) if not matrix.backend(name).runs_on(platform)]
-        for platform in platforms
-    ]
-
-
 def initial_model(release: str, models: Sequence[str] | None = None) -> str:
     """The model option the page opens on for `release` (among `models` when given)."""
     return opening_selection(release, models)["model"]
@@ -283,7 +256,7 @@ def finder_data(
     pairs share); `fixes`: per combination 0, or 1 + an index into `fixlists` ([summary,
     reason] text number pairs, the guard's fixes for the default launch) where nothing
     passes. `kv_follow`: per hardware class, page size and topk, the KV dtype the page
-    moves to when a GPU change leaves nothing passing (`_kv_follow`, its option number, the
+    moves to when a GPU change leaves nothing passing (`kv_follow`, its option number, the
     number of dtypes for none); `foreign`: per hardware class, the backends of other
     platforms. The GPU and KV dtype menus open on the model's `opening`. Measured on
     0.5.23, both architectures in one file: 998 KB as a two-digit outcome number per cell
@@ -313,7 +286,7 @@ def finder_data(
     pairs = [[index[p], index[d]] for p in pair_prefills(release) for d in backends if d != p]
     chosen = [len(backends) if n is None else index[n] for row in rows for n in row.defaults]
     radix = (len(hardware_classes(axes)), len(axes[2].options), pages, topks)
-    follow = _kv_follow(rows, backends, radix)
+    follow = kv_follow([(row.defaults, row.cells) for row in rows], backends, radix)
     start = opening(release, model)
     initial = {} if start is None else {"gpu": start[0], "kv_cache_dtype": start[1]}
     return {
@@ -339,7 +312,7 @@ def finder_data(
         "fixlists": fix_texts,
         "fixes": encode(fixes, tables["widths"]["fixes"]),
         "kv_follow": encode(follow, width(radix[1] + 1)),
-        "foreign": _foreign(release, axes),
+        "foreign": foreign_backends(release),
     }
 
 

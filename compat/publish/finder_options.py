@@ -2,8 +2,11 @@
 
 What a reader may pick (a model, a GPU, a KV dtype, a page size, a speculative top-k) and
 which backends and pairs each combination is judged for; `compat.publish.finder` runs the
-guard over it. Every list comes from the release's own data: its backends, KV dtypes and
-page sizes, the GPU table (`compat.inputs.gpus`) and the model zoo (`compat.inputs.zoo`).
+guard over it. Also where the menus open (`opening`: a launch that passes), where the KV
+dtype menu moves when a GPU cannot run the chosen dtype (`kv_follow`), and which backends
+are another platform's (`foreign_backends`). Every list comes from the release's own data:
+its backends, KV dtypes and page sizes, the GPU table (`compat.inputs.gpus`) and the model
+zoo (`compat.inputs.zoo`).
 """
 
 from __future__ import annotations
@@ -241,6 +244,42 @@ def pair_prefills(release: str = FINDER_RELEASES[0]) -> tuple[str, ...]:
 def hardware_classes(axes: tuple[Axis, ...]) -> list[tuple[tuple[str, Any], ...]]:
     """The distinct platform/compute-capability settings the GPU menu's options make."""
     return list(dict.fromkeys(option.fields for option in axes[1].options))
+
+
+def kv_follow(
+    rows: Sequence[tuple[tuple[str | None, str | None], Sequence[tuple[int, Any]]]],
+    backends: Sequence[str],
+    radix: Sequence[int],
+) -> list[int]:
+    """Per hardware class, page size and top-k (the last fastest): the first KV dtype, in
+    menu order, on which SGLang's default launch passes (`launch_passes`), else the number
+    of dtypes. The dtype the page moves to when a new GPU cannot run the chosen one.
+    `rows`: per combination (in the data's order), SGLang's (prefill, decode) defaults and
+    the cells, a verdict digit first, of each backend on both phases."""
+    hardware, dtypes, pages, topks = radix
+    column = {name: number for number, name in enumerate(backends)}
+
+    def passes(row: tuple[tuple[str | None, str | None], Sequence[tuple[int, Any]]]) -> bool:
+        defaults, cells = row
+        return launch_passes(defaults, lambda name: cells[column[name]][0])
+
+    follow = []
+    for h, p, t in itertools.product(range(hardware), range(pages), range(topks)):
+        at = (((h * dtypes + d) * pages + p) * topks + t for d in range(dtypes))
+        follow.append(next((d for d, i in enumerate(at) if passes(rows[i])), dtypes))
+    return follow
+
+
+def foreign_backends(release: str) -> list[list[int]]:
+    """Per hardware class, the numbers of the backends that do not run on its platform
+    (the page folds their rows under one line)."""
+    matrix, backends = release_matrix(release), finder_backends(release)
+    classes = hardware_classes(finder_options(release))
+    platforms = [vocab.Platform(dict(fields)["platform"]) for fields in classes]
+    return [
+        [b for b, name in enumerate(backends) if not matrix.backend(name).runs_on(platform)]
+        for platform in platforms
+    ]
 
 
 def offered_releases() -> tuple[str, ...]:

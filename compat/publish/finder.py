@@ -49,14 +49,18 @@ from compat.publish.finder_layout import (
 )
 from compat.publish.finder_options import (
     FINDER_RELEASES,
-    INITIAL_MODEL,
     Axis,
     finder_backends,
     finder_options,
+    foreign_backends,
     hardware_classes,
+    kv_follow,
     offered_models,
     offered_releases,
+    opening,
+    opening_selection,
     pair_prefills,
+    verdict,
 )
 from compat.releases import NEWEST, release_matrix
 from compat.vocab import terms as vocab
@@ -69,7 +73,7 @@ initial release first; `models` is its model menu (`model_menu`), each with its 
 DATA_GLOBAL = "COMPAT_FINDER_DATA"
 """The global each data script adds its release and model to (`data_key`; a script, not
 JSON: works from file://)."""
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 VERDICTS = ("compatible", "warnings", "incompatible")
 """Verdict names, indexed by the verdict digit of the data's parts."""
 MAX_FIXES = 5
@@ -85,9 +89,8 @@ def data_path(release: str, model: str) -> str:
 
 # -- computing: the guard on every combination and column; then the layout ----------------
 def _cell(report: Report) -> Cell:
-    verdict = 2 if not report.ok else 1 if report.warnings else 0
     ordered = sorted(report.findings, key=lambda finding: _SEVERITY_RANK[finding.severity])
-    return verdict, tuple(
+    return verdict(report), tuple(
         (_SEVERITY_RANK[f.severity], f.rule, f.message, _phases_text(f.phases)) for f in ordered
     )
 
@@ -205,12 +208,12 @@ def compute_rows(
     return rows
 
 
-def _axes_data(axes: tuple[Axis, ...]) -> list[dict[str, Any]]:
+def _axes_data(axes: tuple[Axis, ...], initial: dict[str, str]) -> list[dict[str, Any]]:
     hardware = hardware_classes(axes)
     return [
         {
             "id": axis.id,
-            "initial": axis.initial,
+            "initial": initial.get(axis.id, axis.initial),
             "options": [
                 {"value": option.value, "label": option.label, "args": option.args}
                 | ({"hw": hardware.index(option.fields)} if axis.id == "gpu" else {})
@@ -221,8 +224,13 @@ def _axes_data(axes: tuple[Axis, ...]) -> list[dict[str, Any]]:
     ]
 
 
+def initial_model(release: str, models: Sequence[str] | None = None) -> str:
+    """The model option the page opens on for `release` (among `models` when given)."""
+    return opening_selection(release, models)["model"]
+
+
 def finder_data(
-    release: str = FINDER_RELEASES[0], model: str = INITIAL_MODEL, rows: list[Row] | None = None
+    release: str = FINDER_RELEASES[0], model: str | None = None, rows: list[Row] | None = None
 ) -> dict[str, Any]:
     """The guard's verdicts predicting `release` for one option of the model menu (`model`,
     its value) from `rows` (else computed): every combination of the release's other menus,
@@ -247,11 +255,15 @@ def finder_data(
     where the prefill backend itself is refused (its cells then hold only the errors all
     pairs share); `fixes`: per combination 0, or 1 + an index into `fixlists` ([summary,
     reason] text number pairs, the guard's fixes for the default launch) where nothing
-    passes. Measured on 0.5.23, both architectures in one file: 998 KB as a two-digit
-    outcome number per cell and column (one digit never fits: every column has over 64
-    outcomes), 252 KB with one set per block and a part per cell and plain texts, 130 KB
-    (32 KB gzipped) this way.
+    passes. `kv_follow`: per hardware class, page size and topk, the KV dtype the page
+    moves to when a GPU change leaves nothing passing (`kv_follow`, its option number, the
+    number of dtypes for none); `foreign`: per hardware class, the backends of other
+    platforms. The GPU and KV dtype menus open on the model's `opening`. Measured on
+    0.5.23, both architectures in one file: 998 KB as a two-digit outcome number per cell
+    and column (one digit never fits: every column has over 64 outcomes), 252 KB with one
+    set per block and a part per cell and plain texts, 130 KB (32 KB gzipped) this way.
     """
+    model = initial_model(release) if model is None else model
     if rows is None:
         rows = compute_rows([release], models=[model])[release, model]
     axes, backends = finder_options(release), finder_backends(release)
@@ -273,12 +285,16 @@ def finder_data(
     index = {name: number for number, name in enumerate(backends)}
     pairs = [[index[p], index[d]] for p in pair_prefills(release) for d in backends if d != p]
     chosen = [len(backends) if n is None else index[n] for row in rows for n in row.defaults]
+    radix = (len(hardware_classes(axes)), len(axes[2].options), pages, topks)
+    follow = kv_follow([(row.defaults, row.cells) for row in rows], backends, radix)
+    start = opening(release, model)
+    initial = {} if start is None else {"gpu": start[0], "kv_cache_dtype": start[1]}
     return {
         "schema": SCHEMA_VERSION,
         "release": release,
         "model": model,
         "fix_search": option.fix_search,
-        "axes": _axes_data(axes)[1:],
+        "axes": _axes_data(axes, initial)[1:],
         "hardware": len(hardware_classes(axes)),
         "backends": list(backends),
         "columns": [[-1, b] for b in range(len(backends))] + pairs,
@@ -295,11 +311,13 @@ def finder_data(
         "fix_order": ORDER,
         "fixlists": fix_texts,
         "fixes": encode(fixes, tables["widths"]["fixes"]),
+        "kv_follow": encode(follow, width(radix[1] + 1)),
+        "foreign": foreign_backends(release),
     }
 
 
 def render_finder_data(
-    release: str = NEWEST, model: str = INITIAL_MODEL, data: dict[str, Any] | None = None
+    release: str = NEWEST, model: str | None = None, data: dict[str, Any] | None = None
 ) -> str:
     """`finder_data(release, model)` (or `data`, already computed) as deterministic,
     compact JSON."""
@@ -313,10 +331,11 @@ def data_key(release: str, model: str) -> str:
 
 
 def render_finder_script(
-    release: str = NEWEST, model: str = INITIAL_MODEL, data: dict[str, Any] | None = None
+    release: str = NEWEST, model: str | None = None, data: dict[str, Any] | None = None
 ) -> str:
     """One release and model's data as a script that adds it to a global, so the page also
     works opened from disk."""
+    model = initial_model(release) if model is None else model
     key, text = json.dumps(data_key(release, model)), render_finder_data(release, model, data)
     return (
         "// Generated at site build time by compat.publish.finder from the capability matrix\n"
@@ -340,6 +359,7 @@ def model_menu(release: str, models: Sequence[str]) -> list[dict[str, Any]]:
         {
             "value": option.value,
             "label": option.label,
+            "note": option.note,
             "args": option.args,
             "file": data_path(release, option.value).rsplit("/", 1)[1],
         }
@@ -359,10 +379,9 @@ def generated_files(say: Callable[[str], None] | None = None) -> list[tuple[str,
         for r in releases
         for m in models
     }
-    initial = finder_options(NEWEST)[0].initial
-    initial = initial if initial in models else models[0]
     index = [
-        {"release": r, "initial_model": initial, "models": model_menu(r, models)} for r in releases
+        {"release": r, "initial_model": initial_model(r, models), "models": model_menu(r, models)}
+        for r in releases
     ]
     script = f"window.{INDEX_GLOBAL} = {json.dumps(index, separators=(',', ':'))};\n"
     comment = "// Generated at site build time by compat.publish.finder; do not edit.\n"

@@ -52,9 +52,11 @@ def tagged_page(release: str, path: str) -> Evidence:
 
 
 def unread_page(release: str) -> Evidence:
-    """The page of a release whose tag could not be read."""
+    """The page of a release whose tag could not be read: the last known copy stands in for
+    it. The link's text names what it opens (the copy); that the tag could not be read is
+    the change's own sentence."""
     return Evidence(
-        source=f"SGLang {release}'s attention backend page: its tag could not be read",
+        source=f"SGLang's attention backend page, the last known copy (for {release})",
         url=f"{SGLANG}/blob/{LAST_KNOWN_COPY}/docs/docs/advanced_features/attention_backend.mdx",
         note=(
             "The page's history past August 2026 is not reachable. The last known copy (this "

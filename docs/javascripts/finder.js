@@ -193,6 +193,53 @@
     return index;
   }
 
+  // The selected GPU's hardware class (its number in the data).
+  function hardwareOf(data, selects) {
+    var at = data.axes.findIndex(function (axis) {
+      return axis.id === "gpu";
+    });
+    return optionOf(data.axes[at], selects[at]).hw;
+  }
+
+  // After a GPU change: where nothing passes with the chosen KV dtype on the new GPU, the
+  // dtype moves to the first on which SGLang's default launch passes there (the build's
+  // `kv_follow`, for this page size and top-k); the note says so, or says that no dtype can.
+  function followDtype(data, selects, rows) {
+    var passing = rows.some(function (row) {
+      return row.verdict !== "incompatible";
+    });
+    if (passing) return false;
+    var at = {};
+    data.axes.forEach(function (axis, i) {
+      at[axis.id] = i;
+    });
+    var kvAxis = data.axes[at.kv_cache_dtype];
+    var kvSelect = selects[at.kv_cache_dtype];
+    var gpuSelect = selects[at.gpu];
+    var block = (hardwareOf(data, selects) * data.axes[at.page_size].options.length +
+      data.axes[at.page_size].options.indexOf(optionOf(data.axes[at.page_size], selects[at.page_size]))) *
+      data.axes[at.topk].options.length + data.axes[at.topk].options.indexOf(optionOf(data.axes[at.topk], selects[at.topk]));
+    var blocks = data.hardware * data.axes[at.page_size].options.length * data.axes[at.topk].options.length;
+    var w = data.kv_follow.length / blocks;
+    var target = kvAxis.options[numberAt(data, data.kv_follow, block * w, w)];
+    var was = kvSelect.value;
+    var gpu = gpuSelect.options[gpuSelect.selectedIndex].textContent;
+    var note = element("p", "compat-finder-followed");
+    if (target && target.value !== was) {
+      kvSelect.value = target.value;
+      note.dataset.from = was;
+      note.dataset.to = target.value;
+      note.textContent = "No backend runs a " + was + " KV cache on " + gpu + " with these choices: " +
+        "the KV-cache dtype moved to " + target.value + ", the first on which SGLang's default launch passes here.";
+    } else {
+      note.dataset.from = was;
+      note.dataset.to = "";
+      note.textContent = "No backend runs a " + was + " KV cache on " + gpu + " with these choices, and " +
+        "no KV-cache dtype lets SGLang's default launch pass here: each row below says why.";
+    }
+    return note;
+  }
+
   function selectedArgs(data, selects, model) {
     return [model.args].concat(data.axes.map(function (axis, i) {
       return optionOf(axis, selects[i]).args;
@@ -313,12 +360,18 @@
       rows.push({
         name: name, b: column[1], rank: outcome.rank, ids: outcome.ids,
         verdict: data.verdicts[outcome.rank], isDefault: chosen < 0 && (name === prefill || name === decode),
+        // SGLang's pick, tagged once: by phase where it picks two backends.
+        tag: chosen >= 0 ? "" : prefill === decode ? (name === decode ? "default" : "")
+          : name === prefill ? "default prefill" : name === decode ? "default decode" : "",
+        foreign: data.foreign[hardwareOf(data, selects)].indexOf(column[1]) >= 0 && outcome.rank === 2,
       });
     });
     // Most useful first: compatible, then with warnings, then incompatible; SGLang's own
-    // default first within a verdict, then the matrix's order.
+    // default first within a verdict, other platforms' backends last, then the matrix's
+    // order (the command names the first row).
     rows.sort(function (x, y) {
-      return x.rank - y.rank || (y.isDefault ? 1 : 0) - (x.isDefault ? 1 : 0) || x.b - y.b;
+      return x.rank - y.rank || (y.isDefault ? 1 : 0) - (x.isDefault ? 1 : 0) ||
+        (x.foreign ? 1 : 0) - (y.foreign ? 1 : 0) || x.b - y.b;
     });
 
     output.textContent = "";
@@ -380,36 +433,54 @@
       ).trim();
     }
     if (!refused) {
-      var table = element("table", "compat-finder-table");
-      var head = table.appendChild(element("thead")).appendChild(element("tr"));
-      [chosen >= 0 ? "Decode backend" : "Backend", "Verdict", "Reasons"].forEach(function (title) {
-        head.appendChild(element("th", null, title));
+      var own = rows.filter(function (row) {
+        return !row.foreign;
       });
-      var body = table.appendChild(element("tbody"));
-      rows.forEach(function (row) {
-        var tr = body.appendChild(element("tr", "compat-finder-row compat-finder-" + row.verdict));
-        tr.dataset.backend = row.name;
-        tr.dataset.verdict = row.verdict;
-        var name = tr.appendChild(element("td", "compat-finder-backend"));
-        name.appendChild(element("code", null, row.name));
-        if (row.isDefault) {
-          name.appendChild(document.createTextNode(" "));
-          name.appendChild(element("span", "compat-finder-default", "default"));
-        }
-        var view = VERDICT_VIEW[row.verdict];
-        var verdict = tr.appendChild(element("td", "compat-finder-verdict"));
-        verdict.appendChild(element("span", "compat-finder-glyph", view.glyph));
-        verdict.appendChild(document.createTextNode(" " + view.text));
-        var reasons = tr.appendChild(element("td", "compat-finder-reasons"));
-        if (row.ids.length === 0) reasons.appendChild(element("span", "compat-finder-none", "no findings"));
-        else reasons.appendChild(reasonList(data, row.ids, chosen < 0));
+      var foreign = rows.filter(function (row) {
+        return row.foreign;
       });
-      output.appendChild(element("div", "compat-finder-scroll")).appendChild(table);
+      output.appendChild(element("div", "compat-finder-scroll")).appendChild(table(data, own, chosen));
+      if (foreign.length) {
+        // Backends of other platforms: one line, their reasons a click away.
+        var fold = output.appendChild(element("details", "compat-finder-foreign"));
+        fold.appendChild(element("summary", null, "not for this platform (" + foreign.length + ")"));
+        fold.appendChild(element("div", "compat-finder-scroll")).appendChild(table(data, foreign, chosen));
+      }
     }
     output.dataset.combination = String(index);
     output.dataset.prefill = chosen < 0 ? "" : data.backends[chosen];
     // SGLang's own choice without a backend flag: "prefill decode" ("" where it has none).
     output.dataset.defaults = (prefill || "") + " " + (decode || "");
+    return rows;
+  }
+
+  // The table of `rows`: a backend (or decode backend) each, its verdict and reasons.
+  function table(data, rows, chosen) {
+    var table = element("table", "compat-finder-table");
+    var head = table.appendChild(element("thead")).appendChild(element("tr"));
+    [chosen >= 0 ? "Decode backend" : "Backend", "Verdict", "Reasons"].forEach(function (title) {
+      head.appendChild(element("th", null, title));
+    });
+    var body = table.appendChild(element("tbody"));
+    rows.forEach(function (row) {
+      var tr = body.appendChild(element("tr", "compat-finder-row compat-finder-" + row.verdict));
+      tr.dataset.backend = row.name;
+      tr.dataset.verdict = row.verdict;
+      var name = tr.appendChild(element("td", "compat-finder-backend"));
+      name.appendChild(element("code", null, row.name));
+      if (row.tag) {
+        name.appendChild(document.createTextNode(" "));
+        name.appendChild(element("span", "compat-finder-default", row.tag));
+      }
+      var view = VERDICT_VIEW[row.verdict];
+      var verdict = tr.appendChild(element("td", "compat-finder-verdict"));
+      verdict.appendChild(element("span", "compat-finder-glyph", view.glyph));
+      verdict.appendChild(document.createTextNode(" " + view.text));
+      var reasons = tr.appendChild(element("td", "compat-finder-reasons"));
+      if (row.ids.length === 0) reasons.appendChild(element("span", "compat-finder-none", "no findings"));
+      else reasons.appendChild(reasonList(data, row.ids, chosen < 0));
+    });
+    return table;
   }
 
   function setUpPrefill(data, select, keep) {
@@ -456,6 +527,9 @@
     var releaseSelect = form.querySelector("select[data-release]");
     var modelSelect = form.querySelector("select[data-model]");
     var prefillSelect = form.querySelector("select[data-prefill]");
+    // The architecture the chosen model is judged as, under its menu: the menu's own
+    // labels stay short enough for a phone.
+    var modelNote = form.querySelector("[data-model-note]");
     if (!releaseSelect || !modelSelect || !prefillSelect) {
       fail("the page has no release, model or prefill menu");
       return;
@@ -478,9 +552,15 @@
         if (current) writeHash(current, selects, prefillSelect);
       }, 0);
     };
-    var update = function () {
+    var update = function (event) {
       if (!current) return;
-      render(current, currentModel, selects, prefillSelect, output, command);
+      var rows = render(current, currentModel, selects, prefillSelect, output, command);
+      var gpuChanged = event && event.target && event.target.dataset.axis === "gpu";
+      var note = gpuChanged && prefillSelect.value === "" && followDtype(current, selects, rows);
+      if (note) {
+        if (note.dataset.to) render(current, currentModel, selects, prefillSelect, output, command);
+        output.insertBefore(note, output.firstChild);
+      }
       writeHashSoon();
     };
     // Shows one release and model: loads its data if needed, then refills the menus from it.
@@ -505,6 +585,7 @@
         }
         current = data;
         currentModel = model;
+        if (modelNote) modelNote.textContent = model.note || "";
         update();
         var now = String(Math.round(performance.now()));
         if (first) output.dataset.firstVerdictMs = now;

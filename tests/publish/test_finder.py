@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from finder_menus import menu_fields
+from finder_menus import default_launch_passes, menu_fields
 from finder_sample import SAMPLE_MODELS, SAMPLE_RELEASES, sample_env
 from paths import ROOT
 
@@ -46,9 +46,13 @@ from compat.publish.finder_options import (
     RELEASES_VARIABLE,
     finder_backends,
     finder_options,
+    gpu_order,
     hardware_classes,
+    launch_passes,
     offered_models,
     offered_releases,
+    opening,
+    opening_selection,
     pair_prefills,
 )
 from compat.releases import NEWEST, RELEASE_NAMES, RELEASES, release_matrix
@@ -276,14 +280,10 @@ def test_option_space_follows_the_release(release: str) -> None:
         assert option.args.startswith("--model ") and not option.fix_search
         known = AttentionConfig.from_known_model(option.value, sglang_version=release)
         assert AttentionConfig(sglang_version=release, **dict(option.fields)) == known
-    fp4 = [name for name in kv if KV_DTYPE_SPELLINGS[name].is_fp4]
-    assert {axis_id: axis.initial for axis_id, axis in axes.items()} == {
-        "model": "mla",
-        "gpu": "b200",
-        "kv_cache_dtype": fp4[0],
-        "page_size": "",
-        "topk": "",
-    }
+    # The menus open on the computed opening (test_the_finder_opens_on_a_passing_launch).
+    initial = {axis_id: axis.initial for axis_id, axis in axes.items()}
+    assert initial == opening_selection(release)
+    assert initial["page_size"] == initial["topk"] == ""
 
 
 def test_every_modelled_release_is_offered_newest_first(
@@ -339,8 +339,6 @@ def test_the_releases_differ_where_sglang_changed() -> None:
     assert "fp4_e2m1" in kv["0.5.7"] and "nvfp4" not in kv["0.5.7"]
     assert {"nvfp4", "fp4_mx_block16", "mxfp8"} <= set(kv[NEWEST])
     assert "fp4_e2m1" not in kv[NEWEST]
-    assert finder_options(NEWEST)[2].initial == "nvfp4"
-    assert finder_options("0.5.7")[2].initial == "fp4_e2m1"
     assert "cutlass_mla" in _accepted("0.5.7") and "cutlass_mla" not in _accepted(NEWEST)
 
 
@@ -531,7 +529,7 @@ def test_hook_adds_the_data_to_the_site_and_refuses_a_committed_copy(
     for entry in listed:
         release = entry["release"]
         assert [model["value"] for model in entry["models"]] == list(SAMPLE_MODELS)
-        assert entry["initial_model"] == "mla"
+        assert entry["initial_model"] == opening_selection(release, SAMPLE_MODELS)["model"]
         for model in entry["models"]:
             path = data_path(release, model["value"])
             assert path.endswith("/" + model["file"])
@@ -775,8 +773,13 @@ def test_the_model_menu_offers_the_families_operators_run() -> None:
         "gemma3", "kimi-k2",
     }  # fmt: skip
     labels = {option.value: option.label for option in options}
-    assert labels["llama-3.1-8b-instruct"] == "Llama-3.1-8B-Instruct (LlamaForCausalLM)"
-    assert labels["deepseek-r1"] == "DeepSeek-R1 (DeepseekV3ForCausalLM)"
+    notes = {option.value: option.note for option in options}
+    # The label is the checkpoint's name (short enough for a phone's menu); the note under
+    # the menu says the architecture it is judged as.
+    assert labels["llama-3.1-8b-instruct"] == "Llama-3.1-8B-Instruct"
+    assert notes["llama-3.1-8b-instruct"].startswith("LlamaForCausalLM, ")
+    assert labels["deepseek-r1"] == "DeepSeek-R1"
+    assert notes["deepseek-r1"].startswith("DeepseekV3ForCausalLM, ")
     # Llama 3 on an H100 with nothing set: SGLang's fa3 default for Llama's architecture;
     # DeepSeek-R1 on a B200: its MLA default with the page size that default sets.
     menus = {"kv_cache_dtype": "auto", "page_size": "", "topk": ""}
@@ -789,3 +792,99 @@ def test_the_model_menu_offers_the_families_operators_run() -> None:
         resolved = check(config).resolved
         assert row.defaults == (resolved.prefill_backend, resolved.decode_backend)
     assert llama.defaults == ("fa3", "fa3") and r1.defaults == ("trtllm_mla", "trtllm_mla")
+
+
+# -- issue 44: the finder opens on a working launch ----------------------------------------
+
+
+@pytest.mark.parametrize("release", [NEWEST, "0.5.7"])
+def test_the_finder_opens_on_a_passing_launch(release: str) -> None:
+    """The opening selection is the first (model, GPU, KV dtype) of the menus, in the
+    order `opening` searches them, on which SGLang's default launch passes: the row of its
+    default backend is compatible, and so at least one row is."""
+    axes = finder_options(release)
+    initial = {axis.id: axis.initial for axis in axes}
+    assert initial == opening_selection(release)
+    assert default_launch_passes(initial, release)
+    row = combination_row(release, initial)
+    backends = finder_backends(release)
+    assert any(VERDICTS[v] == "compatible" for v, _ in row.cells[: len(backends)])
+    column = {name: number for number, name in enumerate(backends)}
+    assert launch_passes(row.defaults, lambda name: row.cells[column[name]][0])
+    # First in the search order: every earlier model has no passing launch anywhere, and
+    # every earlier (GPU, dtype) of the chosen model fails.
+    models = [option.value for option in axes[0].options]
+    for model in models[: models.index(initial["model"])]:
+        assert opening(release, model) is None, model
+    gpus = gpu_order([option.value for option in axes[1].options])
+    dtypes = [option.value for option in axes[2].options]
+    order = [(g, k) for g in gpus for k in dtypes]
+    for gpu, kv in order[: order.index((initial["gpu"], initial["kv_cache_dtype"]))]:
+        assert not default_launch_passes({**initial, "gpu": gpu, "kv_cache_dtype": kv}, release)
+
+
+@pytest.mark.parametrize("model", ["mla", "gpt-oss-120b", "deepseek-v3.2-exp"])
+def test_each_models_opening_passes(model: str) -> None:
+    """Each model's data opens its GPU and KV dtype menus on its own passing launch."""
+    start = opening(NEWEST, model)
+    assert start is not None
+    gpu, kv = start
+    values = {"model": model, "gpu": gpu, "kv_cache_dtype": kv, "page_size": "", "topk": ""}
+    assert default_launch_passes(values, NEWEST)
+
+
+@slow
+def test_the_kv_dtype_follows_a_gpu_that_cannot_run_it(data: dict[str, Any]) -> None:
+    """`kv_follow`, per hardware class, page size and top-k: the first KV dtype (menu
+    order) on which SGLang's default launch passes there, as check() has it; the number of
+    dtypes where none does."""
+    release, axes = data["release"], {axis["id"]: axis for axis in data["axes"]}
+    dtypes = [option["value"] for option in axes["kv_cache_dtype"]["options"]]
+    pages, topks = len(axes["page_size"]["options"]), len(axes["topk"]["options"])
+    width = len(data["kv_follow"]) // (data["hardware"] * pages * topks)
+    follow = _numbers(data, data["kv_follow"], width)
+    assert len(follow) == data["hardware"] * pages * topks
+    h100 = next(o["hw"] for o in axes["gpu"]["options"] if o["value"] == "h100")
+    rng = random.Random(f"follow-{release}-{data['model']}")
+    blocks = {h100 * pages * topks, *rng.sample(range(len(follow)), 6)}
+    for block in sorted(blocks):
+        hardware, rest = divmod(block, pages * topks)
+        page, topk = divmod(rest, topks)
+        gpu = next(o["value"] for o in axes["gpu"]["options"] if o["hw"] == hardware)
+        values = {
+            "model": data["model"],
+            "gpu": gpu,
+            "page_size": axes["page_size"]["options"][page]["value"],
+            "topk": axes["topk"]["options"][topk]["value"],
+        }
+        passing = [
+            d for d in dtypes if default_launch_passes({**values, "kv_cache_dtype": d}, release)
+        ]
+        assert follow[block] == (dtypes.index(passing[0]) if passing else len(dtypes)), values
+    if "nvfp4" in dtypes and data["model"] == "mla":
+        # The issue's case: nvfp4 on an H100 runs nowhere; the menu moves to a dtype that does.
+        assert follow[h100 * pages * topks] < len(dtypes)
+
+
+@slow
+def test_other_platforms_backends_are_listed_per_hardware_class(data: dict[str, Any]) -> None:
+    """`foreign`: per hardware class, the backends whose matrix entry does not run on its
+    platform; the page folds their rows ("not for this platform (N)")."""
+    release, axes = data["release"], {axis["id"]: axis for axis in data["axes"]}
+    matrix = release_matrix(release)
+    assert len(data["foreign"]) == data["hardware"]
+    for option in axes["gpu"]["options"]:
+        fields = menu_fields({**_some_values(), "gpu": option["value"]}, release)
+        platform = Platform(fields["platform"])
+        foreign = {data["backends"][b] for b in data["foreign"][option["hw"]]}
+        expected = {b for b in data["backends"] if platform not in matrix.backend(b).platforms}
+        assert foreign == expected, option["value"]
+    b200 = next(o["hw"] for o in axes["gpu"]["options"] if o["value"] == "b200")
+    # On a CUDA GPU: ROCm's, Intel's and Ascend's backends, never a CUDA one.
+    on_cuda = {data["backends"][b] for b in data["foreign"][b200]}
+    assert {"aiter", "wave", "intel_amx", "ascend"} <= on_cuda
+    assert not on_cuda & {"flashinfer", "fa3", "triton"}
+
+
+def _some_values() -> dict[str, str]:
+    return {"model": "mha", "kv_cache_dtype": "auto", "page_size": "", "topk": ""}

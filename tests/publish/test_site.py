@@ -8,6 +8,7 @@ from pathlib import Path
 
 from paths import ROOT
 from sample_site import build_sample_site
+from site_links import broken_links
 
 from compat.claim.baseline import MATRIX
 from compat.vocab.terms import Arch
@@ -49,6 +50,36 @@ def test_site_builds_strict_without_warnings_or_cdn(tmp_path: Path) -> None:
     assert "attention_backend/" in searched and "changes/" in searched
     assert (site / "releases" / "0.5.12" / "index.html") in pages
     assert not [location for location in searched if location.startswith("releases/")]
+    # Every link of every page resolves (issue 44).
+    assert broken_links(site) == []
+
+
+def test_the_link_check_finds_each_kind_of_bad_link(tmp_path: Path) -> None:
+    """The link check on a hand-made site: each bad link is named, the good ones are not."""
+    (tmp_path / "a").mkdir()
+    (tmp_path / "a" / "index.html").write_text('<h2 id="here">Here</h2>', encoding="utf-8")
+    links = {
+        "a/": "",
+        "a/#here": "",
+        "#top": "",
+        "/a/": "",
+        "https://github.com/sgl-project/sglang": "",
+        "b/": "no such file",
+        "a/#gone": "no anchor #gone",
+        "http://github.com/sgl-project/sglang": "not a well-formed https URL",
+        "https://example.com/TODO": "a placeholder",
+        "https://github.com/sgl-project/sglang/blob/v0.5.23/x.md": "its text says",
+    }
+    body = "".join(
+        f'<a href="{href}">{"its tag could not be read" if "v0.5.23" in href else href}</a>'
+        for href in links
+    )
+    (tmp_path / "index.html").write_text(f'<p id="top">{body}</p>', encoding="utf-8")
+    found = broken_links(tmp_path)
+    wanted = {href: why for href, why in links.items() if why}
+    assert len(found) == len(wanted), found
+    for (href, why), line in zip(wanted.items(), found, strict=True):
+        assert line.startswith(f"index.html: {href} (") and why in line, line
 
 
 def test_stale_page_fails_the_build(tmp_path: Path) -> None:

@@ -38,3 +38,15 @@ def menu_fields(values: dict[str, str], release: str) -> dict[str, Any]:
         # SGLang takes a topk only with the number of steps and draft tokens.
         fields.update(speculation_with_topk(int(values["topk"])))
     return fields
+
+
+def default_launch_passes(values: dict[str, str], release: str) -> bool:
+    """SGLang's default launch for the menus' `values` (no backend flag), judged by check()
+    afresh: it picks a backend, and each backend it picks is compatible on its own row."""
+    from compat import check
+
+    fields = menu_fields(values, release)
+    resolved = check(AttentionConfig(**fields)).resolved
+    picked = {resolved.prefill_backend, resolved.decode_backend} - {None}
+    reports = [check(AttentionConfig(attention_backend=name, **fields)) for name in picked]
+    return bool(picked) and all(r.ok and not r.warnings for r in reports)

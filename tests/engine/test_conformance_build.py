@@ -1,0 +1,107 @@
+"""The engine predicts what each release's attention registry does when it builds a backend.
+
+The harness (tools/conformance/build.py) runs the release's own
+`sglang/srt/layers/attention/attention_registry.py` under the fake torch: every registered
+backend's factory, then `attn_backend_wrapper`, for an MHA, an MLA, an encoder-decoder and
+a hybrid GDN model, with and without speculative decoding, on ten machines by exact compute
+capability (sm80 to sm121, and ROCm gfx942). The engine (`compat.engine.build` over
+`compat.releases.build`) must agree on every case: whether the build fails, and on which
+line of the registry.
+"""
+
+from __future__ import annotations
+
+import collections
+
+import pytest
+from conformance import releases
+from conformance.availability import require_source
+from conformance.build import BUILD_PROFILES, BuildCase, BuildOutcome, run_grid
+
+from compat.engine.build import predict_build
+from compat.engine.launch import Launch
+from compat.releases import RELEASES
+from compat.vocab.hardware import ComputeCapability
+from compat.vocab.terms import Arch, ModelFeature, Platform
+
+_GDN_MODEL_TYPE = "qwen3_next"  # a hybrid GDN model in every release
+
+
+def launch_of(gpu: str, case: BuildCase) -> Launch:
+    """The engine's launch for one case of the build grid."""
+    profile = BUILD_PROFILES[gpu]
+    rocm = profile.platform == "rocm"
+    capability = (
+        None if rocm or profile.capability is None else ComputeCapability(*profile.capability)
+    )
+    features = frozenset({ModelFeature.ENCODER_DECODER}) if case.encoder_decoder else frozenset()
+    return Launch(
+        arch=Arch.MLA if case.mla else Arch.MHA,
+        platform=Platform.ROCM if rocm else Platform.CUDA,
+        capability=capability,
+        cuda_version=profile.cuda_version_tuple,
+        backend=case.backend,
+        prefill=None,
+        decode=None,
+        kv_spelling="auto",
+        page_size=None,
+        algorithm=case.speculative,
+        topk=None,
+        steps=None,
+        draft_tokens=None,
+        model_architecture=None,
+        kv_heads=None,
+        features=features,
+        device=None,
+        tp_size=1,
+        dp_size=1,
+        dp_attention=False,
+        deterministic=False,
+        quantization=None,
+        disaggregation="null",
+        trust_remote_code=False,
+        round_robin_balance=False,
+        model_type=_GDN_MODEL_TYPE if case.hybrid_gdn else "llama",
+        checkpoint_quantization=None,
+        remote_code=False,
+    )
+
+
+def _disagreements(version: str, grid: dict[tuple[str, BuildCase], BuildOutcome]) -> list[str]:
+    rules = RELEASES[version].build
+    found = []
+    for (gpu, case), outcome in grid.items():
+        failure = predict_build(
+            rules, launch_of(gpu, case), (case.backend,), case.speculative is not None
+        )
+        predicted = None if failure is None else failure.line
+        if predicted != outcome.raised_at or (failure is None) != (not outcome.failed):
+            found.append(
+                f"{gpu} {case}: sglang {outcome.raised_at} {outcome.error}, engine {predicted}"
+            )
+    return found
+
+
+@pytest.mark.parametrize("version", releases.selected())
+def test_engine_predicts_every_backend_build(version: str) -> None:
+    require_source(version)
+    grid = run_grid(version)
+    outcomes = collections.Counter(outcome.failed for outcome in grid.values())
+    assert outcomes[True] > 0 and outcomes[False] > 0  # the grid both builds and fails
+    assert all(o.raised_at is not None for o in grid.values() if o.failed), (
+        "a failure off the registry"
+    )
+    found = _disagreements(version, grid)
+    assert not found, f"sglang {version}: {len(found)} of {len(grid)} disagree:\n" + "\n".join(
+        found[:20]
+    )
+
+
+def test_an_mla_model_on_trtllm_mha_fails_where_the_release_says() -> None:
+    # The line moves with the registry: 158 in 0.5.7, 280 in 0.5.23.
+    case = BuildCase("trtllm_mha", mla=True)
+    for version, line in (("0.5.7", 158), ("0.5.23", 280)):
+        failure = predict_build(
+            RELEASES[version].build, launch_of("sm90", case), ("trtllm_mha",), False
+        )
+        assert failure is not None and failure.where.endswith(f"attention_registry.py:{line}")

@@ -26,6 +26,10 @@ REGISTRY_FILE = "sglang/srt/layers/attention/attention_registry.py"
 WRAPPER = "attn_backend_wrapper"
 
 
+# The platforms whose torch answers `torch.cuda.get_device_capability()`.
+_TORCH_CUDA = frozenset({Platform.CUDA, Platform.ROCM})
+
+
 class BuildCheck(Term):
     """What one check of a backend factory refuses."""
 
@@ -37,7 +41,7 @@ class BuildCheck(Term):
     HYBRID_GDN_BLACKWELL = "hybrid-gdn-blackwell"
 
     def __init__(self, value: str) -> None:
-        self.rule = f"build-{value}"
+        self.rule = f"build-{value}"  # `compat.guard.build_words.BUILD_RULE_PREFIX`
         """The id of the guard's finding."""
 
 
@@ -51,10 +55,15 @@ class FactoryCheck(msgspec.Struct, frozen=True):
     """GPU: the CUDA compute-capability majors the factory accepts for an MHA model."""
     mla_majors: frozenset[int] = frozenset()
     """GPU: the majors it accepts for an MLA model."""
+    function: str = ""
+    """The factory's name, when not `create_<backend>_backend`."""
+    no_gpu_line: int = 0
+    """GPU: the line that raises first on a machine without a CUDA device, where the factory
+    asks torch for the capability itself (0: `line`, where SGLang's own probe answers None)."""
 
-    @property
-    def function(self) -> str:
-        return f"create_{self.backend}_backend"
+    def __post_init__(self) -> None:
+        if not self.function:
+            msgspec.structs.force_setattr(self, "function", f"create_{self.backend}_backend")
 
     def fails(self, launch: Launch, speculative: bool) -> bool:
         check = self.check
@@ -66,10 +75,15 @@ class FactoryCheck(msgspec.Struct, frozen=True):
             return ModelFeature.ENCODER_DECODER in launch.features
         if check is BuildCheck.NO_SPECULATIVE:
             return speculative
-        # GPU: `get_device_capability()`; ROCm's torch reports its gfx9 parts as 9.x, which
-        # the same comparison passes, and an unknown capability is not held against it.
+        # GPU: `get_device_capability()`. ROCm's torch reports its gfx9 parts (MI300X 9.4,
+        # MI355X 9.5) as 9.x, which passes; off CUDA and ROCm it answers (None, None), which
+        # fails. An unknown CUDA capability is not held against the launch.
+        if launch.platform is Platform.ROCM:
+            return False
+        if launch.platform is not Platform.CUDA:
+            return True
         capability = launch.capability
-        if launch.platform is not Platform.CUDA or capability is None:
+        if capability is None:
             return False
         majors = self.mla_majors if launch.arch is Arch.MLA else self.mha_majors
         return capability.major not in majors
@@ -117,21 +131,41 @@ class BuildFailure(msgspec.Struct, frozen=True):
     line: int
     allowed: frozenset[str] = frozenset()
     """The allow-list that refused it (the hybrid GDN wrapper)."""
+    majors: frozenset[int] = frozenset()
+    """The compute-capability majors the factory accepts for this model (GPU)."""
 
     @property
     def where(self) -> str:
         return f"{REGISTRY_FILE}:{self.line}"
 
 
+def build_after_startup(
+    rules: BuildRules, launch: Launch, phases: tuple[str | None, str | None], algorithm: str | None
+) -> BuildFailure | None:
+    """`predict_build` over what start-up resolved: the (prefill, decode) backends and the
+    speculative algorithm."""
+    prefill, decode = phases
+    built = tuple(backend for backend in (decode, prefill) if backend is not None)
+    return predict_build(rules, launch, built, algorithm is not None) if built else None
+
+
 def predict_build(
     rules: BuildRules, launch: Launch, backends: tuple[str, ...], speculative: bool
 ) -> BuildFailure | None:
-    """The first check that fails as `ModelRunner` builds `backends` (prefill, then decode,
-    each through its factory and then the wrapper); None when the build passes them all."""
+    """The first check that fails as `ModelRunner` builds `backends` (each through its
+    factory and then the wrapper), in the order given; None when the build passes them all.
+
+    SGLang builds the decode backend first, then the prefill one when it differs
+    (`ModelRunner._get_attention_backend`): pass them in that order.
+    """
     for backend in dict.fromkeys(backends):
         for check in rules.for_backend(backend):
             if check.fails(launch, speculative):
-                return BuildFailure(backend, check.check, check.function, check.line)
+                majors = check.mla_majors if launch.arch is Arch.MLA else check.mha_majors
+                line = check.line
+                if check.no_gpu_line and launch.platform not in _TORCH_CUDA:
+                    line = check.no_gpu_line
+                return BuildFailure(backend, check.check, check.function, line, majors=majors)
         gdn = rules.hybrid_gdn
         allowed = None if gdn is None else gdn.allowed_on(launch)
         if gdn is not None and allowed is not None and not set(backends) <= allowed:

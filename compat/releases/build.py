@@ -116,11 +116,22 @@ LINES: Mapping[str, _Lines] = {
 }  # fmt: skip
 
 
-def _rules(lines: _Lines) -> BuildRules:
+_NO_MAJORS: tuple[frozenset[int], frozenset[int]] = (frozenset(), frozenset())
+# Factories not named `create_<backend>_backend`.
+_FACTORIES = {"fa3": "create_flashattention_v3_backend"}
+# Up to 0.5.10 the FA3 factory reads `torch.cuda.get_device_capability()` itself, which
+# raises on a machine without a CUDA device, on the line before its assert; 0.5.11 reads
+# SGLang's `get_device_capability()`, which answers (None, None) there.
+_NO_GPU_LINES = {("0.5.7", "fa3"): 131, ("0.5.9", "fa3"): 131, ("0.5.10", "fa3"): 131}
+
+
+def _rules(release: str, lines: _Lines) -> BuildRules:
     factories, (gdn_line, types, blackwell, allowed, sm120_allowed) = lines
     checks = tuple(
         FactoryCheck(backend, check, line,
-                     *((FA3_MHA_MAJORS, FA3_MLA_MAJORS) if check is GPU else ()))
+                     *((FA3_MHA_MAJORS, FA3_MLA_MAJORS) if check is GPU else _NO_MAJORS),
+                     function=_FACTORIES.get(backend, ""),
+                     no_gpu_line=_NO_GPU_LINES.get((release, backend), 0))
         for (backend, check), line in factories.items()
     )  # fmt: skip
     gdn = HybridGdnCheck(
@@ -137,4 +148,4 @@ def _rules(lines: _Lines) -> BuildRules:
 def build_rules(release: str, before: BuildRules) -> BuildRules:
     """The registry checks of `release`: its row of `LINES`, else those of the one before."""
     lines = LINES.get(release)
-    return before if lines is None else _rules(lines)
+    return before if lines is None else _rules(release, lines)

@@ -3,10 +3,10 @@
 The harness (tools/conformance/build.py) runs the release's own
 `sglang/srt/layers/attention/attention_registry.py` under the fake torch: every registered
 backend's factory, then `attn_backend_wrapper`, for an MHA, an MLA, an encoder-decoder and
-a hybrid GDN model, with and without speculative decoding, on ten machines by exact compute
-capability (sm80 to sm121, and ROCm gfx942). The engine (`compat.engine.build` over
+a hybrid GDN model, with and without speculative decoding, on nine machines by exact
+compute capability (sm80 to sm121), ROCm gfx942 and a CPU. The engine (`compat.engine.build` over
 `compat.releases.build`) must agree on every case: whether the build fails, and on which
-line of the registry.
+line of which function of the registry.
 """
 
 from __future__ import annotations
@@ -30,14 +30,13 @@ _GDN_MODEL_TYPE = "qwen3_next"  # a hybrid GDN model in every release
 def launch_of(gpu: str, case: BuildCase) -> Launch:
     """The engine's launch for one case of the build grid."""
     profile = BUILD_PROFILES[gpu]
-    rocm = profile.platform == "rocm"
-    capability = (
-        None if rocm or profile.capability is None else ComputeCapability(*profile.capability)
-    )
+    platform = Platform(profile.platform)
+    cuda = platform is Platform.CUDA and profile.capability is not None
+    capability = ComputeCapability(*profile.capability) if cuda and profile.capability else None
     features = frozenset({ModelFeature.ENCODER_DECODER}) if case.encoder_decoder else frozenset()
     return Launch(
         arch=Arch.MLA if case.mla else Arch.MHA,
-        platform=Platform.ROCM if rocm else Platform.CUDA,
+        platform=platform,
         capability=capability,
         cuda_version=profile.cuda_version_tuple,
         backend=case.backend,
@@ -74,8 +73,8 @@ def _disagreements(version: str, grid: dict[tuple[str, BuildCase], BuildOutcome]
         failure = predict_build(
             rules, launch_of(gpu, case), (case.backend,), case.speculative is not None
         )
-        predicted = None if failure is None else failure.line
-        if predicted != outcome.raised_at or (failure is None) != (not outcome.failed):
+        predicted = None if failure is None else (failure.line, failure.function)
+        if predicted != (None if not outcome.failed else (outcome.raised_at, outcome.raised_in)):
             found.append(
                 f"{gpu} {case}: sglang {outcome.raised_at} {outcome.error}, engine {predicted}"
             )

@@ -37,7 +37,7 @@ REGISTRY_FILE = "sglang/srt/layers/attention/attention_registry.py"
 _LINEAR_KERNELS = "sglang.srt.layers.attention.linear.utils"
 
 # The machines of the build grid, by exact compute capability (CUDA 12.8, as the releases'
-# CUDA images ship), and one ROCm part: torch's ROCm build reports gfx942 as 9.4.
+# CUDA images ship), one ROCm part (torch's ROCm build reports gfx942 as 9.4) and a CPU.
 BUILD_PROFILES: dict[str, GpuProfile] = {
     profile.name: profile
     for profile in (
@@ -48,6 +48,7 @@ BUILD_PROFILES: dict[str, GpuProfile] = {
                                  (12, 0), (12, 1))
         ),
         GpuProfile("gfx942", "rocm", "AMD Instinct MI300X", (9, 4), None, "6.3.42131", 196_592),
+        GpuProfile("cpu", "cpu", "Intel Xeon", None, None, None, 515_000),
     )
 }  # fmt: skip
 
@@ -70,6 +71,7 @@ class BuildOutcome:
     built: str | None
     error: str | None = None
     raised_at: int | None = None  # the registry's line that raised
+    raised_in: str | None = None  # the registry's function that raised
 
     @property
     def failed(self) -> bool:
@@ -125,7 +127,8 @@ class BuildRuntime(SglangRuntime):
                 factory = registry.ATTENTION_BACKENDS[case.backend]
                 built = registry.attn_backend_wrapper(runner, factory(runner))
         except REFUSALS as exc:
-            return BuildOutcome(None, f"{type(exc).__name__}: {exc}", self._registry_line(exc))
+            line, function = self._registry_frame(exc)
+            return BuildOutcome(None, f"{type(exc).__name__}: {exc}", line, function)
         finally:
             registry.__dict__.clear()
             registry.__dict__.update(saved)
@@ -190,12 +193,14 @@ class BuildRuntime(SglangRuntime):
             context[other] = lambda model_config: None
         return {name: value for name, value in context.items() if name in self.registry.__dict__}
 
-    def _registry_line(self, exc: BaseException) -> int | None:
-        found = None
+    def _registry_frame(self, exc: BaseException) -> tuple[int | None, str | None]:
+        """The line and function of the innermost registry frame that raised."""
+        found: tuple[int | None, str | None] = (None, None)
         traceback = exc.__traceback__
         while traceback is not None:
-            if traceback.tb_frame.f_code.co_filename.endswith(REGISTRY_FILE):
-                found = traceback.tb_lineno
+            code = traceback.tb_frame.f_code
+            if code.co_filename.endswith(REGISTRY_FILE):
+                found = (traceback.tb_lineno, code.co_name)
             traceback = traceback.tb_next
         return found
 
@@ -249,3 +254,11 @@ def run_grid(
     ]
     cache.write_text(json.dumps(rows))
     return results
+
+
+def run_cases(
+    version: str, profile: GpuProfile, wanted: Iterable[BuildCase]
+) -> dict[BuildCase, BuildOutcome]:
+    """SGLang `version`'s outcome for each of `wanted` on `profile` (not cached)."""
+    with BuildRuntime(source_root(version), profile) as runtime:
+        return {case: runtime.build(case) for case in dict.fromkeys(wanted)}

@@ -10,8 +10,9 @@ release (`compat.releases.build`), each with the registry line that raises; `pre
 replays them in SGLang's order and returns the first that fails, as SGLang raises it. The
 conformance harness runs each release's own registry over a grid and compares.
 
-What is not here: the backends' own constructors (kernel packages, page sizes, head
-dimensions), the draft worker's build, the sub-backend flags.
+Of the backends' own constructors, only the checks of the model family (MiniCPM's sparse
+backends) and of the GPU (hpc_ops) are here; not their kernel packages, page sizes, KV
+dtypes or head dimensions. Not here either: the draft worker's build, the sub-backend flags.
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ class BuildCheck(Term):
     NO_ENCODER_DECODER = "no-encoder-decoder"
     NO_SPECULATIVE = "no-speculative"
     GPU = "gpu"
+    MODEL_FAMILY = "model-family"
     HYBRID_GDN_BLACKWELL = "hybrid-gdn-blackwell"
 
     def __init__(self, value: str) -> None:
@@ -46,7 +48,8 @@ class BuildCheck(Term):
 
 
 class FactoryCheck(msgspec.Struct, frozen=True):
-    """One check a backend's factory makes, and the registry line that raises."""
+    """One check a backend's factory (or, where `file` says so, its class's constructor,
+    which the factory calls) makes, and the line that raises."""
 
     backend: str
     check: BuildCheck
@@ -60,6 +63,14 @@ class FactoryCheck(msgspec.Struct, frozen=True):
     no_gpu_line: int = 0
     """GPU: the line that raises first on a machine without a CUDA device, where the factory
     asks torch for the capability itself (0: `line`, where SGLang's own probe answers None)."""
+    model_types: frozenset[str] = frozenset()
+    """MODEL_FAMILY: the config types the backend is built for."""
+    file: str = REGISTRY_FILE
+    """Where the check is: the registry, or the backend's own module (its constructor)."""
+
+    @property
+    def in_constructor(self) -> bool:
+        return self.file != REGISTRY_FILE
 
     def __post_init__(self) -> None:
         if not self.function:
@@ -75,6 +86,8 @@ class FactoryCheck(msgspec.Struct, frozen=True):
             return ModelFeature.ENCODER_DECODER in launch.features
         if check is BuildCheck.NO_SPECULATIVE:
             return speculative
+        if check is BuildCheck.MODEL_FAMILY:
+            return launch.model_type not in self.model_types
         # GPU: `get_device_capability()`. ROCm's torch reports its gfx9 parts (MI300X 9.4,
         # MI355X 9.5) as 9.x, which passes; off CUDA and ROCm it answers (None, None), which
         # fails. An unknown CUDA capability is not held against the launch.
@@ -133,10 +146,13 @@ class BuildFailure(msgspec.Struct, frozen=True):
     """The allow-list that refused it (the hybrid GDN wrapper)."""
     majors: frozenset[int] = frozenset()
     """The compute-capability majors the factory accepts for this model (GPU)."""
+    model_types: frozenset[str] = frozenset()
+    """The config types the backend is built for (MODEL_FAMILY)."""
+    file: str = REGISTRY_FILE
 
     @property
     def where(self) -> str:
-        return f"{REGISTRY_FILE}:{self.line}"
+        return f"{self.file}:{self.line}"
 
 
 def build_after_startup(
@@ -150,22 +166,30 @@ def build_after_startup(
 
 
 def predict_build(
-    rules: BuildRules, launch: Launch, backends: tuple[str, ...], speculative: bool
+    rules: BuildRules,
+    launch: Launch,
+    backends: tuple[str, ...],
+    speculative: bool,
+    constructors: bool = True,
 ) -> BuildFailure | None:
     """The first check that fails as `ModelRunner` builds `backends` (each through its
     factory and then the wrapper), in the order given; None when the build passes them all.
 
     SGLang builds the decode backend first, then the prefill one when it differs
-    (`ModelRunner._get_attention_backend`): pass them in that order.
+    (`ModelRunner._get_attention_backend`): pass them in that order. `constructors=False`
+    leaves out the checks of the backends' constructors (what the registry alone does).
     """
     for backend in dict.fromkeys(backends):
         for check in rules.for_backend(backend):
+            if not constructors and check.in_constructor:
+                continue
             if check.fails(launch, speculative):
                 majors = check.mla_majors if launch.arch is Arch.MLA else check.mha_majors
                 line = check.line
                 if check.no_gpu_line and launch.platform not in _TORCH_CUDA:
                     line = check.no_gpu_line
-                return BuildFailure(backend, check.check, check.function, line, majors=majors)
+                return BuildFailure(backend, check.check, check.function, line, majors=majors,
+                                    model_types=check.model_types, file=check.file)  # fmt: skip
         gdn = rules.hybrid_gdn
         allowed = None if gdn is None else gdn.allowed_on(launch)
         if gdn is not None and allowed is not None and not set(backends) <= allowed:

@@ -53,9 +53,11 @@ def requirement_lines(rules: BuildRules, backend: str, release: str) -> list[str
             mha = " or ".join(f"sm{m}x" for m in sorted(check.mha_majors))
             mla = " or ".join(f"sm{m}x" for m in sorted(check.mla_majors))
             what = f"a {mha} GPU for MHA models, {mla} for MLA models (on CUDA)"
+        elif check.check is BuildCheck.MODEL_FAMILY:
+            what = f"{_family(check.model_types)} only"
         else:
             what = _REQUIRES[check.check]
-        lines.append(f"SGLang {release}: {what} ({REGISTRY_FILE}:{check.line}, {check.function})")
+        lines.append(f"SGLang {release}: {what} ({check.file}:{check.line}, {check.function})")
     gdn = rules.hybrid_gdn
     if gdn is not None:
         classes = [("Blackwell" if gdn.sm120 is None else "SM100-class Blackwell", gdn.allowed)]
@@ -72,6 +74,13 @@ def requirement_lines(rules: BuildRules, backend: str, release: str) -> list[str
     return lines
 
 
+def _family(model_types: frozenset[str]) -> str:
+    """The models a family backend is built for: MiniCPM's sparse backends read a hybrid
+    MiniCPM config (`model_type` minicpm_sala) with sparse attention layers."""
+    types = " or ".join(sorted(model_types))
+    return f"models of type {types} with sparse attention layers"
+
+
 def _said(failure: BuildFailure) -> str:
     backend, check = failure.backend, failure.check
     if check is BuildCheck.NEEDS_MLA:
@@ -84,6 +93,8 @@ def _said(failure: BuildFailure) -> str:
         return f"{backend} does not support speculative decoding"
     if check is BuildCheck.GPU:
         gpus = " or ".join(f"sm{major}x" for major in sorted(failure.majors))
-        return f"{backend} asserts a {gpus} GPU for this model"
+        return f"{backend} needs a {gpus} GPU for this model"
+    if check is BuildCheck.MODEL_FAMILY:
+        return f"{backend} is built for {_family(failure.model_types)} only"
     allowed = ", ".join(sorted(failure.allowed))
     return f"hybrid GDN models run only on {allowed} on this Blackwell GPU"

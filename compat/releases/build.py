@@ -125,6 +125,30 @@ _FACTORIES = {"fa3": "create_flashattention_v3_backend"}
 _NO_GPU_LINES = {("0.5.7", "fa3"): 131, ("0.5.9", "fa3"): 131, ("0.5.10", "fa3"): 131}
 
 
+# The backends' constructors: the checks of the model family and the GPU, per release, with
+# the line that raises (read in each release's wheel; tests/engine/test_conformance_build.py
+# reads each line back). A factory calls its class after its own checks, so these come last.
+_HPC_OPS = "sglang/srt/layers/attention/hpc_ops_backend.py"
+_MINICPM = "sglang/srt/layers/attention/minicpm/backend.py"
+_MINICPM_TYPES = frozenset({"minicpm_sala"})  # `MiniCPMHybridConfig.model_type`
+
+
+def _constructors(release: str) -> tuple[FactoryCheck, ...]:
+    minor = int(release.split(".")[2])
+    checks: list[FactoryCheck] = []
+    if minor >= 17:
+        line = {22: 138, 23: 140}.get(minor, 137)
+        checks.append(FactoryCheck("hpc_ops", GPU, line, frozenset({9}), frozenset({9}),
+                                   "HPCOpsAttnBackend.__init__", file=_HPC_OPS))  # fmt: skip
+    if minor >= 19:
+        line = 164 if minor == 19 else 165
+        for name in ("minicpm_flashattn", "minicpm_flashinfer"):
+            checks.append(FactoryCheck(name, BuildCheck.MODEL_FAMILY, line,
+                                       function="MiniCPMSparseBackend.__init__",
+                                       model_types=_MINICPM_TYPES, file=_MINICPM))  # fmt: skip
+    return tuple(checks)
+
+
 def _rules(release: str, lines: _Lines) -> BuildRules:
     factories, (gdn_line, types, blackwell, allowed, sm120_allowed) = lines
     checks = tuple(
@@ -133,7 +157,7 @@ def _rules(release: str, lines: _Lines) -> BuildRules:
                      function=_FACTORIES.get(backend, ""),
                      no_gpu_line=_NO_GPU_LINES.get((release, backend), 0))
         for (backend, check), line in factories.items()
-    )  # fmt: skip
+    ) + _constructors(release)  # fmt: skip
     gdn = HybridGdnCheck(
         gdn_line,
         types,

@@ -18,7 +18,7 @@ from conformance import releases
 from conformance.availability import require_source
 from conformance.build import BUILD_PROFILES, BuildCase, BuildOutcome, run_grid
 
-from compat.engine.build import predict_build
+from compat.engine.build import BuildCheck, predict_build
 from compat.engine.launch import Launch
 from compat.releases import RELEASES
 from compat.vocab.hardware import ComputeCapability
@@ -70,9 +70,10 @@ def _disagreements(version: str, grid: dict[tuple[str, BuildCase], BuildOutcome]
     rules = RELEASES[version].build
     found = []
     for (gpu, case), outcome in grid.items():
-        failure = predict_build(
-            rules, launch_of(gpu, case), (case.backend,), case.speculative is not None
-        )
+        # The harness runs the registry alone (the backend classes are stand-ins).
+        speculative = case.speculative is not None
+        launch = launch_of(gpu, case)
+        failure = predict_build(rules, launch, (case.backend,), speculative, constructors=False)
         predicted = None if failure is None else (failure.line, failure.function)
         if predicted != (None if not outcome.failed else (outcome.raised_at, outcome.raised_in)):
             found.append(
@@ -104,3 +105,25 @@ def test_an_mla_model_on_trtllm_mha_fails_where_the_release_says() -> None:
             RELEASES[version].build, launch_of("sm90", case), ("trtllm_mha",), False
         )
         assert failure is not None and failure.where.endswith(f"attention_registry.py:{line}")
+
+
+@pytest.mark.parametrize("version", releases.selected())
+def test_each_constructor_check_is_where_the_release_raises(version: str) -> None:
+    """The constructors' checks are read, not run: each line is the release's `raise` right
+    after the condition the check models."""
+    root = require_source(version)
+    checks = [c for c in RELEASES[version].build.checks if c.in_constructor]
+    if int(version.split(".")[2]) >= 17:
+        assert checks
+    conditions = {
+        BuildCheck.GPU: "if major != 9",
+        BuildCheck.MODEL_FAMILY: "if not isinstance(hf_config, MiniCPMHybridConfig)",
+    }
+    for check in checks:
+        lines = (root / check.file).read_text(encoding="utf-8").splitlines()
+        assert lines[check.line - 1].strip().startswith("raise ValueError("), check
+        before = "\n".join(lines[check.line - 5 : check.line - 1])
+        assert conditions[check.check] in before, check
+        if check.check is BuildCheck.MODEL_FAMILY:
+            config = (root / "sglang/srt/configs/minicpm.py").read_text(encoding="utf-8")
+            assert all(f'model_type = "{t}"' in config for t in check.model_types)

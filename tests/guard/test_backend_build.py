@@ -150,3 +150,23 @@ def test_the_catalog_tells_thor_and_the_rocm_architectures_apart() -> None:
     assert _build_errors(on_thor) == ["build-gpu"]
     on_rocm = _report("0.5.23", attention_backend="fa3", platform="rocm", **LLAMA)
     assert not _build_errors(on_rocm)
+
+
+def test_the_minicpm_sparse_backends_are_built_for_minicpm_only() -> None:
+    # MiniCPMSparseBackend's constructor refuses any config but MiniCPM's hybrid one.
+    llama = _report("0.5.23", attention_backend="minicpm_flashattn", **B200, **LLAMA)
+    assert _build_errors(llama) == ["build-model-family"]
+    message = next(f.message for f in llama.errors if f.rule == "build-model-family")
+    assert "minicpm/backend.py:165" in message and "MiniCPMSparseBackend.__init__" in message
+    minicpm = {"model_architecture": "MiniCPMSALAForCausalLM", "attention_arch": "mha"}
+    sala = _report("0.5.23", attention_backend="minicpm_flashinfer", model_type="minicpm_sala",
+                   **B200, **minicpm)  # fmt: skip
+    assert "build-model-family" not in _build_errors(sala)
+
+
+def test_hpc_ops_is_built_on_sm90_only() -> None:
+    h100 = {"platform": "cuda", "compute_capability": (9, 0)}
+    assert not _build_errors(_report("0.5.23", attention_backend="hpc_ops", **h100, **LLAMA))
+    on_b200 = _report("0.5.23", attention_backend="hpc_ops", **B200, **LLAMA)
+    assert _build_errors(on_b200) == ["build-gpu"]
+    assert "hpc_ops_backend.py:140" in on_b200.errors[0].message

@@ -22,6 +22,7 @@ from conformance.releases import selected
 
 from compat import IncompatibleConfigError, InvalidConfigError, enforce
 from compat.guard.report import Report
+from compat.releases import RELEASES
 
 SAMPLE_EVERY = 61  # about 300 launches per release and GPU: all of it costs time, not coverage
 
@@ -75,7 +76,12 @@ def test_enforce_with_parity_raises_exactly_when_sglang_fails(release: str, gpu:
             started.append((launch, raised, cases))
     # SGLang then builds the backends of each launch it started: its own registry decides.
     built = run_cases(release, GPU_PROFILES[gpu], (c for _, _, cases in started for c in cases))
+    # The harness runs the registry alone; a backend whose constructor's checks the engine
+    # reads (hpc_ops, MiniCPM's) is left out here: test_conformance_build reads those lines.
+    read_only = {c.backend for c in RELEASES[release].build.checks if c.in_constructor}
     for launch, raised, cases in started:
+        if any(case.backend in read_only for case in cases):
+            continue
         fails = any(built[case].failed for case in cases)
         if raised != fails:
             wrong.append(f"raw {launch}: SGLang's build fails={fails}, enforce raised {raised}")

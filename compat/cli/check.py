@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from compat.engine.parser.lookup import RELEASE
+from compat.guard.build_words import is_build_finding
 from compat.guard.findings import UNMODELLED_RELEASE_RULE
 from compat.guard.judge import judge as judge_assembled
 from compat.guard.report import Enforcement, Report, Suggestion, runs_as
@@ -46,8 +47,9 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--parity",
         action="store_true",
-        help="exit 1 only when SGLang itself refuses to start (default: also for what the "
-        "page documents as unsupported)",
+        help="exit 1 only when SGLang's own code fails the launch: it refuses to start, or "
+        "fails building the backend (default: also for what the page documents as "
+        "unsupported)",
     )
     parser.add_argument("launch", nargs="*", metavar="-- LAUNCH COMMAND", help=argparse.SUPPRESS)
     parser.set_defaults(run=run)
@@ -130,7 +132,7 @@ def run(args: argparse.Namespace) -> int:
         print(json_text(data))
     else:
         print(format_report(report, assembled.context, assembled.launch, assembled.flag_release))
-    passes = not report.refused_at_startup if args.parity else report.ok
+    passes = not report.sglang_fails if args.parity else report.ok
     return EXIT_OK if passes else EXIT_INCOMPATIBLE
 
 
@@ -186,20 +188,25 @@ def format_report(
     for name, fact in context.get("from_model_config", {}).items():
         lines.append(f"  from the model config: {name}={fact['value']} ({fact['why']})")
     startup = [f for f in report.findings if f.enforced is Enforcement.STARTUP]
+    build = [f for f in report.findings if is_build_finding(f)]
     documented = [
         f
         for f in report.findings
-        if f.enforced is not Enforcement.STARTUP and f.rule != UNMODELLED_RELEASE_RULE
+        if f.enforced is not Enforcement.STARTUP
+        and f.rule != UNMODELLED_RELEASE_RULE
+        and not is_build_finding(f)
     ]
     for title, group in (
         (f"what SGLang {report.sglang_version} does at start-up:", startup),
+        (f"what SGLang {report.sglang_version} does building the backend:", build),
         ("what the page documents:", documented),
     ):
         if group:
             lines.append(title)
         for finding in sorted(group, key=lambda f: _ORDER[f.severity]):
             lines.append(f"  {_LABELS[finding.severity]} [{finding.rule}] {finding.message}")
-            if finding.severity is Severity.ERROR and finding.enforced is not Enforcement.STARTUP:
+            own = finding.enforced is Enforcement.STARTUP or is_build_finding(finding)
+            if finding.severity is Severity.ERROR and not own:
                 lines.append(f"            ({finding.enforced.label})")
     if report.suggestions:
         lines += format_suggestions(report.suggestions, launch, release)

@@ -212,6 +212,18 @@ def _defaults(name: str) -> list[str]:
     return lines or ["not a default anywhere (used only when --attention-backend names it)"]
 
 
+def _build(name: str) -> list[str]:
+    """What the newest release's attention registry requires of a launch of `name`."""
+    from compat.guard.build_words import requirement_lines
+    from compat.releases import NEWEST, RELEASES
+
+    rules = RELEASES[NEWEST]
+    if name not in rules.backend_set:
+        return [f"SGLang {NEWEST} does not accept it"]
+    lines = requirement_lines(rules.build, name, NEWEST)
+    return lines or [f"SGLang {NEWEST}: its factory checks neither the model nor the GPU"]
+
+
 def _releases(name: str) -> list[str]:
     """The releases whose flags accept `name`, as ranges."""
     from compat.releases import RELEASES
@@ -237,6 +249,8 @@ def explain_lines(matrix: Matrix, name: str) -> list[str]:
     lines += _rows(matrix, backend, sources)
     rules = _rules(matrix, backend, sources)
     lines += ["", "Rules that mention it:"] + [f"  {line}" for line in rules or ["none"]]
+    lines += ["", "When SGLang builds it (after start-up, after the weights load):"]
+    lines += [f"  {line}" for line in _build(name)]
     lines += ["", "Default:"] + [f"  {line}" for line in _defaults(name)]
     lines += ["", "Accepted by:"] + [f"  {line}" for line in _releases(name)]
     lines += ["", "Sources:", *sources.lines()]

@@ -166,13 +166,18 @@ def accepts(report: Report, policy: Policy) -> bool:
     if policy is Policy.WARN:
         return True
     if policy is Policy.PARITY:
-        return not report.refused_at_startup
+        return not report.sglang_fails
     return report.ok
 
 
 def _why(report: Report) -> str:
     if report.refused_at_startup:
         return f"SGLang {report.sglang_version} refuses it at start-up"
+    if report.sglang_fails:
+        return (
+            f"SGLang {report.sglang_version} starts it, then fails building the backend after "
+            "the weights load"
+        )
     return (
         "the page documents it as unsupported; --parity runs what SGLang itself accepts, "
         "--warn-only runs it anyway"

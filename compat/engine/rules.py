@@ -14,6 +14,7 @@ from functools import cached_property
 
 import msgspec
 
+from compat.engine.build import BuildRules
 from compat.engine.model_rules import (
     DeterministicRules,
     HybridCacheRules,
@@ -200,6 +201,9 @@ class ReleaseRules(msgspec.Struct, frozen=True, dict=True):
     resolve_once: bool = False
     """A ServerArgs holds the raw flags and `resolve_once()` resolves them (up to then,
     construction resolves them in `__post_init__`)."""
+    build: BuildRules = BuildRules()
+    """What the attention registry checks when `ModelRunner` builds the backends, after
+    start-up (`compat.releases.build`)."""
 
     def assumed_architecture(self, arch: Arch) -> str:
         return self.assumed_architectures[arch]

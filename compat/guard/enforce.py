@@ -33,7 +33,8 @@ def enforce(
     SGLang has built it; `attention_arch`, `model_architecture` and `kv_heads` override.
     Platform and compute capability are detected with torch when not given. Raises
     IncompatibleConfigError when the page documents the launch as unsupported, or, with
-    `parity=True`, only when SGLang's own start-up code refuses it. Warnings are logged on
+    `parity=True`, only when SGLang's own code fails it (it refuses at start-up, or
+    fails building the backends after the weights load). Warnings are logged on
     the `compat` logger (each line naming attention-compat; `log=False` leaves the wording
     to the caller, as the SGLang plugin does to speak once per launch); a logging handler
     that raises is ignored. `server_args` is read by attribute, or by key when it is a mapping.
@@ -77,7 +78,7 @@ def enforce(
     report = judge(assembled)
     if log:
         _log(report)
-    if report.refused_at_startup if parity else not report.ok:
+    if report.sglang_fails if parity else not report.ok:
         raise IncompatibleConfigError(report, detected=assembled.detected is not None)
     return report
 

@@ -160,6 +160,15 @@ class Report:
         )
 
     @property
+    def sglang_fails(self) -> bool:
+        """Whether SGLang's own code fails the launch: it refuses at start-up, or it starts
+        and then fails building the backends (what `--parity` refuses)."""
+        return any(
+            f.severity is Severity.ERROR and f.enforced is not Enforcement.DOCUMENTED
+            for f in self.findings
+        )
+
+    @property
     def startup_summary(self) -> str:
         """One line: what SGLang does at start-up, and how the page's verdict differs."""
         where = {"given": "--sglang-version", "installed": "installed"}.get(

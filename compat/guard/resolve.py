@@ -12,7 +12,7 @@ from compat.claim.matrix import Matrix
 from compat.engine.events import DtypeFallenBack
 from compat.engine.rules import ReleaseRules
 from compat.engine.startup.replay import Startup, replay
-from compat.guard import startup_words
+from compat.guard import build_words, startup_words
 from compat.guard.plan import MEMO_LIMIT, CompiledGuard, FindingMemo
 from compat.guard.plan import compiled as compiled_guard
 from compat.guard.report import Enforcement, Finding, Resolved
@@ -96,6 +96,9 @@ def _resolve(parsed: Parsed, findings: list[Finding], compiled: CompiledGuard) -
         reason = _fallback_reason(matrix, event.rule) if fallback else None
         inputs = (event, release, reason)
         findings.append(memo.finding(startup_words.finding, inputs, event, release, reason))
+    failure = startup.build
+    if failure is not None:
+        findings.append(memo.finding(build_words.finding, (failure, release), failure, release))
     findings.extend(_resolution_notes(parsed, startup, memo))
     values = startup.fields
     prefill, decode = values.phases

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from compat.vocab.hardware import ComputeCapability
+from compat.vocab.hardware import ComputeCapability, RocmArch
 from compat.vocab.spelling import closest, did_you_mean
 from compat.vocab.terms import Platform
 
@@ -21,9 +21,13 @@ class Gpu:
     capability: ComputeCapability | None = None
     """CUDA compute capability; None off CUDA."""
     aliases: tuple[str, ...] = ()
+    rocm_arch: RocmArch | None = None
+    """The ROCm architecture SGLang's ROCm checks read (`gcnArchName`)."""
 
     @property
     def label(self) -> str:
+        if self.rocm_arch is not None:
+            return f"{self.name} ({self.platform.label} {self.rocm_arch.value})"
         if self.capability is None:
             return f"{self.name} ({self.platform.label})"
         return f"{self.name} ({self.capability})"
@@ -43,11 +47,15 @@ GPUS = (
     _cuda("H20", 9, 0),
     _cuda("B200", 10, 0, "GB200"),
     _cuda("B300", 10, 3, "GB300"),
+    # SM110 since CUDA 13 (CUDA 12.8 and 12.9 called it sm_101); SGLang's `is_sm110_supported`.
+    _cuda("Jetson AGX Thor", 11, 0, "Thor", "Jetson Thor"),
     _cuda("RTX PRO 6000", 12, 0, "RTX PRO 6000 Blackwell"),
     _cuda("RTX 5090", 12, 0),
     _cuda("DGX Spark", 12, 1, "GB10"),
-    Gpu("MI300X", Platform.ROCM, aliases=("MI300A", "MI325X")),
-    Gpu("MI355X", Platform.ROCM, aliases=("MI350X",)),
+    Gpu("MI300X", Platform.ROCM, aliases=("MI300A",), rocm_arch=RocmArch.GFX942),
+    Gpu("MI325X", Platform.ROCM, rocm_arch=RocmArch.GFX942),
+    Gpu("MI355X", Platform.ROCM, rocm_arch=RocmArch.GFX950),
+    Gpu("MI350X", Platform.ROCM, rocm_arch=RocmArch.GFX950),
     Gpu("Ascend 910B", Platform.NPU, aliases=("Ascend 910C",)),
     Gpu("Intel Data Center GPU Max", Platform.XPU, aliases=("Max 1550", "Max 1100")),
     Gpu("Xeon (CPU)", Platform.CPU, aliases=("CPU",)),

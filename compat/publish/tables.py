@@ -131,18 +131,31 @@ def hardware(matrix: Matrix) -> Grid:
     return Grid.of(headers, rows)
 
 
+def _gpu_capability(gpu: Gpu) -> str:
+    if gpu.rocm_arch is not None:
+        return gpu.rocm_arch.value
+    return "—" if gpu.capability is None else f"{gpu.capability} ({gpu.capability.dotted})"
+
+
 def gpus(known: Iterable[Gpu]) -> Grid:
     rows = (
         (
             gpu.name,
             ", ".join(gpu.aliases) or "—",
             gpu.platform.label,
-            "—" if gpu.capability is None else f"{gpu.capability} ({gpu.capability.dotted})",
+            _gpu_capability(gpu),
             code(f"--gpu {gpu.name}" if " " not in gpu.name else f"--gpu '{gpu.name}'"),
         )
         for gpu in known
     )
-    return Grid.of(("Name", "Also", "Platform", "Compute capability", "compat check"), rows)
+    headers = (
+        "Name",
+        "Also",
+        "Platform",
+        "Compute capability (ROCm: architecture)",
+        "compat check",
+    )
+    return Grid.of(headers, rows)
 
 
 # -- legend and rules -------------------------------------------------------------------------

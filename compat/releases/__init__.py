@@ -25,6 +25,7 @@ from msgspec.structs import replace
 from compat.claim.cells import Cell
 from compat.claim.matrix import Matrix, Row
 from compat.engine.rules import ReleaseRules
+from compat.releases.build import build_rules
 from compat.releases.entry import Change, DocChange, Release
 from compat.releases.versions import SortKey, parse_version
 from compat.vocab.evidence import Evidence
@@ -89,7 +90,8 @@ class _Releases(Mapping[str, ReleaseRules]):
             if release not in ENTRIES:
                 raise KeyError(release)
             if release == BASELINE:
-                rules = _baseline().RULES
+                baseline = _baseline().RULES
+                rules = replace(baseline, build=build_rules(BASELINE, baseline.build))
             else:
                 before = self[RELEASE_NAMES[RELEASE_NAMES.index(release) - 1]]
                 rules = _apply(before, ENTRIES[release])
@@ -112,6 +114,7 @@ class _Releases(Mapping[str, ReleaseRules]):
 
 def _apply(before: ReleaseRules, entry: Release) -> ReleaseRules:
     updates: dict[str, Any] = {"release": entry.name}
+    updates["build"] = build_rules(entry.name, before.build)
     for change in entry.changes:
         for name, value in change.updates.items():
             current = updates.get(name, getattr(before, name))

@@ -53,10 +53,10 @@ def refusal_message(
         lines.append(f"  - [{finding.rule}] {finding.message}")
         lines.append(f"      enforced: {finding.enforced.label}")
     lines += [f"  try: {s.summary}  ({s.reason})" for s in report.suggestions]
-    if policy is Policy.DOCUMENTED and not report.refused_at_startup:
+    if policy is Policy.DOCUMENTED and not report.sglang_fails:
         lines.append(
-            f"  SGLang itself would start; {POLICY_VARIABLE}=parity refuses only what it "
-            "refuses, =warn only logs"
+            f"  SGLang itself would start; {POLICY_VARIABLE}=parity refuses only what its "
+            "code fails on, =warn only logs"
         )
     if not asked and report.unmodelled_release is not None:
         lines.append(
@@ -136,7 +136,7 @@ def _speak_findings(report: Report, policy: Policy) -> None:
     starts the launch) on one info line."""
     for finding in report.warnings:
         say(logging.WARNING, f"{NAME}: [{finding.rule}] {finding.message}")
-    if policy is Policy.PARITY and not report.refused_at_startup and report.errors:
+    if policy is Policy.PARITY and not report.sglang_fails and report.errors:
         problems = "; ".join(f"[{f.rule}] {f.message}" for f in report.errors)
         count = len(report.errors)
         say(

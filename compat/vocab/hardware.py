@@ -1,7 +1,9 @@
-"""CUDA compute capabilities, and ranges of them, as SGLang's GPU checks compare them."""
+"""CUDA compute capabilities, and ranges of them, as SGLang's GPU checks compare them; the
+ROCm architectures SGLang tells apart."""
 
 from __future__ import annotations
 
+import enum
 import re
 
 import msgspec
@@ -59,3 +61,15 @@ class CapabilityRange(msgspec.Struct, frozen=True):
         if self.max_major == self.min_major:
             return low
         return f"{low} to sm{self.max_major}x"
+
+
+class RocmArch(enum.Enum):
+    """A ROCm GPU architecture (`gcnArchName`), as SGLang's ROCm checks name them
+    (`is_gfx95_supported` and the MX quantization that needs gfx950, for instance).
+
+    torch's ROCm build answers `get_device_capability()` with 9.4 on gfx942 and 9.5 on
+    gfx950: both pass a check of the major version 9 (the FA3 factory's, for one).
+    """
+
+    GFX942 = "gfx942"
+    GFX950 = "gfx950"

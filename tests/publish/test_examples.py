@@ -120,6 +120,9 @@ def test_the_page_lists_every_gpu_name() -> None:
     assert [row[0] for row in rows] == [gpu.name for gpu in GPUS]
     for row, gpu in zip(rows, GPUS, strict=True):
         expected = "—" if gpu.capability is None else str(gpu.capability)
+        if gpu.rocm_arch is not None:
+            expected = gpu.rocm_arch.value
         assert row[3].startswith(expected) and row[2] == gpu.platform.label
     text = PAGE.read_text(encoding="utf-8")
-    assert "sm103" in text and "sm120" in text and "H100" in text
+    assert "sm103" in text and "sm110" in text and "sm120" in text and "H100" in text
+    assert "gfx942" in text and "gfx950" in text

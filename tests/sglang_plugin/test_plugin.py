@@ -41,8 +41,16 @@ from compat.sglang_plugin import (
 
 RELEASES = ("0.5.11", "0.5.16", "0.5.23")
 MODEL = "Llama-3.1-8B"
-# fa3 needs sm80-sm90: the page says it does not run on a B200; SGLang starts it anyway.
-DOCUMENTED_ONLY = ("--attention-backend", "fa3")
+# fa3 needs sm80-sm90: the page says it does not run on a B200; SGLang starts it, then its
+# attention registry fails building fa3 after the weights load.
+FAILS_BUILDING = ("--attention-backend", "fa3")
+# EAGLE (topk 1) on torch_native: a documented ❌ that SGLang neither refuses nor fails to build.
+PAGE_ONLY = (
+    *("--attention-backend", "torch_native", "--speculative-algorithm", "EAGLE"),
+    *("--speculative-eagle-topk", "1", "--speculative-num-steps", "3"),
+    "--speculative-num-draft-tokens",
+    "4",
+)
 # SGLang's own start-up refuses EAGLE topk > 1 with paged KV on torch_native.
 SGLANG_REFUSES = (
     *("--attention-backend", "torch_native", "--page-size", "64"),
@@ -102,7 +110,7 @@ def test_a_documented_unsupported_launch_is_refused_while_the_args_resolve(
 ) -> None:
     monkeypatch.delenv(POLICY_VARIABLE, raising=False)
     with sglang_with_plugin(version, tmp_path, monkeypatch) as runtime:
-        outcome = _launch(runtime, DOCUMENTED_ONLY)
+        outcome = _launch(runtime, FAILS_BUILDING)
     assert outcome.refused
     error = outcome.error or ""
     # Raised from inside ServerArgs' own resolution: nothing after it (weights) ran.
@@ -120,9 +128,22 @@ def test_under_parity_the_launch_sglang_accepts_starts(
 ) -> None:
     monkeypatch.setenv(POLICY_VARIABLE, "parity")
     with sglang_with_plugin(version, tmp_path, monkeypatch) as runtime:
-        outcome = _launch(runtime, DOCUMENTED_ONLY)
+        outcome = _launch(runtime, PAGE_ONLY)
     assert not outcome.refused, outcome.error
-    assert outcome.prefill_backend == outcome.decode_backend == "fa3"
+    assert outcome.prefill_backend == outcome.decode_backend == "torch_native"
+
+
+@pytest.mark.parametrize("version", RELEASES)
+def test_under_parity_a_launch_whose_backend_build_fails_is_refused(
+    version: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(POLICY_VARIABLE, "parity")
+    with sglang_with_plugin(version, tmp_path, monkeypatch) as runtime:
+        outcome = _launch(runtime, FAILS_BUILDING)
+    assert outcome.refused and "LaunchRefusedError" in (outcome.error or "")
+    assert "[build-gpu]" in (outcome.error or "") and "attention_registry.py:" in (
+        outcome.error or ""
+    )
 
 
 @pytest.mark.parametrize("version", RELEASES)
@@ -131,10 +152,12 @@ def test_warn_only_logs_the_refusal_and_starts(
 ) -> None:
     monkeypatch.setenv(POLICY_VARIABLE, "warn")
     with _logged_launches(version, tmp_path, monkeypatch, caplog, logging.WARNING) as runtime:
-        outcome = _launch(runtime, DOCUMENTED_ONLY)
+        outcome = _launch(runtime, FAILS_BUILDING)
     assert not outcome.refused, outcome.error
     logged = [r.getMessage() for r in caplog.records if "[compute-capability]" in r.getMessage()]
-    assert logged and logged[0].startswith("attention-compat starts this launch anyway (1 problem")
+    # The page's word and SGLang's own failure when it builds fa3.
+    assert logged and logged[0].startswith("attention-compat starts this launch anyway (2 problems")
+    assert "[build-gpu]" in logged[0]
 
 
 @pytest.mark.parametrize("policy", ["documented", "parity"])
@@ -162,7 +185,7 @@ def test_a_crash_of_the_plugin_does_not_stop_a_launch(
     monkeypatch.delenv(POLICY_VARIABLE, raising=False)
     monkeypatch.setattr(compat.guard.enforce, "enforce", broken)
     with _logged_launches(version, tmp_path, monkeypatch, caplog, logging.WARNING) as runtime:
-        outcome = _launch(runtime, DOCUMENTED_ONLY)
+        outcome = _launch(runtime, FAILS_BUILDING)
     assert calls, "the hook never ran"
     assert not outcome.refused, outcome.error
     assert any("could not check this launch" in r.getMessage() for r in caplog.records)
@@ -178,7 +201,7 @@ def test_a_crash_while_wording_a_refusal_keeps_the_policy(
     monkeypatch.setenv(POLICY_VARIABLE, policy)
     monkeypatch.setattr("compat.sglang_plugin.judge.refusal_message", broken)
     with sglang_with_plugin("0.5.23", tmp_path, monkeypatch) as runtime:
-        outcome = _launch(runtime, DOCUMENTED_ONLY)
+        outcome = _launch(runtime, FAILS_BUILDING)
     if policy == "warn":
         assert not outcome.refused, outcome.error
     else:  # the guard's own message still refuses it
@@ -194,7 +217,7 @@ def test_a_crash_while_registering_does_not_stop_sglang(
 
     monkeypatch.setattr("compat.inputs.installed.installed_sglang_version", broken)
     with _logged_launches(version, tmp_path, monkeypatch, caplog, logging.WARNING) as runtime:
-        outcome = _launch(runtime, DOCUMENTED_ONLY)
+        outcome = _launch(runtime, FAILS_BUILDING)
     assert not outcome.refused, outcome.error
     assert any("plugin is not active" in r.getMessage() for r in caplog.records)
 
@@ -205,7 +228,7 @@ def test_sglang_plugins_naming_another_plugin_disables_it(
 ) -> None:
     monkeypatch.delenv(POLICY_VARIABLE, raising=False)
     with sglang_with_plugin(version, tmp_path, monkeypatch, sglang_plugins="other") as runtime:
-        outcome = _launch(runtime, DOCUMENTED_ONLY)
+        outcome = _launch(runtime, FAILS_BUILDING)
     assert not outcome.refused, outcome.error
 
 
@@ -313,13 +336,13 @@ def test_warn_block_appears_once_when_sglang_resolves_again_and_a_worker_recheck
 ) -> None:
     monkeypatch.setenv(POLICY_VARIABLE, "warn")
     with _logged_launches("0.5.23", tmp_path, monkeypatch, caplog, logging.INFO) as runtime:
-        _launch(runtime, DOCUMENTED_ONLY)
-        _launch(runtime, DOCUMENTED_ONLY)  # SGLang resolves the same arguments again
+        _launch(runtime, FAILS_BUILDING)
+        _launch(runtime, FAILS_BUILDING)  # SGLang resolves the same arguments again
         # A worker: another process with the launcher's environment, the hook's target in it.
         assert os.environ[JUDGED_VARIABLE].startswith(RESOLVE_ONCE + ";")
         spoken = os.environ[SPOKEN_VARIABLE]
         monkeypatch.delenv(SPOKEN_VARIABLE)  # even with what was said forgotten:
-        outcome = _launch(runtime, DOCUMENTED_ONLY)  # the launch is not judged again
+        outcome = _launch(runtime, FAILS_BUILDING)  # the launch is not judged again
         monkeypatch.setenv(SPOKEN_VARIABLE, spoken)
         # Other arguments in the same environment are another launch: judged, and spoken of.
         other = _launch(runtime, ("--attention-backend", "fa3", "--page-size", "16"))
@@ -329,7 +352,7 @@ def test_warn_block_appears_once_when_sglang_resolves_again_and_a_worker_recheck
     monkeypatch.delenv(SPOKEN_VARIABLE, raising=False)
     again = tmp_path / "again"
     with _logged_launches("0.5.23", again, monkeypatch, caplog, logging.INFO) as runtime:
-        _launch(runtime, DOCUMENTED_ONLY)
+        _launch(runtime, FAILS_BUILDING)
     assert len(_spoken(caplog, "starts this launch anyway")) == 3
 
 
@@ -350,7 +373,7 @@ def test_every_line_the_plugin_logs_names_attention_compat(
 ) -> None:
     monkeypatch.setenv(POLICY_VARIABLE, "warn")
     with _logged_launches("0.5.23", tmp_path, monkeypatch, caplog, logging.DEBUG) as runtime:
-        _launch(runtime, DOCUMENTED_ONLY)
+        _launch(runtime, FAILS_BUILDING)
     lines = [line for r in caplog.records for line in r.getMessage().splitlines()]
     assert len(lines) > 5  # the warn block: verdict, runs as, the finding, fixes, advice
     assert all(line.startswith("attention-compat") for line in lines), lines
@@ -361,13 +384,13 @@ def test_under_parity_documented_only_problems_are_logged_on_one_info_line(
 ) -> None:
     monkeypatch.setenv(POLICY_VARIABLE, "parity")
     with _logged_launches("0.5.23", tmp_path, monkeypatch, caplog, logging.INFO) as runtime:
-        outcome = _launch(runtime, DOCUMENTED_ONLY)
-        _launch(runtime, DOCUMENTED_ONLY)
+        outcome = _launch(runtime, PAGE_ONLY)
+        _launch(runtime, PAGE_ONLY)
     assert not outcome.refused, outcome.error
     records = [r for r in caplog.records if "SGLang starts this launch" in r.getMessage()]
     assert len(records) == 1 and records[0].levelno == logging.INFO
     line = records[0].getMessage()
-    assert "\n" not in line and "[compute-capability]" in line, line
+    assert "\n" not in line and "[spec-topk-1]" in line, line
     assert line.startswith("attention-compat: SGLang starts this launch (COMPAT_POLICY=parity)")
 
 
@@ -389,7 +412,7 @@ def test_a_logging_handler_that_raises_never_stops_a_launch(
     compat_logger.addHandler(handler)
     try:
         with sglang_with_plugin("0.5.23", tmp_path, monkeypatch) as runtime:
-            outcome = _launch(runtime, VALID if policy == "parrity" else DOCUMENTED_ONLY)
+            outcome = _launch(runtime, VALID if policy == "parrity" else PAGE_ONLY)
     finally:
         compat_logger.removeHandler(handler)
     assert not outcome.refused, outcome.error
@@ -437,7 +460,7 @@ def test_disable_advice_names_the_sglang_plugins_value_that_keeps_smg_plugins(
     monkeypatch.delenv("SGLANG_PLUGINS", raising=False)
     monkeypatch.delenv(POLICY_VARIABLE, raising=False)
     with sglang_with_plugin("0.5.23", tmp_path, monkeypatch) as runtime:
-        refused = _launch(runtime, DOCUMENTED_ONLY)
+        refused = _launch(runtime, FAILS_BUILDING)
     advice = "SGLANG_PLUGINS=smg-servicer,smg-zmq disables this check and keeps the other plugins"
     assert advice in (refused.error or ""), refused.error
     for variable in ran:
@@ -446,7 +469,7 @@ def test_disable_advice_names_the_sglang_plugins_value_that_keeps_smg_plugins(
     with sglang_with_plugin(
         "0.5.23", tmp_path / "advised", monkeypatch, sglang_plugins="smg-servicer,smg-zmq"
     ) as runtime:
-        outcome = _launch(runtime, DOCUMENTED_ONLY)
+        outcome = _launch(runtime, FAILS_BUILDING)
         assert [os.environ.get(variable) for variable in ran] == ["1", "1"]
     assert not outcome.refused, outcome.error
 
@@ -478,6 +501,6 @@ def test_the_garbage_collector_is_paused_only_while_the_plugin_works(
     monkeypatch.setattr(compat.guard.enforce, "enforce", spy)
     assert gc.isenabled()
     with sglang_with_plugin("0.5.23", tmp_path, monkeypatch) as runtime:
-        refused = _launch(runtime, DOCUMENTED_ONLY)
+        refused = _launch(runtime, FAILS_BUILDING)
     assert seen == [False]  # paused while it judged
     assert refused.refused and gc.isenabled()  # and back on, even after a refusal

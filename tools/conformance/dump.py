@@ -69,9 +69,10 @@ def rows(
     return table
 
 
-# Modules of the product's side (the comparison, the generators, summaries): changing them
-# does not change what SGLang does, so they do not key its cached outcomes.
-_PRODUCT_SIDE = frozenset({"compare.py", "model_data.py", "zoo_summary.py"})
+# Modules of the product's side (the comparison, the generators, summaries) and the
+# backend-build harness, which start-up never runs: changing them does not change what
+# SGLang does at start-up, so they do not key its cached outcomes.
+_PRODUCT_SIDE = frozenset({"compare.py", "model_data.py", "zoo_summary.py", "build.py"})
 
 
 def _cache_file(version: str, zoo: bool = False) -> Path:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import msgspec
 
+from compat.engine.build import BuildFailure, build_after_startup
 from compat.engine.events import StartupEvent
 from compat.engine.launch import Launch
 from compat.engine.rules import ReleaseRules
@@ -52,6 +53,9 @@ class Startup(msgspec.Struct, frozen=True):
     default_by: str | None = None
     """Who chose the default when not the default decision: the model's own branch, the
     device, or deterministic inference."""
+    build: BuildFailure | None = None
+    """Where `ModelRunner` then fails building the backends, after the weights load (None:
+    the registry's checks pass, or start-up refuses first)."""
 
     @property
     def refused(self) -> bool:
@@ -100,4 +104,8 @@ def replay(launch: Launch, rules: ReleaseRules) -> Startup:
         handle_deterministic_inference(launch, rules, model, f, log)
     if by_device:
         by = f"--device {launch.on_device}"
-    return Startup(f, tuple(log.events), chosen, model, by)
+    events = tuple(log.events)
+    build = None
+    if not any(event.severity is Severity.ERROR for event in events):
+        build = build_after_startup(rules.build, launch, f.phases, f.algorithm)
+    return Startup(f, events, chosen, model, by, build)

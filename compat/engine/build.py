@@ -1,0 +1,199 @@
+"""What a release's attention registry checks when `ModelRunner` builds the backends.
+
+After start-up, and after the weights load, `ModelRunner` builds each phase's backend
+through `sglang/srt/layers/attention/attention_registry.py`: the backend's factory
+(`ATTENTION_BACKENDS[name](runner)`), then `attn_backend_wrapper`. Each factory may raise on
+the model (MLA or MHA, encoder-decoder), the GPU (its compute capability) or speculative
+decoding; the wrapper refuses, for hybrid GDN models on Blackwell, every backend outside an
+allow-list (one for SM120-class parts, one for the others). These checks are data per
+release (`compat.releases.build`), each with the registry line that raises; `predict_build`
+replays them in SGLang's order and returns the first that fails, as SGLang raises it. The
+conformance harness runs each release's own registry over a grid and compares.
+
+Of the backends' own constructors, only the checks of the model family (MiniCPM's sparse
+backends) and of the GPU (hpc_ops) are here; not their kernel packages, page sizes, KV
+dtypes or head dimensions. Not here either: the draft worker's build, the sub-backend flags.
+"""
+
+from __future__ import annotations
+
+import msgspec
+
+from compat.engine.launch import Launch
+from compat.engine.predicates import GpuGate, gpu_gate_holds
+from compat.vocab.terms import Arch, ModelFeature, Platform, Term
+
+REGISTRY_FILE = "sglang/srt/layers/attention/attention_registry.py"
+WRAPPER = "attn_backend_wrapper"
+
+
+# The platforms whose torch answers `torch.cuda.get_device_capability()`.
+_TORCH_CUDA = frozenset({Platform.CUDA, Platform.ROCM})
+
+
+class BuildCheck(Term):
+    """What one check of a backend factory refuses."""
+
+    NEEDS_MLA = "needs-mla"
+    NEEDS_MHA = "needs-mha"
+    NO_ENCODER_DECODER = "no-encoder-decoder"
+    NO_SPECULATIVE = "no-speculative"
+    GPU = "gpu"
+    MODEL_FAMILY = "model-family"
+    HYBRID_GDN_BLACKWELL = "hybrid-gdn-blackwell"
+
+    def __init__(self, value: str) -> None:
+        self.rule = f"build-{value}"  # `compat.guard.build_words.BUILD_RULE_PREFIX`
+        """The id of the guard's finding."""
+
+
+class FactoryCheck(msgspec.Struct, frozen=True):
+    """One check a backend's factory (or, where `file` says so, its class's constructor,
+    which the factory calls) makes, and the line that raises."""
+
+    backend: str
+    check: BuildCheck
+    line: int
+    mha_majors: frozenset[int] = frozenset()
+    """GPU: the CUDA compute-capability majors the factory accepts for an MHA model."""
+    mla_majors: frozenset[int] = frozenset()
+    """GPU: the majors it accepts for an MLA model."""
+    function: str = ""
+    """The factory's name, when not `create_<backend>_backend`."""
+    no_gpu_line: int = 0
+    """GPU: the line that raises first on a machine without a CUDA device, where the factory
+    asks torch for the capability itself (0: `line`, where SGLang's own probe answers None)."""
+    model_types: frozenset[str] = frozenset()
+    """MODEL_FAMILY: the config types the backend is built for."""
+    file: str = REGISTRY_FILE
+    """Where the check is: the registry, or the backend's own module (its constructor)."""
+
+    @property
+    def in_constructor(self) -> bool:
+        return self.file != REGISTRY_FILE
+
+    def __post_init__(self) -> None:
+        if not self.function:
+            msgspec.structs.force_setattr(self, "function", f"create_{self.backend}_backend")
+
+    def fails(self, launch: Launch, speculative: bool) -> bool:
+        check = self.check
+        if check is BuildCheck.NEEDS_MLA:
+            return launch.arch is not Arch.MLA
+        if check is BuildCheck.NEEDS_MHA:
+            return launch.arch is Arch.MLA
+        if check is BuildCheck.NO_ENCODER_DECODER:
+            return ModelFeature.ENCODER_DECODER in launch.features
+        if check is BuildCheck.NO_SPECULATIVE:
+            return speculative
+        if check is BuildCheck.MODEL_FAMILY:
+            return launch.model_type not in self.model_types
+        # GPU: `get_device_capability()`. ROCm's torch reports its gfx9 parts (MI300X 9.4,
+        # MI355X 9.5) as 9.x, which passes; off CUDA and ROCm it answers (None, None), which
+        # fails. An unknown CUDA capability is not held against the launch.
+        if launch.platform is Platform.ROCM:
+            return False
+        if launch.platform is not Platform.CUDA:
+            return True
+        capability = launch.capability
+        if capability is None:
+            return False
+        majors = self.mla_majors if launch.arch is Arch.MLA else self.mha_majors
+        return capability.major not in majors
+
+
+class HybridGdnCheck(msgspec.Struct, frozen=True):
+    """`attn_backend_wrapper` on a hybrid GDN model: on Blackwell, an allow-list per class."""
+
+    line: int
+    model_types: frozenset[str]
+    """The config types its `hybrid_gdn_config` answers for."""
+    blackwell: GpuGate
+    """`is_blackwell()`."""
+    allowed: frozenset[str]
+    """The backends allowed on Blackwell (on its SM100-class parts when `sm120` is set)."""
+    sm120: GpuGate | None = None
+    """The SM120-class test that selects `sm120_allowed` (None: one list for all)."""
+    sm120_allowed: frozenset[str] = frozenset()
+
+    def allowed_on(self, launch: Launch) -> frozenset[str] | None:
+        """The allow-list on this machine; None where the wrapper checks nothing."""
+        if launch.model_type not in self.model_types or not gpu_gate_holds(self.blackwell, launch):
+            return None
+        if self.sm120 is not None and gpu_gate_holds(self.sm120, launch):
+            return self.sm120_allowed
+        return self.allowed
+
+
+class BuildRules(msgspec.Struct, frozen=True):
+    """Every check of one release's registry, in its order."""
+
+    checks: tuple[FactoryCheck, ...] = ()
+    hybrid_gdn: HybridGdnCheck | None = None
+
+    def for_backend(self, backend: str) -> tuple[FactoryCheck, ...]:
+        return tuple(check for check in self.checks if check.backend == backend)
+
+
+class BuildFailure(msgspec.Struct, frozen=True):
+    """Where SGLang raises while it builds a backend."""
+
+    backend: str
+    check: BuildCheck
+    function: str
+    line: int
+    allowed: frozenset[str] = frozenset()
+    """The allow-list that refused it (the hybrid GDN wrapper)."""
+    majors: frozenset[int] = frozenset()
+    """The compute-capability majors the factory accepts for this model (GPU)."""
+    model_types: frozenset[str] = frozenset()
+    """The config types the backend is built for (MODEL_FAMILY)."""
+    file: str = REGISTRY_FILE
+
+    @property
+    def where(self) -> str:
+        return f"{self.file}:{self.line}"
+
+
+def build_after_startup(
+    rules: BuildRules, launch: Launch, phases: tuple[str | None, str | None], algorithm: str | None
+) -> BuildFailure | None:
+    """`predict_build` over what start-up resolved: the (prefill, decode) backends and the
+    speculative algorithm."""
+    prefill, decode = phases
+    built = tuple(backend for backend in (decode, prefill) if backend is not None)
+    return predict_build(rules, launch, built, algorithm is not None) if built else None
+
+
+def predict_build(
+    rules: BuildRules,
+    launch: Launch,
+    backends: tuple[str, ...],
+    speculative: bool,
+    constructors: bool = True,
+) -> BuildFailure | None:
+    """The first check that fails as `ModelRunner` builds `backends` (each through its
+    factory and then the wrapper), in the order given; None when the build passes them all.
+
+    SGLang builds the decode backend first, then the prefill one when it differs
+    (`ModelRunner._get_attention_backend`): pass them in that order. `constructors=False`
+    leaves out the checks of the backends' constructors (what the registry alone does).
+    """
+    for backend in dict.fromkeys(backends):
+        for check in rules.for_backend(backend):
+            if not constructors and check.in_constructor:
+                continue
+            if check.fails(launch, speculative):
+                majors = check.mla_majors if launch.arch is Arch.MLA else check.mha_majors
+                line = check.line
+                if check.no_gpu_line and launch.platform not in _TORCH_CUDA:
+                    line = check.no_gpu_line
+                return BuildFailure(backend, check.check, check.function, line, majors=majors,
+                                    model_types=check.model_types, file=check.file)  # fmt: skip
+        gdn = rules.hybrid_gdn
+        allowed = None if gdn is None else gdn.allowed_on(launch)
+        if gdn is not None and allowed is not None and not set(backends) <= allowed:
+            refused = next(b for b in backends if b not in allowed)
+            return BuildFailure(refused, BuildCheck.HYBRID_GDN_BLACKWELL, WRAPPER, gdn.line,
+                                allowed)  # fmt: skip
+    return None

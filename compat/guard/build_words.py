@@ -1,0 +1,100 @@
+"""The guard's words for where SGLang fails building the backends, after start-up.
+
+The engine predicts the failure (`compat.engine.build`); `finding()` words it, enforced at
+the backend build, with the release's registry line as its evidence.
+"""
+
+from __future__ import annotations
+
+from compat.engine.build import REGISTRY_FILE, WRAPPER, BuildCheck, BuildFailure, BuildRules
+from compat.guard.report import Enforcement, Finding
+from compat.vocab.terms import Severity
+
+BUILD_RULE_PREFIX = "build-"
+
+
+def is_build_finding(finding: Finding) -> bool:
+    """Whether `finding` is SGLang's own backend-build failure (not the page's word)."""
+    return finding.rule.startswith(BUILD_RULE_PREFIX)
+
+
+def finding(failure: BuildFailure, release: str) -> Finding:
+    """The finding for a backend build that fails in `release`."""
+    check = failure.check
+    flags: tuple[str, ...] = ("--attention-backend",)
+    if check is BuildCheck.NO_SPECULATIVE:
+        flags = (*flags, "--speculative-algorithm")
+    return Finding(
+        check.rule,
+        Severity.ERROR,
+        f"SGLang {release} starts, then fails building {failure.backend} after the weights "
+        f"load: {_said(failure)} (sglang {release}, {failure.where}, {failure.function})",
+        flags,
+        value=failure.backend,
+        allowed=tuple(sorted(failure.allowed)),
+        backend=failure.backend,
+        enforced=Enforcement.BACKEND_BUILD,
+    )
+
+
+_REQUIRES = {
+    BuildCheck.NEEDS_MLA: "MLA models only",
+    BuildCheck.NEEDS_MHA: "non-MLA (MHA) models only",
+    BuildCheck.NO_ENCODER_DECODER: "no encoder-decoder (cross-attention) models",
+    BuildCheck.NO_SPECULATIVE: "no speculative decoding",
+}
+
+
+def requirement_lines(rules: BuildRules, backend: str, release: str) -> list[str]:
+    """What `release`'s registry requires of a launch of `backend`, one line per check."""
+    lines = []
+    for check in rules.for_backend(backend):
+        if check.check is BuildCheck.GPU:
+            mha = " or ".join(f"sm{m}x" for m in sorted(check.mha_majors))
+            mla = " or ".join(f"sm{m}x" for m in sorted(check.mla_majors))
+            what = f"a {mha} GPU for MHA models, {mla} for MLA models (on CUDA)"
+        elif check.check is BuildCheck.MODEL_FAMILY:
+            what = f"{_family(check.model_types)} only"
+        else:
+            what = _REQUIRES[check.check]
+        lines.append(f"SGLang {release}: {what} ({check.file}:{check.line}, {check.function})")
+    gdn = rules.hybrid_gdn
+    if gdn is not None:
+        classes = [("Blackwell" if gdn.sm120 is None else "SM100-class Blackwell", gdn.allowed)]
+        if gdn.sm120 is not None:
+            classes.append(("SM120-class Blackwell", gdn.sm120_allowed))
+        refused = [name for name, allowed in classes if backend not in allowed]
+        if len(refused) == len(classes) > 1:
+            refused = ["Blackwell"]
+        if refused:
+            lines.append(
+                f"SGLang {release}: no hybrid GDN model (Qwen3-Next, Qwen3.5, ...) on "
+                f"{' or '.join(refused)} GPUs ({REGISTRY_FILE}:{gdn.line}, {WRAPPER})"
+            )
+    return lines
+
+
+def _family(model_types: frozenset[str]) -> str:
+    """The models a family backend is built for: MiniCPM's sparse backends read a hybrid
+    MiniCPM config (`model_type` minicpm_sala) with sparse attention layers."""
+    types = " or ".join(sorted(model_types))
+    return f"models of type {types} with sparse attention layers"
+
+
+def _said(failure: BuildFailure) -> str:
+    backend, check = failure.backend, failure.check
+    if check is BuildCheck.NEEDS_MLA:
+        return f"{backend} serves MLA models only"
+    if check is BuildCheck.NEEDS_MHA:
+        return f"{backend} serves non-MLA (MHA) models only"
+    if check is BuildCheck.NO_ENCODER_DECODER:
+        return f"{backend} cannot serve encoder-decoder (cross-attention) models"
+    if check is BuildCheck.NO_SPECULATIVE:
+        return f"{backend} does not support speculative decoding"
+    if check is BuildCheck.GPU:
+        gpus = " or ".join(f"sm{major}x" for major in sorted(failure.majors))
+        return f"{backend} needs a {gpus} GPU for this model"
+    if check is BuildCheck.MODEL_FAMILY:
+        return f"{backend} is built for {_family(failure.model_types)} only"
+    allowed = ", ".join(sorted(failure.allowed))
+    return f"hybrid GDN models run only on {allowed} on this Blackwell GPU"

@@ -1,0 +1,172 @@
+"""The guard reports where SGLang fails building the backends, after start-up.
+
+The engine predicts each release's attention-registry checks (`compat.engine.build`, proved
+against the releases' own registries by tests/engine/test_conformance_build.py); the guard
+words the failure as an error enforced at the backend build, naming the registry line, and
+`--parity` refuses it as it refuses a start-up refusal.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from typing import Any
+
+import pytest
+
+from compat import AttentionConfig, check
+from compat.guard.build_words import is_build_finding
+from compat.guard.report import Enforcement, Report
+from compat.releases import RELEASES
+
+B200: dict[str, Any] = {"platform": "cuda", "compute_capability": (10, 0)}
+RTX_PRO_6000: dict[str, Any] = {"platform": "cuda", "compute_capability": (12, 0)}
+LLAMA: dict[str, Any] = {"model_architecture": "LlamaForCausalLM", "attention_arch": "mha"}
+QWEN3_NEXT: dict[str, Any] = {
+    "model_architecture": "Qwen3NextForCausalLM",
+    "attention_arch": "mha",
+    "model_type": "qwen3_next",
+}
+DEEPSEEK: dict[str, Any] = {"model_architecture": "DeepseekV3ForCausalLM", "attention_arch": "mla"}
+
+
+def _report(release: str, **kwargs: Any) -> Report:
+    return check(AttentionConfig(sglang_version=release, **kwargs))
+
+
+def _build_errors(report: Report) -> list[str]:
+    """SGLang's own backend-build failures (not the page's findings retagged as such)."""
+    return [f.rule for f in report.errors if is_build_finding(f)]
+
+
+@pytest.mark.parametrize(("release", "line"), [("0.5.7", 132), ("0.5.16", 201), ("0.5.23", 243)])
+def test_fa3_on_a_b200_fails_at_the_releases_own_line(release: str, line: int) -> None:
+    report = _report(release, attention_backend="fa3", **B200, **LLAMA)
+    build = [f for f in report.errors if f.rule == "build-gpu"]
+    assert len(build) == 1 and build[0].enforced is Enforcement.BACKEND_BUILD
+    assert f"attention_registry.py:{line}" in build[0].message
+    assert "create_flashattention_v3_backend" in build[0].message
+    assert report.sglang_fails and not report.refused_at_startup
+
+
+def test_a_launch_sglang_refuses_at_startup_has_no_build_finding() -> None:
+    # torch_native refuses EAGLE topk > 1 with paged KV at start-up: nothing is built.
+    report = _report(
+        "0.5.23",
+        attention_backend="torch_native",
+        page_size=64,
+        speculative_algorithm="EAGLE",
+        speculative_eagle_topk=4,
+        speculative_num_steps=3,
+        speculative_num_draft_tokens=4,
+        **B200,
+        **LLAMA,
+    )
+    assert report.refused_at_startup and not _build_errors(report)
+
+
+def test_hybrid_gdn_allow_lists_follow_the_release_and_the_gpu_class() -> None:
+    # 0.5.23: fa4 is allowed on SM100-class Blackwell, not on SM120-class parts.
+    assert not _build_errors(_report("0.5.23", attention_backend="fa4", **B200, **QWEN3_NEXT))
+    sm120 = _report("0.5.23", attention_backend="fa4", **RTX_PRO_6000, **QWEN3_NEXT)
+    assert _build_errors(sm120) == ["build-hybrid-gdn-blackwell"]
+    # 0.5.9 allowed only triton and trtllm_mha on any Blackwell part.
+    old = _report("0.5.9", attention_backend="fa4", **B200, **QWEN3_NEXT)
+    assert _build_errors(old) == ["build-hybrid-gdn-blackwell"]
+    assert "attention_registry.py:205" in old.errors[0].message
+    # Not a hybrid GDN model: the wrapper checks nothing.
+    assert not _build_errors(_report("0.5.23", attention_backend="fa4", **RTX_PRO_6000, **LLAMA))
+
+
+def test_hpc_ops_refuses_speculative_decoding_when_it_builds() -> None:
+    spec = {"speculative_algorithm": "EAGLE", "speculative_eagle_topk": 1}
+    spec |= {"speculative_num_steps": 3, "speculative_num_draft_tokens": 4}
+    h100 = {"platform": "cuda", "compute_capability": (9, 0)}
+    for release in ("0.5.17", "0.5.23"):
+        report = _report(release, attention_backend="hpc_ops", **h100, **LLAMA, **spec)
+        assert not report.refused_at_startup
+        assert _build_errors(report) == ["build-no-speculative"]
+    assert not _build_errors(_report("0.5.23", attention_backend="hpc_ops", **h100, **LLAMA))
+
+
+def test_llada2_cfg_flashinfer_is_built_for_mha_models_only() -> None:
+    # The factory refuses MLA models; any non-MLA model gets FlashInfer with LLaDA2's masks,
+    # which only a LLaDA-Image conditioning pass turns on.
+    mla = _report("0.5.23", attention_backend="llada2_cfg_flashinfer", **B200, **DEEPSEEK)
+    assert "build-needs-mha" in _build_errors(mla)
+    assert not _build_errors(
+        _report("0.5.23", attention_backend="llada2_cfg_flashinfer", **B200, **LLAMA)
+    )
+
+
+def test_every_release_has_its_registry_checks() -> None:
+    for release, rules in RELEASES.items():
+        assert rules.build.hybrid_gdn is not None, release
+        backends = {check.backend for check in rules.build.checks}
+        assert backends <= rules.backend_set | {"nsa"}, release  # checks name known backends
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "compat", *args], capture_output=True, text=True, check=False
+    )
+
+
+def test_parity_refuses_a_backend_build_failure_and_passes_a_page_only_problem() -> None:
+    machine = ("--gpu", "B200", "--model-architecture", "LlamaForCausalLM", "--sglang-version")
+    machine += ("0.5.23",)
+    fails = _cli("check", *machine, "--attention-backend", "fa3", "--parity")
+    assert fails.returncode == 1, fails.stderr
+    assert "what SGLang 0.5.23 does building the backend:" in fails.stdout
+    assert "[build-gpu]" in fails.stdout
+    page_only = ("--attention-backend", "torch_native", "--speculative-algorithm", "EAGLE")
+    page_only += ("--speculative-eagle-topk", "1", "--speculative-num-steps", "3")
+    page_only += ("--speculative-num-draft-tokens", "4")
+    passes = _cli("check", *machine, *page_only, "--parity")
+    assert passes.returncode == 0, passes.stdout + passes.stderr
+    assert "[spec-topk-1]" in passes.stdout
+
+
+def test_explain_lists_what_the_registry_requires() -> None:
+    result = _cli("explain", "hpc_ops")
+    assert result.returncode == 0, result.stderr
+    section = result.stdout.split("When SGLang builds it")[1].split("\n\n")[0]
+    assert "non-MLA (MHA) models only" in section
+    assert "no speculative decoding" in section
+    assert "attention_registry.py:295, create_hpc_ops_backend" in section
+
+
+def test_the_catalog_tells_thor_and_the_rocm_architectures_apart() -> None:
+    from compat.inputs.gpus import gpu_named
+    from compat.vocab.hardware import ComputeCapability, RocmArch
+
+    thor = gpu_named("Jetson Thor")
+    assert thor.capability == ComputeCapability(11, 0)
+    assert {gpu_named(n).rocm_arch for n in ("MI300X", "MI325X")} == {RocmArch.GFX942}
+    assert {gpu_named(n).rocm_arch for n in ("MI350X", "MI355X")} == {RocmArch.GFX950}
+    # fa3's factory asserts sm8x/sm9x: Thor (sm110) fails; torch on ROCm reports gfx9 as 9.x.
+    on_thor = _report("0.5.23", attention_backend="fa3", platform="cuda",
+                      compute_capability=(11, 0), **LLAMA)  # fmt: skip
+    assert _build_errors(on_thor) == ["build-gpu"]
+    on_rocm = _report("0.5.23", attention_backend="fa3", platform="rocm", **LLAMA)
+    assert not _build_errors(on_rocm)
+
+
+def test_the_minicpm_sparse_backends_are_built_for_minicpm_only() -> None:
+    # MiniCPMSparseBackend's constructor refuses any config but MiniCPM's hybrid one.
+    llama = _report("0.5.23", attention_backend="minicpm_flashattn", **B200, **LLAMA)
+    assert _build_errors(llama) == ["build-model-family"]
+    message = next(f.message for f in llama.errors if f.rule == "build-model-family")
+    assert "minicpm/backend.py:165" in message and "MiniCPMSparseBackend.__init__" in message
+    minicpm = {"model_architecture": "MiniCPMSALAForCausalLM", "attention_arch": "mha"}
+    sala = _report("0.5.23", attention_backend="minicpm_flashinfer", model_type="minicpm_sala",
+                   **B200, **minicpm)  # fmt: skip
+    assert "build-model-family" not in _build_errors(sala)
+
+
+def test_hpc_ops_is_built_on_sm90_only() -> None:
+    h100 = {"platform": "cuda", "compute_capability": (9, 0)}
+    assert not _build_errors(_report("0.5.23", attention_backend="hpc_ops", **h100, **LLAMA))
+    on_b200 = _report("0.5.23", attention_backend="hpc_ops", **B200, **LLAMA)
+    assert _build_errors(on_b200) == ["build-gpu"]
+    assert "hpc_ops_backend.py:140" in on_b200.errors[0].message

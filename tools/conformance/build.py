@@ -1,0 +1,264 @@
+"""Run a release's own attention registry: what `ModelRunner` builds after start-up.
+
+`ModelRunner` builds its attention backends through
+`sglang/srt/layers/attention/attention_registry.py`: `ATTENTION_BACKENDS[name](runner)`, then
+`attn_backend_wrapper(runner, backend)`. Each factory checks the model (MLA or MHA,
+encoder-decoder), the GPU (its compute capability, read with the release's own
+`get_device_capability` over the fake torch) and speculative decoding; the wrapper checks
+hybrid linear-attention models against allow-lists per GPU class.
+
+Real (the wheel's code, executed): the registry module, `sglang/srt/utils/common.py` (the GPU
+predicates it calls) and the modules `runtime.REAL_MODULES` names. Stand-ins: the model
+runner (`BuildCase`: the facts the registry reads of it), the backend classes (every module a
+factory imports its class from is a placeholder, so building one records the class name and
+runs none of its constructor), the runtime context (`get_spec`, `get_parallel`, `get_platform`,
+whose values start-up has settled) and the model-config helpers that tell a hybrid model.
+The backends' own constructors are not run: their checks are not part of this phase.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+import json
+import os
+import types
+import warnings
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+from conformance import stubs
+from conformance.fake_torch import GpuProfile
+from conformance.runtime import REAL_MODULES, REFUSALS, SglangRuntime
+from conformance.wheel import FRESH, cache_dir, harness_digest, source_root
+
+REGISTRY = "sglang.srt.layers.attention.attention_registry"
+REGISTRY_FILE = "sglang/srt/layers/attention/attention_registry.py"
+_LINEAR_KERNELS = "sglang.srt.layers.attention.linear.utils"
+
+# The machines of the build grid, by exact compute capability (CUDA 12.8, as the releases'
+# CUDA images ship), one ROCm part (torch's ROCm build reports gfx942 as 9.4) and a CPU.
+BUILD_PROFILES: dict[str, GpuProfile] = {
+    profile.name: profile
+    for profile in (
+        *(
+            GpuProfile(f"sm{major}{minor}", "cuda", f"sm{major}{minor}", (major, minor),
+                       "12.8", None, 80_000)
+            for major, minor in ((8, 0), (8, 6), (8, 9), (9, 0), (10, 0), (10, 3), (11, 0),
+                                 (12, 0), (12, 1))
+        ),
+        GpuProfile("gfx942", "rocm", "AMD Instinct MI300X", (9, 4), None, "6.3.42131", 196_592),
+        GpuProfile("cpu", "cpu", "Intel Xeon", None, None, None, 515_000),
+    )
+}  # fmt: skip
+
+
+@dataclasses.dataclass(frozen=True)
+class BuildCase:
+    """What the registry reads of a model runner after start-up."""
+
+    backend: str
+    mla: bool = False
+    encoder_decoder: bool = False
+    hybrid_gdn: bool = False
+    speculative: str | None = None  # the speculative algorithm start-up settled on
+
+
+@dataclasses.dataclass(frozen=True)
+class BuildOutcome:
+    """What the registry did: the class it built, or where it raised."""
+
+    built: str | None
+    error: str | None = None
+    raised_at: int | None = None  # the registry's line that raised
+    raised_in: str | None = None  # the registry's function that raised
+
+    @property
+    def failed(self) -> bool:
+        return self.built is None
+
+
+class _Config(types.SimpleNamespace):
+    """A hybrid model's layer layout, as the wrapper reads it."""
+
+
+class _ServerArgs(types.SimpleNamespace):
+    """The resolved flags: those a case sets, every other one unset (its default, None or
+    off: double sparsity, DCP, ... are off in the grid)."""
+
+    def __getattr__(self, name: str) -> None:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return None
+
+
+class BuildRuntime(SglangRuntime):
+    """The release's registry loaded for one machine, ready to build backends."""
+
+    # The linear-attention kernel choice (`--linear-attn-*-backend`, flags of their own) is
+    # not part of this phase: what the wrapper imports of it is a placeholder.
+    real_modules = tuple(name for name in REAL_MODULES if name != _LINEAR_KERNELS)
+
+    def __enter__(self) -> BuildRuntime:
+        super().__enter__()
+        return self
+
+    def _load(self) -> None:
+        environ = importlib.import_module("sglang.srt.environ")
+        utils = stubs.module_with("sglang.utils", envs=environ.envs)
+        stubs.exec_definitions(self.root / "sglang/utils.py", ["is_in_ci"], utils.__dict__)
+        self._finder.fixed["sglang.utils"] = utils
+        # A factory opens a CUDA stream for FlashInfer's planning under EAGLE.
+        importlib.import_module("torch").cuda.Stream = type("Stream", (), {})
+        self.common = importlib.import_module("sglang.srt.utils.common")
+        self._finder.real = self._finder.real | {REGISTRY}
+        self.registry = importlib.import_module(REGISTRY)
+
+    def build(self, case: BuildCase) -> BuildOutcome:
+        """`ATTENTION_BACKENDS[backend](runner)`, then `attn_backend_wrapper`, as
+        `ModelRunner._get_attention_backend_from_str` calls them."""
+        registry = self.registry
+        runner = self._runner(case)
+        saved = dict(registry.__dict__)
+        registry.__dict__.update(self._context(case))
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # `nsa` warns it is deprecated: no refusal
+                factory = registry.ATTENTION_BACKENDS[case.backend]
+                built = registry.attn_backend_wrapper(runner, factory(runner))
+        except REFUSALS as exc:
+            line, function = self._registry_frame(exc)
+            return BuildOutcome(None, f"{type(exc).__name__}: {exc}", line, function)
+        finally:
+            registry.__dict__.clear()
+            registry.__dict__.update(saved)
+        return BuildOutcome(type(built).__name__)
+
+    def _runner(self, case: BuildCase) -> types.SimpleNamespace:
+        hybrid = _Config(full_attention_layer_ids=[3]) if case.hybrid_gdn else None
+        server_args = _ServerArgs(
+            attention_backend=case.backend,
+            prefill_attention_backend=case.backend,
+            decode_attention_backend=case.backend,
+            speculative_algorithm=case.speculative,
+            dcp_size=1,  # no decode context parallelism (0.5.17+ reads the size)
+        )
+        hf_config = types.SimpleNamespace(architectures=["LlamaForCausalLM"], model_type="llama")
+        model_config = types.SimpleNamespace(
+            is_encoder_decoder=case.encoder_decoder,
+            hf_config=hf_config,
+            hf_text_config=hf_config,
+            quantization=None,
+        )
+        spec = types.SimpleNamespace(is_speculative=lambda: case.speculative is not None)
+        return types.SimpleNamespace(
+            use_mla_backend=case.mla,
+            model_config=model_config,
+            server_args=server_args,
+            prefill_attention_backend_str=case.backend,
+            decode_attention_backend_str=case.backend,
+            kv_cache_dtype=None,
+            init_new_workspace=False,
+            is_draft_worker=False,
+            spec_algorithm=spec,
+            # Up to 0.5.12 the runner carries the hybrid configs itself.
+            hybrid_gdn_config=hybrid,
+            mambaish_config=hybrid,
+            mamba2_config=None,
+            kimi_linear_config=None,
+        )
+
+    def _context(self, case: BuildCase) -> dict[str, Any]:
+        """The registry's module-level names whose answers start-up has settled."""
+        hybrid = _Config(full_attention_layer_ids=[3]) if case.hybrid_gdn else None
+        spec = types.SimpleNamespace(speculative_algorithm=case.speculative)
+        parallel = types.SimpleNamespace(dcp_enabled=False, tp_size=1, attn_tp_size=1)
+        sm120 = getattr(self.common, "is_sm120_supported", lambda: False)
+        context: dict[str, Any] = {
+            "get_spec": lambda: spec,
+            "get_parallel": lambda: parallel,
+            "get_platform": lambda: types.SimpleNamespace(is_sm120=sm120()),
+            # 0.5.17 publishes the linear-attention kernel default here (not this phase).
+            "get_context": lambda: types.SimpleNamespace(override=lambda *a, **k: None),
+            "resolved_view": lambda server_args: server_args,
+            "attention_backends_of": lambda view: (
+                view.prefill_attention_backend,
+                view.decode_attention_backend,
+            ),
+            "hybrid_gdn_config": lambda model_config: hybrid,
+            "mambaish_config": lambda model_config: hybrid,
+        }
+        for other in ("mamba2_config", "kimi_linear_config", "hybrid_kda_config",
+                      "glm5_next_config", "hybrid_lightning_config"):  # fmt: skip
+            context[other] = lambda model_config: None
+        return {name: value for name, value in context.items() if name in self.registry.__dict__}
+
+    def _registry_frame(self, exc: BaseException) -> tuple[int | None, str | None]:
+        """The line and function of the innermost registry frame that raised."""
+        found: tuple[int | None, str | None] = (None, None)
+        traceback = exc.__traceback__
+        while traceback is not None:
+            code = traceback.tb_frame.f_code
+            if code.co_filename.endswith(REGISTRY_FILE):
+                found = (traceback.tb_lineno, code.co_name)
+            traceback = traceback.tb_next
+        return found
+
+
+def _profile(gpu: str) -> GpuProfile:
+    try:
+        return BUILD_PROFILES[gpu]
+    except KeyError:
+        known = ", ".join(BUILD_PROFILES)
+        raise KeyError(f"unknown build profile {gpu!r}; known: {known}") from None
+
+
+def registered(version: str) -> tuple[str, ...]:
+    """The backend names the release's registry registers, in its order."""
+    with BuildRuntime(source_root(version), BUILD_PROFILES["sm90"]) as runtime:
+        return tuple(runtime.registry.ATTENTION_BACKENDS)
+
+
+def cases(version: str) -> Iterator[BuildCase]:
+    """The build grid of a release: every registered backend on MHA, MLA, an
+    encoder-decoder and a hybrid GDN model, with and without speculative decoding."""
+    models = ((False, False, False), (True, False, False), (False, True, False),
+              (False, False, True))  # fmt: skip
+    for backend in registered(version):
+        for mla, encoder_decoder, hybrid_gdn in models:
+            for speculative in (None, "EAGLE"):
+                yield BuildCase(backend, mla, encoder_decoder, hybrid_gdn, speculative)
+
+
+def run_grid(
+    version: str, gpus: Iterable[str] = BUILD_PROFILES
+) -> dict[tuple[str, BuildCase], BuildOutcome]:
+    """SGLang `version`'s outcome for every case of its grid on every machine; cached beside
+    the wheels, keyed on the wheel and the harness."""
+    gpus = tuple(gpus)
+    digest = harness_digest(version)
+    digest.update(json.dumps(gpus).encode())
+    cache = cache_dir() / f"build-{version}-{digest.hexdigest()[:16]}.json"
+    if cache.is_file() and not os.environ.get(FRESH):
+        rows = json.loads(cache.read_text())
+        return {(gpu, BuildCase(**case)): BuildOutcome(**outcome) for gpu, case, outcome in rows}
+    grid = tuple(cases(version))
+    results: dict[tuple[str, BuildCase], BuildOutcome] = {}
+    for gpu in gpus:
+        with BuildRuntime(source_root(version), _profile(gpu)) as runtime:
+            for case in grid:
+                results[gpu, case] = runtime.build(case)
+    rows = [
+        (gpu, dataclasses.asdict(case), dataclasses.asdict(outcome))
+        for (gpu, case), outcome in results.items()
+    ]
+    cache.write_text(json.dumps(rows))
+    return results
+
+
+def run_cases(
+    version: str, profile: GpuProfile, wanted: Iterable[BuildCase]
+) -> dict[BuildCase, BuildOutcome]:
+    """SGLang `version`'s outcome for each of `wanted` on `profile` (not cached)."""
+    with BuildRuntime(source_root(version), profile) as runtime:
+        return {case: runtime.build(case) for case in dict.fromkeys(wanted)}

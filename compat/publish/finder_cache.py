@@ -59,12 +59,39 @@ class Untrusted(Exception):
     """Why a cache entry is not used; the message is one line."""
 
 
+class NoCacheDirectory(Untrusted):
+    """There is no place for the cache: no `HOME`, and no home directory for the user id
+    (an arbitrary-UID container); the build computes everything, with one line."""
+
+
 def cache_dir() -> Path:
+    """Where the cache lives; NoCacheDirectory when no place can be named."""
     explicit = os.environ.get(CACHE_VARIABLE)
     if explicit:
         return Path(explicit)
-    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+    base = os.environ.get("XDG_CACHE_HOME")
+    if not base:
+        try:
+            base = str(Path.home() / ".cache")
+        except (RuntimeError, KeyError) as error:
+            raise NoCacheDirectory(
+                f"no cache directory: HOME is unset and user id {os.getuid()} has no home "
+                f"directory ({error}); set {CACHE_VARIABLE}"
+            ) from None
     return Path(base) / "attention-compat"
+
+
+def usable_root(root: Path) -> Path:
+    """`root`, or where it leads when it is the user's own symbolic link (a cache directory
+    kept elsewhere on purpose): the target is then checked as the directory itself would be.
+    A link that someone else made is not followed (`_trusted_directory` refuses it)."""
+    try:
+        info = os.lstat(root)
+    except OSError:
+        return root
+    if stat.S_ISLNK(info.st_mode) and info.st_uid == os.getuid():
+        return Path(os.path.realpath(root))
+    return root
 
 
 def source_digest(package: Path = PACKAGE_DIR) -> str:
@@ -119,20 +146,18 @@ def read_entry(root: Path, key: str, names: Collection[str], kind: str = FINDER)
     """The entry for `key` if it exists and passes every check; None if there is none;
     Untrusted (with the reason) if it exists and fails one. `kind` is the folder of
     `root` that holds such entries."""
+    root = usable_root(root)
     path = _entry_path(root, key, kind)
     try:
         _trusted_directory(root)
         _trusted_directory(path.parent)
-        handle = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+        handle = _open_regular(path, os.O_RDONLY)
     except FileNotFoundError:
         return None
     except OSError as error:
         raise Untrusted(f"cannot read {error.filename or path}: {error.strerror}") from None
     with os.fdopen(handle, "rb") as stream:
-        info = os.fstat(stream.fileno())
-        if not stat.S_ISREG(info.st_mode):
-            raise Untrusted(f"{path} is not a regular file")
-        _owned(path, info, "entry")
+        _owned(path, os.fstat(stream.fileno()), "entry")
         try:
             entry = json.loads(stream.read().decode("utf-8"))
         except (OSError, ValueError) as error:
@@ -142,6 +167,21 @@ def read_entry(root: Path, key: str, names: Collection[str], kind: str = FINDER)
         with suppress(OSError, NotImplementedError):
             os.utime(stream.fileno())
     return files
+
+
+def _open_regular(path: Path, flags: int, mode: int = 0o600) -> int:
+    """A descriptor of `path` opened with `flags`, never blocking (a FIFO planted as an entry
+    would wait for a writer forever) nor following a link; Untrusted unless it is a regular
+    file (a directory or a device is refused before anything reads it)."""
+    extra = getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0)
+    handle = os.open(path, flags | extra, mode)
+    try:
+        if not stat.S_ISREG(os.fstat(handle).st_mode):
+            raise Untrusted(f"{path} is not a regular file")
+    except BaseException:
+        os.close(handle)
+        raise
+    return handle
 
 
 def _checked(path: Path, entry: object, key: str, names: Collection[str]) -> Files:
@@ -173,10 +213,8 @@ def write_entry(
     then delete all but the `keep` most recently used entries of `kind` (the cache would
     otherwise grow by an entry at every edit); raises OSError or Untrusted when the place
     cannot be trusted."""
+    root = made_directories(root, kind)
     path = _entry_path(root, key, kind)
-    for directory in (root, path.parent):
-        directory.mkdir(mode=0o700, parents=True, exist_ok=True)
-        _trusted_directory(directory)
     entry = {"format": FORMAT, "sources": key, "digest": content_digest(key, files)}
     handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".json")
     try:
@@ -187,6 +225,17 @@ def write_entry(
         Path(temporary).unlink(missing_ok=True)
         raise
     _prune(path.parent, keep)
+
+
+def made_directories(root: Path, kind: str) -> Path:
+    """Create the cache directory and its `kind` folder (the user's own, mode 0700) where
+    they are missing, check both, and return the cache directory (a link the user made
+    resolved); OSError or Untrusted when the place cannot be trusted."""
+    root = usable_root(root)
+    for directory in (root, root / kind):
+        directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+        _trusted_directory(directory)
+    return root
 
 
 def _prune(folder: Path, keep: int) -> None:
@@ -213,27 +262,33 @@ def cached(
     current sources passes every check; `say` gets one line when the cache is not used."""
     if os.environ.get(DISABLE_VARIABLE):
         return compute()
-    root, key = cache_dir(), key or entry_key(names)
     tell = say or (lambda line: None)
-    with _computing(root, key):
+    try:
+        root = cache_dir()
+    except NoCacheDirectory as error:
+        tell(f"finder cache not used: {error}")
+        return compute()
+    key = key or entry_key(names)
+    with computing(root, f".{key}.lock"):
         return _cached(compute, names, root, key, tell)
 
 
 @contextmanager
-def _computing(root: Path, key: str) -> Iterator[None]:
-    """Hold the entry's lock while it is read, computed and written, so that builds running
-    side by side (the tests' workers, two builds) compute it once; without a usable lock
-    each computes on its own."""
+def computing(root: Path, lock: str) -> Iterator[None]:
+    """Hold the lock `lock` of the finder's folder while entries are read, computed and
+    written, so that builds running side by side (the tests' workers, two builds) compute
+    them once; without a usable lock each computes on its own. The directories are made
+    first: two first builds would otherwise both find none, and neither would lock."""
     try:
         import fcntl
 
-        _trusted_directory(root)
-        _trusted_directory(root / FINDER)
-        handle = os.open(root / FINDER / f".{key}.lock", os.O_RDWR | os.O_CREAT, 0o600)
+        folder = made_directories(root, FINDER) / FINDER
+        handle = _open_regular(folder / lock, os.O_RDWR | os.O_CREAT)
     except (ImportError, OSError, Untrusted):
         yield
         return
     try:
+        # Non-blocking descriptor, but flock itself waits: the other build is computing.
         fcntl.flock(handle, fcntl.LOCK_EX)
         yield
     finally:

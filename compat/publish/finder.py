@@ -193,22 +193,23 @@ def stream_rows(
     `say` gets a line per part with the time it took and an estimate of the time left: the
     whole takes minutes, and the builder should see it move."""
     pieces: list[tuple[str, int, int]] = []
-    sizes = []
+    sizes, costs = [], []
     for release, model in parts:
         axes = finder_options(release)
         number = [option.value for option in axes[0].options].index(model)
         classes = len(hardware_classes(axes))
         pieces += [(release, number, h) for h in range(classes)]
         sizes.append(classes)
+        costs.append(classes * (FIX_SEARCH_COST if axes[0].options[number].fix_search else 1))
     if not pieces:
         return
     workers = max(1, min(len(pieces), os.cpu_count() or 1))
-    clock = Progress(len(pieces), workers, say)
+    clock = Progress(sum(costs), workers, say)
     with worker_pool(workers) as pool:
         done = pool.imap(_piece_rows, pieces)  # in order: a part's pieces are consecutive
-        for part, size in zip(parts, sizes, strict=True):
+        for part, size, cost in zip(parts, sizes, costs, strict=True):
             rows = [row for _ in range(size) for row in next(done)]
-            clock.part_done(part, size, len(parts))
+            clock.part_done(part, cost, len(parts))
             yield part, rows
 
 
@@ -217,21 +218,27 @@ def _piece_rows(piece: tuple[str, int, int]) -> list[Row]:
     return release_rows(*piece)
 
 
+FIX_SEARCH_COST = 2
+"""About how many times a named model's piece an architecture's costs (its rows carry the
+fix search): the weight of a piece in the estimate of the time left."""
+
+
 class Progress:
     """Lines of progress as the parts come in: the part's time, how many are done, the time
-    so far and an estimate of the time left (by the pieces left at the pace so far)."""
+    so far and an estimate of the time left (the cost left, in pieces weighted by
+    `FIX_SEARCH_COST`, at the pace so far)."""
 
-    def __init__(self, pieces: int, workers: int, say: Callable[[str], None] | None) -> None:
-        self.pieces, self.workers, self.say = pieces, workers, say
+    def __init__(self, cost: int, workers: int, say: Callable[[str], None] | None) -> None:
+        self.cost, self.workers, self.say = cost, workers, say
         self.start = self.last = time.perf_counter()
-        self.pieces_done = self.parts_done = 0
+        self.cost_done = self.parts_done = 0
 
-    def part_done(self, part: Part, pieces: int, parts: int) -> None:
+    def part_done(self, part: Part, cost: int, parts: int) -> None:
         now = time.perf_counter()
-        self.pieces_done += pieces
+        self.cost_done += cost
         self.parts_done += 1
         spent, elapsed, self.last = now - self.last, now - self.start, now
-        left = elapsed / self.pieces_done * (self.pieces - self.pieces_done)
+        left = elapsed / self.cost_done * (self.cost - self.cost_done)
         if self.say is not None:
             release, model = part
             self.say(

@@ -1,16 +1,20 @@
 """A disk cache for the finder's data, so that repeated site builds compute it once.
 
-The data is a pure function of the package's code (matrix, releases, guard), so the cache
-key is a digest of every Python source of the package and of the Python version: any edit
-to the package computes afresh. Entries live under `$COMPAT_CACHE_DIR` (default
-`$XDG_CACHE_HOME/attention-compat`, else `~/.cache/attention-compat`), in `finder/`.
+The site build stores each part (a release and a model) under a key of what that part reads
+(`compat.publish.finder_keys`, driven by `compat.publish.finder_build`); `cached` keys a
+whole set of files by every Python source of the package and the Python version instead
+(the tests' sample). Entries live under `$COMPAT_CACHE_DIR` (default
+`$XDG_CACHE_HOME/attention-compat`, else `~/.cache/attention-compat`; the user's own link
+to their own directory is followed), in `finder/`. With no place for it (no `HOME`, a user
+id without a home directory) the build computes everything and says so in one line.
 
 What a cache entry holds is published on the site, so an entry is used only when nobody
 else could have written it and it is what its key promises:
 
-- the cache directory and `finder/` are directories (not links) owned by the user, and
-  neither is writable by the group or others; the entry is a regular file owned by the
-  user, not writable by others;
+- the cache directory and `finder/` are directories (not links, but for the user's own
+  link to the cache directory) owned by the user, and neither is writable by the group or
+  others; the entry is a regular file owned by the user, not writable by others (opened
+  without blocking or following links: a FIFO or a directory is refused, never waited on);
 - the entry names exactly the files the finder generates (relative paths inside the site:
   never a path outside it, never the finder's own script);
 - the entry says which package sources it was computed from (the key), and a digest of the
@@ -46,9 +50,9 @@ FORMAT = 2
 FINDER = "finder"
 """The folder of the cache directory that holds the finder's entries (the site's converted
 pages have their own: `compat.publish.page_cache`)."""
-FINDER_KEEP = 8
-"""The finder's entries kept: one per state of the package's sources and set of releases
-offered (the tests' sample and the whole site are two), the most recently used."""
+FINDER_KEEP = 512
+"""The finder's entries kept, the most recently used: one per part (a release and a model,
+187 for the whole site) and state of what it reads, so a few states of the whole site."""
 _ENTRY_NAME = re.compile(r"[0-9a-f]{64}\.json")
 
 Files = list[tuple[str, str]]

@@ -396,17 +396,6 @@ def model_menu(release: str, models: Sequence[str]) -> list[dict[str, Any]]:
     ]
 
 
-def generated_files(say: Callable[[str], None] | None = None) -> list[tuple[str, str]]:
-    """Every file the finder adds to the built site, as (path, content): the index of the
-    releases (the initial one first, each with its model menu), then one data file per
-    release and model. `say` gets a line of progress per part."""
-    releases, models = offered_releases(), offered_models()
-    parts = [(r, m) for r in releases for m in models]
-    with closing(stream_rows(parts, say)) as stream:
-        data = {data_path(*part): part_script(part, rows) for part, rows in stream}
-    return [(INDEX_PATH, index_script(releases, models)), *data.items()]
-
-
 def part_script(part: Part, rows: list[Row]) -> str:
     """The data file of one part (a release and a model option) from its rows."""
     release, model = part

@@ -32,12 +32,11 @@ from compat.publish.finder import (
     data_key,
     data_path,
     finding_order,
-    generated_files,
     generated_names,
     render_finder_data,
     render_finder_script,
 )
-from compat.publish.finder_cache import cached
+from compat.publish.finder_build import site_files
 from compat.publish.finder_options import (
     AXIS_ORDER,
     FINDER_RELEASES,
@@ -66,12 +65,13 @@ holds it."""
 @cache
 def _site_files() -> dict[str, str]:
     """The finder's files for the sample releases and models, as the site build gets them:
-    computed once per version of the package, through the build cache (fresh by its key;
-    the determinism test below recomputes one from scratch and compares)."""
+    each part computed once per state of what it reads, through the build cache (the
+    site builds of the tests share the entries; the determinism test below recomputes one
+    from scratch and compares)."""
     saved = {name: os.environ.get(name) for name in (RELEASES_VARIABLE, MODELS_VARIABLE)}
     os.environ.update({name: sample_env()[name] for name in saved})
     try:
-        return dict(cached(generated_files, generated_names()))
+        return dict(site_files(lambda line: None))
     finally:
         for name, value in saved.items():
             if value is None:

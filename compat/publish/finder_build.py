@@ -17,6 +17,7 @@ from pathlib import Path
 
 from compat.publish import finder, finder_cache
 from compat.publish.finder import INDEX_PATH, Part, data_path
+from compat.publish.finder_cache import PARTS
 from compat.publish.finder_keys import part_key
 from compat.publish.finder_options import offered_models, offered_releases
 
@@ -45,14 +46,16 @@ class _Store:
             self.told = True
 
     def locked(self) -> AbstractContextManager[None]:
-        return nullcontext() if self.root is None else finder_cache.computing(self.root, LOCK)
+        if self.root is None:
+            return nullcontext()
+        return finder_cache.computing(self.root, LOCK, finder_cache.PARTS)
 
     def read(self, part: Part) -> str | None:
         if self.root is None:
             return None
         name = data_path(*part)
         try:
-            found = finder_cache.read_entry(self.root, part_key(*part), (name,))
+            found = finder_cache.read_entry(self.root, part_key(*part), (name,), PARTS)
         except finder_cache.Untrusted as error:
             self.tell(f"finder cache not used: {error}; computing that part afresh")
             return None
@@ -62,7 +65,8 @@ class _Store:
         if self.root is None:
             return
         try:
-            finder_cache.write_entry(self.root, part_key(*part), [(data_path(*part), content)])
+            key, files = part_key(*part), [(data_path(*part), content)]
+            finder_cache.write_entry(self.root, key, files, PARTS, finder_cache.PARTS_KEEP)
         except (OSError, finder_cache.Untrusted) as error:
             self.tell(f"finder cache not written: {error}")
 

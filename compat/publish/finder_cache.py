@@ -50,9 +50,14 @@ FORMAT = 2
 FINDER = "finder"
 """The folder of the cache directory that holds the finder's entries (the site's converted
 pages have their own: `compat.publish.page_cache`)."""
-FINDER_KEEP = 512
-"""The finder's entries kept, the most recently used: one per part (a release and a model,
-187 for the whole site) and state of what it reads, so a few states of the whole site."""
+FINDER_KEEP = 8
+"""The finder's entries kept: one per state of the package's sources and set of releases
+offered, the most recently used."""
+PARTS = "parts"
+"""The folder of the site build's entries, one per part (`compat.publish.finder_build`):
+apart from `FINDER`'s, whose pruning keeps far fewer."""
+PARTS_KEEP = 512
+"""The parts kept, the most recently used: 187 make the whole site, so a few states of it."""
 _ENTRY_NAME = re.compile(r"[0-9a-f]{64}\.json")
 
 Files = list[tuple[str, str]]
@@ -278,15 +283,15 @@ def cached(
 
 
 @contextmanager
-def computing(root: Path, lock: str) -> Iterator[None]:
-    """Hold the lock `lock` of the finder's folder while entries are read, computed and
+def computing(root: Path, lock: str, kind: str = FINDER) -> Iterator[None]:
+    """Hold the lock `lock` of the `kind` folder while entries are read, computed and
     written, so that builds running side by side (the tests' workers, two builds) compute
     them once; without a usable lock each computes on its own. The directories are made
     first: two first builds would otherwise both find none, and neither would lock."""
     try:
         import fcntl
 
-        folder = made_directories(root, FINDER) / FINDER
+        folder = made_directories(root, kind) / kind
         handle = _open_regular(folder / lock, os.O_RDWR | os.O_CREAT)
     except (ImportError, OSError, Untrusted):
         yield

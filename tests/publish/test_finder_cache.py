@@ -39,7 +39,9 @@ def _counting(
     return calls, compute
 
 
-def _plant(root: Path, key: str, files: finder_cache.Files, **changes: object) -> Path:
+def _plant(
+    root: Path, key: str, files: finder_cache.Files, kind: str = "finder", **changes: object
+) -> Path:
     """An entry as a writer that knows the format would leave it: a correct digest of what
     it holds unless `changes` say otherwise."""
     entry = {
@@ -48,7 +50,7 @@ def _plant(root: Path, key: str, files: finder_cache.Files, **changes: object) -
         "digest": finder_cache.content_digest(key, files),
         "files": files,
     }
-    path = root / "finder" / f"{key}.json"
+    path = root / kind / f"{key}.json"
     path.parent.mkdir(parents=True, exist_ok=True)
     for directory in (root, path.parent):
         directory.chmod(0o700)
@@ -246,6 +248,7 @@ def test_the_site_build_adds_only_the_finders_files(
         _cache_in,
         finder_keys.part_key(*part),
         [(name, "planted"), (str(outside), "x"), ("javascripts/finder.js", "x")],
+        kind=finder_cache.PARTS,
     )
     config = load_config(str(ROOT / "mkdocs.yml"), site_dir=str(tmp_path / "site"))
     files = config.plugins.on_files(Files([]), config=config)

@@ -114,7 +114,7 @@ def _stand_in(computed: list[Part], monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_a_cached_build_recomputes_only_the_parts_whose_data_changed(
-    monkeypatch: pytest.MonkeyPatch,
+    monkeypatch: pytest.MonkeyPatch, _cache_in: Path
 ) -> None:
     computed: list[Part] = []
     _stand_in(computed, monkeypatch)
@@ -124,6 +124,8 @@ def test_a_cached_build_recomputes_only_the_parts_whose_data_changed(
     assert computed == parts
     assert [name for name, _ in files] == [INDEX_PATH, *(data_path(*p) for p in parts)]
     assert said[0].startswith("finder: 6 parts to publish (3 release(s): 0.5.23, 0.5.22, 0.5.21")
+    # One entry per part, in a folder of their own.
+    assert len(list((_cache_in / finder_cache.PARTS).glob("*.json"))) == len(parts)
     computed.clear()
     assert finder_build.site_files(said.append) == files and computed == []
     # A build offering fewer releases reads the parts it shares.

@@ -9,13 +9,14 @@ release's whole option space (that release's KV dtypes and backends), one file p
 and model, loaded when first picked, which the MkDocs hook adds to the built site: never
 committed, so never stale.
 
-Every modelled release is offered, newest first. An architecture costs 20-60 s of CPU per
+A build offers the newest modelled release (`COMPAT_FINDER_RELEASES=all`: every one,
+newest first, as the published site does). An architecture costs 20-60 s of CPU per
 release (about 2,400 combinations of the menus times 47 columns, and the fix search where
 nothing passes); a named model about a third of that, since its rows carry no fix search
 (`compat check --model NAME`, which the page's command runs, prints the fixes). The parts
-are computed side by side and the result is kept in the build cache
-(`compat.publish.finder_cache`); `COMPAT_FINDER_RELEASES` and `COMPAT_FINDER_MODELS` name
-fewer for a quicker build.
+are computed side by side (`stream_rows`) and each is kept in the build cache under a key
+of what it reads (`compat.publish.finder_build`); `COMPAT_FINDER_MODELS` names fewer models
+for a quicker build.
 """
 
 from __future__ import annotations
@@ -24,7 +25,9 @@ import functools
 import itertools
 import json
 import os
-from collections.abc import Callable, Sequence
+import time
+from collections.abc import Callable, Generator, Sequence
+from contextlib import closing
 from dataclasses import replace
 from typing import Any
 
@@ -62,6 +65,7 @@ from compat.publish.finder_options import (
     pair_prefills,
     verdict,
 )
+from compat.publish.workers import worker_pool
 from compat.releases import NEWEST, release_matrix
 from compat.vocab import terms as vocab
 
@@ -171,41 +175,85 @@ def compute_rows(
     models: Sequence[str] | None = None,
 ) -> dict[Part, list[Row]]:
     """Every row of each release and model option (`models`: their values, default every
-    one); the pieces (a model and hardware class each) are computed side by side on every
-    CPU (the result does not depend on where). `say` gets a line as each release is done:
-    the whole takes minutes, and the builder should see it move."""
-    import multiprocessing
-    import time
-    from concurrent.futures import ProcessPoolExecutor
+    one), computed side by side (`stream_rows`); `say` gets a line of progress per part."""
+    parts = [
+        (release, option.value)
+        for release in releases
+        for option in finder_options(release)[0].options
+        if models is None or option.value in models
+    ]
+    with closing(stream_rows(parts, say)) as stream:  # workers stop on any way out
+        return dict(stream)
 
-    pieces = []
-    for release in releases:
+
+def stream_rows(
+    parts: Sequence[Part], say: Callable[[str], None] | None = None
+) -> Generator[tuple[Part, list[Row]], None, None]:
+    """Each part's rows, in the order of `parts`, as soon as that part is done: only the
+    parts not yet handed on are held, never the whole site. The pieces (a model and
+    hardware class each) are computed side by side on every CPU, in worker processes that
+    die with the build (`compat.publish.workers`); the result does not depend on where.
+    `say` gets a line per part with the time it took and an estimate of the time left: the
+    whole takes minutes, and the builder should see it move."""
+    pieces: list[tuple[str, int, int]] = []
+    sizes, costs = [], []
+    for release, model in parts:
         axes = finder_options(release)
-        classes = range(len(hardware_classes(axes)))
-        for number, option in enumerate(axes[0].options):
-            if models is None or option.value in models:
-                pieces += [(release, number, h) for h in classes]
-    left = {release: sum(piece[0] == release for piece in pieces) for release in releases}
+        number = [option.value for option in axes[0].options].index(model)
+        classes = len(hardware_classes(axes))
+        pieces += [(release, number, h) for h in range(classes)]
+        sizes.append(classes)
+        costs.append(classes * (FIX_SEARCH_COST if axes[0].options[number].fix_search else 1))
+    if not pieces:
+        return
     workers = max(1, min(len(pieces), os.cpu_count() or 1))
-    # Forked workers need no `__main__` guard in the caller (fork is POSIX's default).
-    fork = "fork" if "fork" in multiprocessing.get_all_start_methods() else None
-    rows: dict[Part, list[Row]] = {}
-    start = time.perf_counter()
-    with ProcessPoolExecutor(workers, multiprocessing.get_context(fork)) as pool:
-        # Results come in the pieces' order, so the releases are done newest first.
-        done = pool.map(release_rows, *zip(*pieces, strict=True)) if pieces else iter(())
-        for (release, model, _), piece in zip(pieces, done, strict=True):
-            value = finder_options(release)[0].options[model].value
-            rows.setdefault((release, value), []).extend(piece)
-            left[release] -= 1
-            if left[release] == 0 and say is not None:
-                finished = sum(not count for count in left.values())
-                say(
-                    f"finder: SGLang {release}'s verdicts computed ({finished} of "
-                    f"{len(releases)} releases, {time.perf_counter() - start:.0f} s so far, "
-                    f"{workers} processes)"
-                )
-    return rows
+    clock = Progress(sum(costs), workers, say)
+    with worker_pool(workers) as pool:
+        done = pool.imap(_piece_rows, pieces)  # in order: a part's pieces are consecutive
+        for part, size, cost in zip(parts, sizes, costs, strict=True):
+            rows = [row for _ in range(size) for row in next(done)]
+            clock.part_done(part, cost, len(parts))
+            yield part, rows
+
+
+def _piece_rows(piece: tuple[str, int, int]) -> list[Row]:
+    """`release_rows` of one piece, looked up when called (a test may stand in for it)."""
+    return release_rows(*piece)
+
+
+FIX_SEARCH_COST = 2
+"""About how many times a named model's piece an architecture's costs (its rows carry the
+fix search): the weight of a piece in the estimate of the time left."""
+
+
+class Progress:
+    """Lines of progress as the parts come in: the part's time, how many are done, the time
+    so far and an estimate of the time left (the cost left, in pieces weighted by
+    `FIX_SEARCH_COST`, at the pace so far)."""
+
+    def __init__(self, cost: int, workers: int, say: Callable[[str], None] | None) -> None:
+        self.cost, self.workers, self.say = cost, workers, say
+        self.start = self.last = time.perf_counter()
+        self.cost_done = self.parts_done = 0
+
+    def part_done(self, part: Part, cost: int, parts: int) -> None:
+        now = time.perf_counter()
+        self.cost_done += cost
+        self.parts_done += 1
+        spent, elapsed, self.last = now - self.last, now - self.start, now
+        left = elapsed / self.cost_done * (self.cost - self.cost_done)
+        if self.say is not None:
+            release, model = part
+            self.say(
+                f"finder: SGLang {release}, model {model} computed in {spent:.0f} s "
+                f"({self.parts_done} of {parts} parts, {elapsed:.0f} s so far, about "
+                f"{_duration(left)} left, {self.workers} processes)"
+            )
+
+
+def _duration(seconds: float) -> str:
+    minutes, rest = divmod(round(seconds), 60)
+    return f"{minutes} min {rest} s" if minutes else f"{rest} s"
 
 
 def _axes_data(axes: tuple[Axis, ...], initial: dict[str, str]) -> list[dict[str, Any]]:
@@ -368,21 +416,19 @@ def model_menu(release: str, models: Sequence[str]) -> list[dict[str, Any]]:
     ]
 
 
-def generated_files(say: Callable[[str], None] | None = None) -> list[tuple[str, str]]:
-    """Every file the finder adds to the built site, as (path, content): the index of the
-    releases (the initial one first, each with its model menu), then one data file per
-    release and model. `say` gets a line of progress per release."""
-    releases, models = offered_releases(), offered_models()
-    rows = compute_rows(releases, say, models)
-    data = {
-        data_path(r, m): render_finder_script(r, m, finder_data(r, m, rows[r, m]))
-        for r in releases
-        for m in models
-    }
+def part_script(part: Part, rows: list[Row]) -> str:
+    """The data file of one part (a release and a model option) from its rows."""
+    release, model = part
+    return render_finder_script(release, model, finder_data(release, model, rows))
+
+
+def index_script(releases: Sequence[str], models: Sequence[str]) -> str:
+    """The index of the offered releases (the initial one first), each with its model menu
+    and the model it opens on."""
     index = [
         {"release": r, "initial_model": initial_model(r, models), "models": model_menu(r, models)}
         for r in releases
     ]
     script = f"window.{INDEX_GLOBAL} = {json.dumps(index, separators=(',', ':'))};\n"
     comment = "// Generated at site build time by compat.publish.finder; do not edit.\n"
-    return [(INDEX_PATH, comment + script), *data.items()]
+    return comment + script

@@ -1,16 +1,20 @@
 """A disk cache for the finder's data, so that repeated site builds compute it once.
 
-The data is a pure function of the package's code (matrix, releases, guard), so the cache
-key is a digest of every Python source of the package and of the Python version: any edit
-to the package computes afresh. Entries live under `$COMPAT_CACHE_DIR` (default
-`$XDG_CACHE_HOME/attention-compat`, else `~/.cache/attention-compat`), in `finder/`.
+The site build stores each part (a release and a model) under a key of what that part reads
+(`compat.publish.finder_keys`, driven by `compat.publish.finder_build`); `cached` keys a
+whole set of files by every Python source of the package and the Python version instead
+(the tests' sample). Entries live under `$COMPAT_CACHE_DIR` (default
+`$XDG_CACHE_HOME/attention-compat`, else `~/.cache/attention-compat`; the user's own link
+to their own directory is followed), in `finder/`. With no place for it (no `HOME`, a user
+id without a home directory) the build computes everything and says so in one line.
 
 What a cache entry holds is published on the site, so an entry is used only when nobody
 else could have written it and it is what its key promises:
 
-- the cache directory and `finder/` are directories (not links) owned by the user, and
-  neither is writable by the group or others; the entry is a regular file owned by the
-  user, not writable by others;
+- the cache directory and `finder/` are directories (not links, but for the user's own
+  link to the cache directory) owned by the user, and neither is writable by the group or
+  others; the entry is a regular file owned by the user, not writable by others (opened
+  without blocking or following links: a FIFO or a directory is refused, never waited on);
 - the entry names exactly the files the finder generates (relative paths inside the site:
   never a path outside it, never the finder's own script);
 - the entry says which package sources it was computed from (the key), and a digest of the
@@ -48,7 +52,12 @@ FINDER = "finder"
 pages have their own: `compat.publish.page_cache`)."""
 FINDER_KEEP = 8
 """The finder's entries kept: one per state of the package's sources and set of releases
-offered (the tests' sample and the whole site are two), the most recently used."""
+offered, the most recently used."""
+PARTS = "parts"
+"""The folder of the site build's entries, one per part (`compat.publish.finder_build`):
+apart from `FINDER`'s, whose pruning keeps far fewer."""
+PARTS_KEEP = 512
+"""The parts kept, the most recently used: 187 make the whole site, so a few states of it."""
 _ENTRY_NAME = re.compile(r"[0-9a-f]{64}\.json")
 
 Files = list[tuple[str, str]]
@@ -59,12 +68,39 @@ class Untrusted(Exception):
     """Why a cache entry is not used; the message is one line."""
 
 
+class NoCacheDirectory(Untrusted):
+    """There is no place for the cache: no `HOME`, and no home directory for the user id
+    (an arbitrary-UID container); the build computes everything, with one line."""
+
+
 def cache_dir() -> Path:
+    """Where the cache lives; NoCacheDirectory when no place can be named."""
     explicit = os.environ.get(CACHE_VARIABLE)
     if explicit:
         return Path(explicit)
-    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+    base = os.environ.get("XDG_CACHE_HOME")
+    if not base:
+        try:
+            base = str(Path.home() / ".cache")
+        except (RuntimeError, KeyError) as error:
+            raise NoCacheDirectory(
+                f"no cache directory: HOME is unset and user id {os.getuid()} has no home "
+                f"directory ({error}); set {CACHE_VARIABLE}"
+            ) from None
     return Path(base) / "attention-compat"
+
+
+def usable_root(root: Path) -> Path:
+    """`root`, or where it leads when it is the user's own symbolic link (a cache directory
+    kept elsewhere on purpose): the target is then checked as the directory itself would be.
+    A link that someone else made is not followed (`_trusted_directory` refuses it)."""
+    try:
+        info = os.lstat(root)
+    except OSError:
+        return root
+    if stat.S_ISLNK(info.st_mode) and info.st_uid == os.getuid():
+        return Path(os.path.realpath(root))
+    return root
 
 
 def source_digest(package: Path = PACKAGE_DIR) -> str:
@@ -119,20 +155,18 @@ def read_entry(root: Path, key: str, names: Collection[str], kind: str = FINDER)
     """The entry for `key` if it exists and passes every check; None if there is none;
     Untrusted (with the reason) if it exists and fails one. `kind` is the folder of
     `root` that holds such entries."""
+    root = usable_root(root)
     path = _entry_path(root, key, kind)
     try:
         _trusted_directory(root)
         _trusted_directory(path.parent)
-        handle = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+        handle = _open_regular(path, os.O_RDONLY)
     except FileNotFoundError:
         return None
     except OSError as error:
         raise Untrusted(f"cannot read {error.filename or path}: {error.strerror}") from None
     with os.fdopen(handle, "rb") as stream:
-        info = os.fstat(stream.fileno())
-        if not stat.S_ISREG(info.st_mode):
-            raise Untrusted(f"{path} is not a regular file")
-        _owned(path, info, "entry")
+        _owned(path, os.fstat(stream.fileno()), "entry")
         try:
             entry = json.loads(stream.read().decode("utf-8"))
         except (OSError, ValueError) as error:
@@ -142,6 +176,21 @@ def read_entry(root: Path, key: str, names: Collection[str], kind: str = FINDER)
         with suppress(OSError, NotImplementedError):
             os.utime(stream.fileno())
     return files
+
+
+def _open_regular(path: Path, flags: int, mode: int = 0o600) -> int:
+    """A descriptor of `path` opened with `flags`, never blocking (a FIFO planted as an entry
+    would wait for a writer forever) nor following a link; Untrusted unless it is a regular
+    file (a directory or a device is refused before anything reads it)."""
+    extra = getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0)
+    handle = os.open(path, flags | extra, mode)
+    try:
+        if not stat.S_ISREG(os.fstat(handle).st_mode):
+            raise Untrusted(f"{path} is not a regular file")
+    except BaseException:
+        os.close(handle)
+        raise
+    return handle
 
 
 def _checked(path: Path, entry: object, key: str, names: Collection[str]) -> Files:
@@ -173,10 +222,8 @@ def write_entry(
     then delete all but the `keep` most recently used entries of `kind` (the cache would
     otherwise grow by an entry at every edit); raises OSError or Untrusted when the place
     cannot be trusted."""
+    root = made_directories(root, kind)
     path = _entry_path(root, key, kind)
-    for directory in (root, path.parent):
-        directory.mkdir(mode=0o700, parents=True, exist_ok=True)
-        _trusted_directory(directory)
     entry = {"format": FORMAT, "sources": key, "digest": content_digest(key, files)}
     handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".json")
     try:
@@ -187,6 +234,17 @@ def write_entry(
         Path(temporary).unlink(missing_ok=True)
         raise
     _prune(path.parent, keep)
+
+
+def made_directories(root: Path, kind: str) -> Path:
+    """Create the cache directory and its `kind` folder (the user's own, mode 0700) where
+    they are missing, check both, and return the cache directory (a link the user made
+    resolved); OSError or Untrusted when the place cannot be trusted."""
+    root = usable_root(root)
+    for directory in (root, root / kind):
+        directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+        _trusted_directory(directory)
+    return root
 
 
 def _prune(folder: Path, keep: int) -> None:
@@ -213,27 +271,33 @@ def cached(
     current sources passes every check; `say` gets one line when the cache is not used."""
     if os.environ.get(DISABLE_VARIABLE):
         return compute()
-    root, key = cache_dir(), key or entry_key(names)
     tell = say or (lambda line: None)
-    with _computing(root, key):
+    try:
+        root = cache_dir()
+    except NoCacheDirectory as error:
+        tell(f"finder cache not used: {error}")
+        return compute()
+    key = key or entry_key(names)
+    with computing(root, f".{key}.lock"):
         return _cached(compute, names, root, key, tell)
 
 
 @contextmanager
-def _computing(root: Path, key: str) -> Iterator[None]:
-    """Hold the entry's lock while it is read, computed and written, so that builds running
-    side by side (the tests' workers, two builds) compute it once; without a usable lock
-    each computes on its own."""
+def computing(root: Path, lock: str, kind: str = FINDER) -> Iterator[None]:
+    """Hold the lock `lock` of the `kind` folder while entries are read, computed and
+    written, so that builds running side by side (the tests' workers, two builds) compute
+    them once; without a usable lock each computes on its own. The directories are made
+    first: two first builds would otherwise both find none, and neither would lock."""
     try:
         import fcntl
 
-        _trusted_directory(root)
-        _trusted_directory(root / FINDER)
-        handle = os.open(root / FINDER / f".{key}.lock", os.O_RDWR | os.O_CREAT, 0o600)
+        folder = made_directories(root, kind) / kind
+        handle = _open_regular(folder / lock, os.O_RDWR | os.O_CREAT)
     except (ImportError, OSError, Untrusted):
         yield
         return
     try:
+        # Non-blocking descriptor, but flock itself waits: the other build is computing.
         fcntl.flock(handle, fcntl.LOCK_EX)
         yield
     finally:

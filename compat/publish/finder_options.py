@@ -30,10 +30,14 @@ from compat.vocab import terms as vocab
 from compat.vocab.hardware import ComputeCapability
 
 FINDER_RELEASES = tuple(reversed(RELEASE_NAMES))
-"""The releases the finder offers: every modelled one, newest first (the initial selection)."""
+"""The releases the published finder offers: every modelled one, newest first (the initial
+selection)."""
+DEFAULT_RELEASES = (NEWEST,)
+"""The releases a build offers unless told otherwise: the newest alone (every release costs
+minutes of CPU; `compat check --sglang-version` answers the same for any of them)."""
 RELEASES_VARIABLE = "COMPAT_FINDER_RELEASES"
-"""Names the releases a build offers (comma-separated, kept newest first); unset or `all`:
-every one. For a quicker build while editing, and for the tests' sample of releases."""
+"""Names the releases a build offers (comma-separated, kept newest first); `all`: every one
+(the published site); unset: `DEFAULT_RELEASES`. Fewer for the tests' sample of releases."""
 MODELS_VARIABLE = "COMPAT_FINDER_MODELS"
 """Names the model menu's options a build offers (their values, comma-separated, kept in
 menu order); unset or `all`: every one."""
@@ -283,9 +287,12 @@ def foreign_backends(release: str) -> list[list[int]]:
 
 
 def offered_releases() -> tuple[str, ...]:
-    """The releases this build offers, newest first: `FINDER_RELEASES`, or those that
-    `COMPAT_FINDER_RELEASES` names; ValueError (one line, the choices) for an unknown one."""
-    return _offered(RELEASES_VARIABLE, FINDER_RELEASES, "a modelled release", RELEASE_NAMES)
+    """The releases this build offers, newest first: `DEFAULT_RELEASES`, or those that
+    `COMPAT_FINDER_RELEASES` names (`all`: `FINDER_RELEASES`); ValueError (one line, the
+    choices) for an unknown one."""
+    return _offered(
+        RELEASES_VARIABLE, FINDER_RELEASES, "a modelled release", RELEASE_NAMES, DEFAULT_RELEASES
+    )
 
 
 def offered_models() -> tuple[str, ...]:
@@ -297,13 +304,20 @@ def offered_models() -> tuple[str, ...]:
 
 
 def _offered(
-    variable: str, every: tuple[str, ...], what: str, listed: Sequence[str] = ()
+    variable: str,
+    every: tuple[str, ...],
+    what: str,
+    listed: Sequence[str] = (),
+    default: tuple[str, ...] | None = None,
 ) -> tuple[str, ...]:
-    """The values of `every` that `variable` names (all when unset); `listed`: the choices
-    in the order the error names them (default: `every`'s)."""
+    """The values of `every` that `variable` names (`all`: every one; unset: `default`,
+    else every one); `listed`: the choices in the order the error names them (default:
+    `every`'s)."""
     wanted = os.environ.get(variable, "").strip()
-    if wanted in ("", "all"):
+    if wanted == "all" or (not wanted and default is None):
         return every
+    if not wanted:
+        return default or every
     names = {name.strip() for name in wanted.split(",") if name.strip()}
     unknown = sorted(names - set(every))
     if unknown or not names:

@@ -103,7 +103,7 @@ def on_files(files: Files, config: MkDocsConfig) -> Files:
     """Add the finder's release index and one data script per release, freshly computed
     from the matrix and the guard; refuse a committed copy of any of them."""
     from compat.publish import finder
-    from compat.publish.finder_cache import cached
+    from compat.publish.finder_build import site_files
 
     try:
         names = finder.generated_names()
@@ -116,12 +116,9 @@ def on_files(files: Files, config: MkDocsConfig) -> Files:
                 "generated at build time. Delete the file."
             )
 
-    # INFO, not WARNING: a cache that is not used is no fault of the site (strict mode
-    # fails on warnings), but the build says why it computes afresh.
-    def compute() -> list[tuple[str, str]]:
-        return finder.generated_files(say=_LOG.info)
-
-    for path, content in cached(compute, names, say=_LOG.info):
+    # INFO, not WARNING: progress, and a cache that is not used, are no fault of the site
+    # (strict mode fails on warnings).
+    for path, content in site_files(say=_LOG.info):
         if path not in names:  # the cache checks this already; a site file is never replaced
             raise PluginError(f"the finder's data names a file it does not generate: {path!r}")
         files.append(File.generated(config, path, content=content))
@@ -129,8 +126,17 @@ def on_files(files: Files, config: MkDocsConfig) -> Files:
 
 
 def on_page_markdown(markdown: str, page: Page, config: MkDocsConfig, files: Files) -> str:
-    """Convert the page from the page cache when nothing its conversion reads has changed."""
+    """Name the finder's releases on its page; convert each page from the page cache when
+    nothing its conversion reads has changed."""
+    from compat.publish.finder_build import name_offered
     from compat.publish.page_cache import convert_once
+    from compat.publish.pages import FINDER_PATH
 
+    if page.file.src_uri == FINDER_PATH.name:  # it names the releases this build offers
+        try:
+            markdown = name_offered(markdown)
+        except ValueError as error:
+            raise PluginError(str(error)) from None
+    page.markdown = markdown  # what the conversion (and its cache key) reads
     convert_once(page, say=_LOG.info)
     return markdown

@@ -63,7 +63,12 @@ def convert_once(page: Page, say: Say | None = None) -> None:
     convert = page.render
 
     def render(config: MkDocsConfig, files: Files) -> None:
-        root, key = cache_dir(), conversion_key(page, config, files)
+        try:
+            root = cache_dir()
+        except Untrusted:  # no place for a cache: the finder's build says so once
+            convert(config, files)
+            return
+        key = conversion_key(page, config, files)
         try:
             stored = read_entry(root, key, _PARTS, kind=PAGES)
         except Untrusted as error:

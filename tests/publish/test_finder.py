@@ -32,12 +32,11 @@ from compat.publish.finder import (
     data_key,
     data_path,
     finding_order,
-    generated_files,
     generated_names,
     render_finder_data,
     render_finder_script,
 )
-from compat.publish.finder_cache import cached
+from compat.publish.finder_build import site_files
 from compat.publish.finder_options import (
     AXIS_ORDER,
     FINDER_RELEASES,
@@ -70,12 +69,13 @@ holds it."""
 @cache
 def _site_files() -> dict[str, str]:
     """The finder's files for the sample releases and models, as the site build gets them:
-    computed once per version of the package, through the build cache (fresh by its key;
-    the determinism test below recomputes one from scratch and compares)."""
+    each part computed once per state of what it reads, through the build cache (the
+    site builds of the tests share the entries; the determinism test below recomputes one
+    from scratch and compares)."""
     saved = {name: os.environ.get(name) for name in (RELEASES_VARIABLE, MODELS_VARIABLE)}
     os.environ.update({name: sample_env()[name] for name in saved})
     try:
-        return dict(cached(generated_files, generated_names()))
+        return dict(site_files(lambda line: None))
     finally:
         for name, value in saved.items():
             if value is None:
@@ -289,7 +289,7 @@ def test_option_space_follows_the_release(release: str) -> None:
 def test_every_modelled_release_is_offered_newest_first(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.delenv(RELEASES_VARIABLE, raising=False)
+    monkeypatch.setenv(RELEASES_VARIABLE, "all")
     monkeypatch.delenv(MODELS_VARIABLE, raising=False)
     assert offered_releases() == FINDER_RELEASES == tuple(reversed(RELEASE_NAMES))
     assert len(FINDER_RELEASES) == len(RELEASES) and FINDER_RELEASES[0] == NEWEST
@@ -297,6 +297,10 @@ def test_every_modelled_release_is_offered_newest_first(
     assert models == ("mha", "mla", *(name.lower() for name in NAMED_MODELS))
     files = [data_path(r, m) for r in FINDER_RELEASES for m in models]
     assert generated_names() == (INDEX_PATH, *files)
+    # Unset, a build offers the newest release alone, with every model.
+    monkeypatch.delenv(RELEASES_VARIABLE)
+    assert offered_releases() == (NEWEST,)
+    assert generated_names() == (INDEX_PATH, *(data_path(NEWEST, m) for m in models))
     # Fewer models too (kept in menu order); an unknown one is refused in one line.
     monkeypatch.setenv(MODELS_VARIABLE, "gpt-oss-120b,mha")
     assert offered_models() == ("mha", "gpt-oss-120b")
@@ -633,26 +637,24 @@ def _one_row_a_part(release: str, model: int, hardware: int) -> list[Row]:
     return [Row((), "", (release, str(model * 100 + hardware)), None)]
 
 
-def test_computing_says_each_release_as_it_is_done(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The build takes minutes for every release: it tells the builder each one as it is
-    done, newest first, and the parts come back in order whichever process computed them."""
+def test_computing_says_each_part_as_it_is_done(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The build takes minutes for every release: it tells the builder each part (a release
+    and a model) as it is done, newest first, and the parts come back in order whichever
+    process computed them."""
     monkeypatch.setattr(finder, "release_rows", _one_row_a_part)
     said: list[str] = []
     rows = finder.compute_rows(["0.5.23", "0.5.15", "0.5.7"], said.append)
-    assert [line.split("SGLang ", 1)[1].split("'", 1)[0] for line in said] == [
-        "0.5.23",
-        "0.5.15",
-        "0.5.7",
-    ]
-    assert [line.split("(", 1)[1].split(" releases", 1)[0] for line in said] == [
-        "1 of 3",
-        "2 of 3",
-        "3 of 3",
-    ]
-    assert list(rows) == [
+    parts = [
         (release, option.value)
         for release in ("0.5.23", "0.5.15", "0.5.7")
         for option in finder_options(release)[0].options
+    ]
+    assert list(rows) == parts
+    assert [line.split("SGLang ", 1)[1].split(" computed", 1)[0] for line in said] == [
+        f"{release}, model {model}" for release, model in parts
+    ]
+    assert [line.split("(", 1)[1].split(" parts", 1)[0] for line in said] == [
+        f"{number} of {len(parts)}" for number in range(1, len(parts) + 1)
     ]
     for (release, model), part in rows.items():
         axes = finder_options(release)

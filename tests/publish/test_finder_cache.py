@@ -39,7 +39,9 @@ def _counting(
     return calls, compute
 
 
-def _plant(root: Path, key: str, files: finder_cache.Files, **changes: object) -> Path:
+def _plant(
+    root: Path, key: str, files: finder_cache.Files, kind: str = "finder", **changes: object
+) -> Path:
     """An entry as a writer that knows the format would leave it: a correct digest of what
     it holds unless `changes` say otherwise."""
     entry = {
@@ -48,7 +50,7 @@ def _plant(root: Path, key: str, files: finder_cache.Files, **changes: object) -
         "digest": finder_cache.content_digest(key, files),
         "files": files,
     }
-    path = root / "finder" / f"{key}.json"
+    path = root / kind / f"{key}.json"
     path.parent.mkdir(parents=True, exist_ok=True)
     for directory in (root, path.parent):
         directory.chmod(0o700)
@@ -229,18 +231,27 @@ def test_the_site_build_adds_only_the_finders_files(
     from mkdocs.structure.files import Files
     from paths import ROOT
 
+    from compat.publish import finder_build, finder_keys
+
+    monkeypatch.setenv("COMPAT_FINDER_MODELS", "mha")
     names = finder.generated_names()
-    fresh = [(name, f"// fresh {name}\n") for name in names]
-    monkeypatch.setattr(finder, "generated_files", lambda say=None: fresh)
-    key = finder_cache.entry_key(names)
+    part = (finder.offered_releases()[0], "mha")
+    name = finder.data_path(*part)
+    assert names == (finder.INDEX_PATH, name)
+    fresh = f"// fresh {name}\n"
+    monkeypatch.setattr(
+        finder_build.finder, "stream_rows", lambda parts, say=None: ((p, []) for p in parts)
+    )
+    monkeypatch.setattr(finder_build.finder, "part_script", lambda part, rows: fresh)
     outside = tmp_path / "outside.js"
     _plant(
         _cache_in,
-        key,
-        [*[(n, "planted") for n in names], (str(outside), "x"), ("javascripts/finder.js", "x")],
+        finder_keys.part_key(*part),
+        [(name, "planted"), (str(outside), "x"), ("javascripts/finder.js", "x")],
+        kind=finder_cache.PARTS,
     )
     config = load_config(str(ROOT / "mkdocs.yml"), site_dir=str(tmp_path / "site"))
     files = config.plugins.on_files(Files([]), config=config)
     added = {f.src_uri: f.content_string for f in files if f.generated_by}
-    assert added == dict(fresh)
+    assert set(added) == set(names) and added[name] == fresh
     assert not outside.exists()

@@ -7,6 +7,8 @@ incompatible combination; `enforce()` is the engine-side wrapper that raises.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
+from typing import TYPE_CHECKING
 
 from compat.claim import words as wording
 from compat.claim.backends import Backend
@@ -44,7 +46,10 @@ from compat.guard.report import (
 from compat.guard.resolve import phase_flag, resolve_applying
 from compat.inputs.config import AttentionConfig, Parsed
 from compat.releases import release_matrix
-from compat.vocab.terms import Phase, Platform, SpeculativeAttentionMode
+from compat.vocab.terms import Phase, Platform, Severity, SpeculativeAttentionMode
+
+if TYPE_CHECKING:
+    from compat.guard.audit_facts import Dispute
 
 
 def check(config: AttentionConfig, matrix: Matrix | None = None) -> Report:
@@ -59,6 +64,7 @@ def check(config: AttentionConfig, matrix: Matrix | None = None) -> Report:
             "AttentionConfig(...)"
         )
     parsed = config.parsed
+    own_matrix = matrix is None
     if matrix is None:
         matrix = release_matrix(parsed.release.release)
     compiled = compiled_guard(matrix)
@@ -78,6 +84,8 @@ def check(config: AttentionConfig, matrix: Matrix | None = None) -> Report:
     release = parsed.release
     if applied or release.backend_build:
         _mark_enforcement(findings, applied, release, compiled.findings)
+    if own_matrix and any(f.severity is Severity.ERROR for f in findings):
+        _mark_disputes(findings, resolved, release.release, compiled.findings)
     unmodelled = parsed.unmodelled_release
     if unmodelled is not None:  # every answer says which release it is for
         findings.append(unmodelled_release_finding(unmodelled, release.release))
@@ -116,6 +124,43 @@ def _mark_enforcement(
             findings[index] = memo.retagged(finding, Enforcement.STARTUP)
         elif (finding.rule, finding.backend or "") in build:
             findings[index] = memo.retagged(finding, Enforcement.BACKEND_BUILD)
+
+
+def _mark_disputes(
+    findings: list[Finding], resolved: Resolved, release: str, memo: FindingMemo
+) -> None:
+    """A documented ❌ that the release's own code accepts (a disputed cell, `compat audit`)
+    is a warning naming the evidence, never a refusal: the code decides. In place."""
+    from compat.guard.audit import disputed_no
+
+    disputed = disputed_no(release)
+    if not disputed:
+        return
+    for index, finding in enumerate(findings):
+        if finding.severity is not Severity.ERROR or finding.enforced is not Enforcement.DOCUMENTED:
+            continue
+        for setting in _settings(resolved):
+            dispute = disputed.get((resolved.arch, finding.backend or "", finding.rule, setting))
+            if dispute is not None:
+                findings[index] = memo.finding(_disputed_finding, (finding, dispute), finding,
+                                               dispute)  # fmt: skip
+                break
+
+
+def _settings(resolved: Resolved) -> tuple[str, ...]:
+    """The settings a disputed cell may be keyed on (as `Trigger.setting` words them)."""
+    settings = [f"--kv-cache-dtype {resolved.kv_dtype.value}"]
+    if resolved.topk is not None:
+        settings.append(f"--speculative-eagle-topk {resolved.topk}")
+    return tuple(settings)
+
+
+def _disputed_finding(finding: Finding, dispute: Dispute) -> Finding:
+    return replace(
+        finding,
+        severity=Severity.WARNING,
+        message=f"{finding.message}. {dispute.summary}: the code decides, so this is a warning",
+    )
 
 
 BOTH_PHASES = (Phase.PREFILL, Phase.DECODE)

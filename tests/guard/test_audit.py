@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 
+import msgspec
 import pytest
 
 from compat.claim.cells import CellKind
@@ -178,8 +179,9 @@ def test_a_disputed_no_is_a_warning_naming_the_evidence_and_others_still_refuse(
     assert report.ok
     warned = [f for f in report.warnings if f.rule == dispute.column.rule_id]
     assert warned and dispute.site is not None and dispute.site in warned[0].message
-    # Judged on the page's word alone (a matrix given), the same ❌ is still a refusal.
-    strict = check(AttentionConfig(**fields), release_matrix("0.5.7"))  # type: ignore[arg-type]
+    # Judged on the page's word alone (another matrix: a copy), the same ❌ is a refusal.
+    copy = msgspec.structs.replace(release_matrix("0.5.7"))
+    strict = check(AttentionConfig(**fields), copy)  # type: ignore[arg-type]
     assert not strict.ok
     assert any(f.rule == dispute.column.rule_id for f in strict.errors)
     # A documented ❌ that no check of the code accepts keeps refusing.

@@ -310,25 +310,25 @@ def _refused_launch(
     return None
 
 
-_DISPUTED_NO: dict[str, Mapping[tuple[Arch, str, str, str], Dispute]] = {}
+DisputedNo = Mapping[tuple[Arch, str, str], tuple[tuple[str, Dispute], ...]]
+"""(architecture, backend, the column's rule id) -> (the setting that meets it, the dispute)."""
+
+DISPUTED_NO: dict[str, DisputedNo] = {}
+"""Each release's disputed ❌ cells, once computed: `check()` reads it with one lookup."""
 
 
-def disputed_no(release: str) -> Mapping[tuple[Arch, str, str, str], Dispute]:
-    """The disputed ❌ cells of `release`, by (architecture, backend, the column's rule id,
-    the setting that meets it): what the default policy warns about instead of refusing.
-    Empty while `release` is being audited (its launches are judged on the page's word)."""
+def disputed_no(release: str) -> DisputedNo:
+    """The disputed ❌ cells of `release`: what the default policy warns about instead of
+    refusing. Empty, and not kept, while `release` is being audited (its launches are then
+    judged on the page's word)."""
     if release in _AUDITING:
         return {}
-    known = _DISPUTED_NO.get(release)
+    known = DISPUTED_NO.get(release)
     if known is None:
-        known = _DISPUTED_NO[release] = _disputed_no(release)
+        found: dict[tuple[Arch, str, str], tuple[tuple[str, Dispute], ...]] = {}
+        for d in audit(release):
+            if d.verdict is CodeVerdict.RUNS:
+                key = (d.arch, d.backend, d.column.rule_id)
+                found[key] = found.get(key, ()) + tuple((run.setting, d) for run in d.launches)
+        known = DISPUTED_NO[release] = found
     return known
-
-
-def _disputed_no(release: str) -> Mapping[tuple[Arch, str, str, str], Dispute]:
-    return {
-        (d.arch, d.backend, d.column.rule_id, launch.setting): d
-        for d in audit(release)
-        if d.verdict is CodeVerdict.RUNS
-        for launch in d.launches
-    }

@@ -16,6 +16,7 @@ from compat.claim.cells import PlatformSupport
 from compat.claim.matrix import ArchStatus, Matrix
 from compat.claim.rules import Breach
 from compat.engine.rules import ReleaseRules
+from compat.guard.audit import DISPUTED_NO, disputed_no
 from compat.guard.findings import (
     arch_finding,
     capability_finding,
@@ -49,6 +50,7 @@ from compat.releases import release_matrix
 from compat.vocab.terms import Phase, Platform, Severity, SpeculativeAttentionMode
 
 if TYPE_CHECKING:
+    from compat.guard.audit import DisputedNo
     from compat.guard.audit_facts import Dispute
 
 
@@ -86,8 +88,13 @@ def check(config: AttentionConfig, matrix: Matrix | None = None) -> Report:
     release = parsed.release
     if applied or release.backend_build:
         _mark_enforcement(findings, applied, release, compiled.findings)
-    if own_matrix and any(f.severity is Severity.ERROR for f in findings):
-        _mark_disputes(findings, resolved, release.release, compiled.findings)
+    if own_matrix:
+        # One lookup once the release's disputes are known (most releases have none).
+        disputed = DISPUTED_NO.get(release.release)
+        if disputed is None and any(f.severity is Severity.ERROR for f in findings):
+            disputed = disputed_no(release.release)
+        if disputed:
+            _mark_disputes(findings, resolved, disputed)
     unmodelled = parsed.unmodelled_release
     if unmodelled is not None:  # every answer says which release it is for
         findings.append(unmodelled_release_finding(unmodelled, release.release))
@@ -128,25 +135,31 @@ def _mark_enforcement(
             findings[index] = memo.retagged(finding, Enforcement.BACKEND_BUILD)
 
 
-def _mark_disputes(
-    findings: list[Finding], resolved: Resolved, release: str, memo: FindingMemo
-) -> None:
+def _mark_disputes(findings: list[Finding], resolved: Resolved, disputed: DisputedNo) -> None:
     """A documented ❌ that the release's own code accepts (a disputed cell, `compat audit`)
     is a warning naming the evidence, never a refusal: the code decides. In place."""
-    from compat.guard.audit import disputed_no
-
-    disputed = disputed_no(release)
-    if not disputed:
-        return
+    arch = resolved.arch
     for index, finding in enumerate(findings):
         if finding.severity is not Severity.ERROR or finding.enforced is not Enforcement.DOCUMENTED:
             continue
-        for setting in _settings(resolved):
-            dispute = disputed.get((resolved.arch, finding.backend or "", finding.rule, setting))
-            if dispute is not None:
-                findings[index] = memo.finding(_disputed_finding, (finding, dispute), finding,
-                                               dispute)  # fmt: skip
-                break
+        cases = disputed.get((arch, finding.backend or "", finding.rule))
+        if cases is None:
+            continue
+        # Keyed by identity, as `FindingMemo.retagged`: the findings are the memo's own
+        # objects, and the entry keeps the original alive so its id names no other.
+        known = _DISPUTED_FINDINGS.get(id(finding))
+        if known is None:
+            settings = _settings(resolved)
+            dispute = next((d for setting, d in cases if setting in settings), None)
+            if dispute is None:
+                continue
+            if len(_DISPUTED_FINDINGS) >= MEMO_LIMIT:
+                _DISPUTED_FINDINGS.clear()
+            known = _DISPUTED_FINDINGS[id(finding)] = (finding, _disputed_finding(finding, dispute))
+        findings[index] = known[1]
+
+
+_DISPUTED_FINDINGS: dict[int, tuple[Finding, Finding]] = {}
 
 
 def _settings(resolved: Resolved) -> tuple[str, ...]:

@@ -67,8 +67,9 @@ def check(config: AttentionConfig, matrix: Matrix | None = None) -> Report:
         )
     parsed = config.parsed
     own = release_matrix(parsed.release.release)
-    # The release's own page: its disputed cells are the code's to decide (`compat audit`).
-    own_matrix = matrix is None or matrix is own
+    # The release's own page (or an equal copy): its disputed cells are the code's to
+    # decide (`compat audit`); another page is judged on its word alone.
+    own_matrix = matrix is None or matrix is own or _same_page(matrix, own)
     if matrix is None:
         matrix = own
     compiled = compiled_guard(matrix)
@@ -133,6 +134,16 @@ def _mark_enforcement(
             findings[index] = memo.retagged(finding, Enforcement.STARTUP)
         elif (finding.rule, finding.backend or "") in build:
             findings[index] = memo.retagged(finding, Enforcement.BACKEND_BUILD)
+
+
+def _same_page(matrix: Matrix, own: Matrix) -> bool:
+    """Whether `matrix` states what the release's own page states, compared once per
+    matrix (a copy of it does; one with a cell changed does not)."""
+    key = ("same-page", id(own))
+    known = matrix.derived.get(key)
+    if not isinstance(known, bool):
+        known = matrix.derived[key] = matrix == own
+    return known
 
 
 def _mark_disputes(findings: list[Finding], resolved: Resolved, disputed: DisputedNo) -> None:

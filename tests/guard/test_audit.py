@@ -8,6 +8,7 @@ import re
 import msgspec
 import pytest
 
+from compat.claim.baseline import MATRIX
 from compat.claim.cells import CellKind
 from compat.claim.columns import ColumnId
 from compat.claim.matrix import Matrix
@@ -179,9 +180,13 @@ def test_a_disputed_no_is_a_warning_naming_the_evidence_and_others_still_refuse(
     assert report.ok
     warned = [f for f in report.warnings if f.rule == dispute.column.rule_id]
     assert warned and dispute.site is not None and dispute.site in warned[0].message
-    # Judged on the page's word alone (another matrix: a copy), the same ❌ is a refusal.
+    # A copy of the page is the page: the same warning.
     copy = msgspec.structs.replace(release_matrix("0.5.7"))
-    strict = check(AttentionConfig(**fields), copy)  # type: ignore[arg-type]
+    assert check(AttentionConfig(**fields), copy).ok  # type: ignore[arg-type]
+    # Another page (the baseline restated, which is not 0.5.7's folded page) judges on its
+    # word alone: the same ❌ is a refusal there.
+    assert release_matrix("0.5.7") != MATRIX
+    strict = check(AttentionConfig(**fields), MATRIX)  # type: ignore[arg-type]
     assert not strict.ok
     assert any(f.rule == dispute.column.rule_id for f in strict.errors)
     # A documented ❌ that no check of the code accepts keeps refusing.

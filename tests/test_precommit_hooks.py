@@ -16,6 +16,8 @@ from paths import ROOT
 
 HOOKS_FILE = ROOT / ".pre-commit-hooks.yaml"
 EXPECTED = {"compat-docs": "compat docs --check", "compat-export": "compat export --check"}
+# The hook an SGLang checkout runs on its own page: given the page's path.
+SGLANG_PAGE = ("compat-sglang-page", "compat docs --sglang-mdx --check")
 
 
 def _scalar(text: str) -> Any:
@@ -65,7 +67,7 @@ HOOKS = {hook["id"]: hook for hook in load_hooks()}
 
 
 def test_the_hooks_file_declares_both_hooks() -> None:
-    assert set(HOOKS) == set(EXPECTED)
+    assert set(HOOKS) == {*EXPECTED, SGLANG_PAGE[0]}
     for hook_id, entry in EXPECTED.items():
         hook = HOOKS[hook_id]
         assert hook["entry"] == entry
@@ -136,3 +138,25 @@ def test_each_hook_fails_on_a_stale_copy(hook_id: str, tmp_path: Path) -> None:
     assert done.returncode == 1, done.stdout + done.stderr
     assert "stale" in done.stdout
     assert "hand edit" in done.stdout
+
+
+def test_the_sglang_page_hook_checks_the_page_it_is_given(tmp_path: Path) -> None:
+    """From an SGLang checkout: the page's path is passed; its tables pass when they equal
+    the newest release's matrix and fail, naming the cell, when one differs."""
+    hook_id, entry = SGLANG_PAGE
+    hook = HOOKS[hook_id]
+    assert hook["entry"] == entry and hook["pass_filenames"] is True
+    assert re.search(hook["files"], "docs/docs/advanced_features/attention_backend.mdx")
+    from compat.publish.sglang_page import render
+    from compat.releases import NEWEST
+
+    page = tmp_path / "attention_backend.mdx"
+    page.write_text("---\ntitle: x\n---\n\n" + render(NEWEST), encoding="utf-8")
+    done = run_entry(hook_id, str(page))
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "cell for cell" in done.stdout
+    text = page.read_text(encoding="utf-8")
+    cell = ">✅</td>"
+    page.write_text(text.replace(cell, ">❌</td>", 1), encoding="utf-8")
+    done = run_entry(hook_id, str(page))
+    assert done.returncode == 1 and "'❌', not '✅'" in done.stdout

@@ -21,6 +21,7 @@ from compat.vocab.spelling import closest, did_you_mean
 
 # Subcommand name -> module in this package that defines `register(subparsers)`.
 COMMANDS: dict[str, str] = {
+    "audit": "audit",
     "check": "check",
     "diff": "diff",
     "docs": "docs",

@@ -22,8 +22,22 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
     )
     parser.add_argument(
         "--check",
-        action="store_true",
-        help="write nothing; show a diff and exit 1 when the page is stale",
+        nargs="?",
+        const=True,
+        default=False,
+        metavar="PATH",
+        help="write nothing; show a diff and exit 1 when the page is stale (with "
+        "--sglang-mdx: PATH is SGLang's own attention page, e.g. from an SGLang checkout)",
+    )
+    parser.add_argument(
+        "--sglang-mdx",
+        nargs="?",
+        const="",
+        default=None,
+        metavar="RELEASE",
+        help="print the MHA and MLA tables and the FA4 + KV4 note of RELEASE (default: the "
+        "newest modelled) in the format of SGLang's own page at that release (Mintlify JSX, "
+        "or Markdown before the move); with --check PATH, compare PATH's tables cell for cell",
     )
     parser.add_argument(
         "--root",
@@ -46,6 +60,11 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.sglang_mdx is not None:
+        return _sglang_page(args.sglang_mdx, args.check)
+    if isinstance(args.check, str):
+        print("compat docs: --check PATH goes with --sglang-mdx", file=sys.stderr)
+        return 2
     # Imported here so that other subcommands never load Jinja.
     from compat.publish.pages import GENERATED_MARKER, TemplateError, render_pages
 
@@ -95,6 +114,38 @@ def run(args: argparse.Namespace) -> int:
     fresh = len(pages) - len(written)
     if fresh:
         print(f"{fresh} of {len(pages)} pages are up to date")
+    return 0
+
+
+def _sglang_page(release: str, check: bool | str) -> int:
+    """SGLang's page tables for `release`: printed, or compared with the page at `check`."""
+    from compat.publish.sglang_page import differences, render
+    from compat.releases import NEWEST, UnknownReleaseError, release_rules
+
+    try:
+        name = release_rules(release or NEWEST).release
+    except UnknownReleaseError as error:
+        print(f"compat docs: --sglang-mdx: {error}", file=sys.stderr)
+        return 2
+    text = render(name)
+    if check is False:
+        sys.stdout.write(text)
+        return 0
+    if check is True:
+        print("compat docs: --sglang-mdx --check needs the PATH of the page", file=sys.stderr)
+        return 2
+    try:
+        page = Path(check).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        print(f"compat docs: cannot read {check}: {error}", file=sys.stderr)
+        return 2
+    problems = differences(text, page)
+    for problem in problems:
+        print(f"{check}: {problem}")
+    if problems:
+        print(f"{check}: its tables differ from SGLang {name}'s matrix in {len(problems)} places")
+        return 1
+    print(f"{check}: its tables equal SGLang {name}'s matrix, cell for cell")
     return 0
 
 

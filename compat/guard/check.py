@@ -7,6 +7,8 @@ incompatible combination; `enforce()` is the engine-side wrapper that raises.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
+from typing import TYPE_CHECKING
 
 from compat.claim import words as wording
 from compat.claim.backends import Backend
@@ -14,6 +16,7 @@ from compat.claim.cells import PlatformSupport
 from compat.claim.matrix import ArchStatus, Matrix
 from compat.claim.rules import Breach
 from compat.engine.rules import ReleaseRules
+from compat.guard.audit import DISPUTED_NO, disputed_no
 from compat.guard.findings import (
     arch_finding,
     capability_finding,
@@ -44,7 +47,11 @@ from compat.guard.report import (
 from compat.guard.resolve import phase_flag, resolve_applying
 from compat.inputs.config import AttentionConfig, Parsed
 from compat.releases import release_matrix
-from compat.vocab.terms import Phase, Platform, SpeculativeAttentionMode
+from compat.vocab.terms import Phase, Platform, Severity, SpeculativeAttentionMode
+
+if TYPE_CHECKING:
+    from compat.guard.audit import DisputedNo
+    from compat.guard.audit_facts import Dispute
 
 
 def check(config: AttentionConfig, matrix: Matrix | None = None) -> Report:
@@ -59,8 +66,12 @@ def check(config: AttentionConfig, matrix: Matrix | None = None) -> Report:
             "AttentionConfig(...)"
         )
     parsed = config.parsed
+    own = release_matrix(parsed.release.release)
+    # The release's own page (or an equal copy): its disputed cells are the code's to
+    # decide (`compat audit`); another page is judged on its word alone.
+    own_matrix = matrix is None or matrix is own or _same_page(matrix, own)
     if matrix is None:
-        matrix = release_matrix(parsed.release.release)
+        matrix = own
     compiled = compiled_guard(matrix)
     findings: list[Finding] = []
     resolved, applied = resolve_applying(parsed, findings, matrix)
@@ -78,6 +89,13 @@ def check(config: AttentionConfig, matrix: Matrix | None = None) -> Report:
     release = parsed.release
     if applied or release.backend_build:
         _mark_enforcement(findings, applied, release, compiled.findings)
+    if own_matrix:
+        # One lookup once the release's disputes are known (most releases have none).
+        disputed = DISPUTED_NO.get(release.release)
+        if disputed is None and any(f.severity is Severity.ERROR for f in findings):
+            disputed = disputed_no(release.release)
+        if disputed:
+            _mark_disputes(findings, resolved, disputed)
     unmodelled = parsed.unmodelled_release
     if unmodelled is not None:  # every answer says which release it is for
         findings.append(unmodelled_release_finding(unmodelled, release.release))
@@ -116,6 +134,59 @@ def _mark_enforcement(
             findings[index] = memo.retagged(finding, Enforcement.STARTUP)
         elif (finding.rule, finding.backend or "") in build:
             findings[index] = memo.retagged(finding, Enforcement.BACKEND_BUILD)
+
+
+def _same_page(matrix: Matrix, own: Matrix) -> bool:
+    """Whether `matrix` states what the release's own page states, compared once per
+    matrix (a copy of it does; one with a cell changed does not)."""
+    key = ("same-page", id(own))
+    known = matrix.derived.get(key)
+    if not isinstance(known, bool):
+        known = matrix.derived[key] = matrix == own
+    return known
+
+
+def _mark_disputes(findings: list[Finding], resolved: Resolved, disputed: DisputedNo) -> None:
+    """A documented ❌ that the release's own code accepts (a disputed cell, `compat audit`)
+    is a warning naming the evidence, never a refusal: the code decides. In place."""
+    arch = resolved.arch
+    for index, finding in enumerate(findings):
+        if finding.severity is not Severity.ERROR or finding.enforced is not Enforcement.DOCUMENTED:
+            continue
+        cases = disputed.get((arch, finding.backend or "", finding.rule))
+        if cases is None:
+            continue
+        # Keyed by identity, as `FindingMemo.retagged`: the findings are the memo's own
+        # objects, and the entry keeps the original alive so its id names no other.
+        known = _DISPUTED_FINDINGS.get(id(finding))
+        if known is None:
+            settings = _settings(resolved)
+            dispute = next((d for setting, d in cases if setting in settings), None)
+            if dispute is None:
+                continue
+            if len(_DISPUTED_FINDINGS) >= MEMO_LIMIT:
+                _DISPUTED_FINDINGS.clear()
+            known = _DISPUTED_FINDINGS[id(finding)] = (finding, _disputed_finding(finding, dispute))
+        findings[index] = known[1]
+
+
+_DISPUTED_FINDINGS: dict[int, tuple[Finding, Finding]] = {}
+
+
+def _settings(resolved: Resolved) -> tuple[str, ...]:
+    """The settings a disputed cell may be keyed on (as `Trigger.setting` words them)."""
+    settings = [f"--kv-cache-dtype {resolved.kv_dtype.value}"]
+    if resolved.topk is not None:
+        settings.append(f"--speculative-eagle-topk {resolved.topk}")
+    return tuple(settings)
+
+
+def _disputed_finding(finding: Finding, dispute: Dispute) -> Finding:
+    return replace(
+        finding,
+        severity=Severity.WARNING,
+        message=f"{finding.message}. {dispute.summary}: the code decides, so this is a warning",
+    )
 
 
 BOTH_PHASES = (Phase.PREFILL, Phase.DECODE)

@@ -15,7 +15,9 @@ class Policy(Enum):
     """What a launch the matrix finds incompatible gets."""
 
     DOCUMENTED = "documented"
-    """Refused when the page documents it as unsupported (the default)."""
+    """Refused when the page documents it as unsupported (the default); except a disputed
+    ❌, a cell the release's own code accepts (`compat audit`): `check()` reports it as a
+    warning naming that code, so the code decides."""
     PARITY = "parity"
     """Refused only when SGLang's own start-up code refuses it."""
     WARN = "warn"

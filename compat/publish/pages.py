@@ -22,13 +22,15 @@ from compat.claim.cells import CellKind
 from compat.claim.columns import ColumnId
 from compat.claim.matrix import Matrix, Row
 from compat.engine.rules import ReleaseRules
+from compat.guard.audit import audit
+from compat.guard.audit_facts import Dispute
 from compat.inputs.config import AttentionConfig
 from compat.inputs.gpus import GPUS
 from compat.publish import changes_text as release_text
 from compat.publish.changes_text import ReleaseNews
 from compat.publish.filters import FILTERS
 from compat.publish.outputs import package_templates
-from compat.publish.tables import TABLE_FILTERS
+from compat.publish.tables import DISPUTE_MARK, TABLE_FILTERS
 from compat.publish.templating import ConfinedLoader, Sandbox, render
 from compat.releases import NEWEST, RELEASE_NAMES, RELEASES, release_matrix
 from compat.vocab.evidence import Evidence
@@ -163,6 +165,8 @@ class PageView:
     """The page the tables restate: the source of every cell without its own."""
     baseline: Evidence
     """The PR #14467 page every release's tables start from."""
+    disputes: tuple[Dispute, ...] = ()
+    """The cells the release's own code contradicts (`compat audit`), in page order."""
 
 
 def _examples(matrix: Matrix, release: str) -> tuple[CheckedExample, ...]:
@@ -212,7 +216,19 @@ def build_page(
         spec_mode_default=str(default),
         page_source=matrix.tables[0].evidence,
         baseline=release_matrix(RELEASE_NAMES[0]).tables[0].evidence,
+        disputes=_disputes(matrix, rules.release),
     )
+
+
+def _disputes(matrix: Matrix, release: str) -> tuple[Dispute, ...]:
+    """The audit's rows whose cell `matrix` still shows as the audit read it (a matrix
+    other than the release's own, as a test's, keeps only those)."""
+    kept = []
+    for dispute in audit(release):
+        row = matrix.row(dispute.arch, dispute.backend)
+        if row is not None and row.cells[dispute.column].symbol == dispute.documented:
+            kept.append(dispute)
+    return tuple(kept)
 
 
 # What the templates may name besides the page: the vocabulary they compare against.
@@ -221,6 +237,7 @@ _GLOBALS: dict[str, Any] = {
     "Arch": Arch,
     "CellKind": CellKind,
     "ColumnId": ColumnId,
+    "DISPUTE_MARK": DISPUTE_MARK,
     "GPUS": GPUS,
     "Phase": Phase,
     "SpeculativeAttentionMode": SpeculativeAttentionMode,

@@ -7,6 +7,7 @@ as template markup; the prose around the tables is in the template.
 
 from __future__ import annotations
 
+import html
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -20,6 +21,8 @@ from compat.claim.matrix import ArchStatus, Matrix, Table
 from compat.claim.rules import DtypeRequirement
 from compat.claim.words import code, code_list, join_and, phases
 from compat.engine.rules import ReleaseRules
+from compat.guard.audit_facts import Dispute
+from compat.guard.audit_table import HEADERS, audit_rows
 from compat.inputs.gpus import Gpu
 from compat.publish import startup_text
 from compat.publish.filters import cell_text, headers_of, labels, linked, row_label
@@ -53,15 +56,40 @@ def markdown(grid: Grid) -> str:
     return "\n".join(lines)
 
 
-def matrix_table(table: Table) -> Grid:
-    """One architecture's table of cells."""
+def matrix_table(table: Table, disputes: tuple[Dispute, ...] = ()) -> Grid:
+    """One architecture's table of cells; a disputed cell carries its marker."""
+    marked = {(d.backend, d.column): d for d in disputes if d.arch is table.arch}
     return Grid.of(
         ("Backend", *(header for _, header in table.headers)),
         (
-            (row_label(row), *(row.cells[column_id].symbol for column_id in table.columns))
+            (
+                row_label(row),
+                *(
+                    _marked(row.cells[column_id].symbol, marked.get((row.backend, column_id)))
+                    for column_id in table.columns
+                ),
+            )
             for row in table.rows
         ),
     )
+
+
+DISPUTE_MARK = "‡"
+"""The marker of a cell the release's own code contradicts (`compat audit`)."""
+
+
+def _marked(symbol: str, dispute: Dispute | None) -> str:
+    """The cell's symbol, and for a disputed one the marker whose tooltip says what the
+    code does and where."""
+    if dispute is None or dispute.documented != symbol:
+        return symbol
+    title = html.escape(dispute.summary, quote=True)
+    return f'{symbol} <abbr class="dispute" title="{title}">{DISPUTE_MARK}</abbr>'
+
+
+def disputes_table(disputes: tuple[Dispute, ...]) -> Grid:
+    """The audit's table, as `compat audit` prints it."""
+    return Grid.of(HEADERS, audit_rows(disputes))
 
 
 # -- hardware requirements --------------------------------------------------------------------
@@ -318,6 +346,7 @@ TABLE_FILTERS: dict[str, Callable[..., Any]] = {
     "cell_sources": cell_sources,
     "cross_field_rules": cross_field_rules,
     "defaults": defaults,
+    "disputes_table": disputes_table,
     "enforcement": enforcement,
     "gpus": gpus,
     "hardware": hardware,

@@ -182,10 +182,10 @@ def test_explain_prints_plain_text() -> None:
 
 
 def test_enforce_error_says_what_would_run() -> None:
-    args = SimpleNamespace(attention_backend="flashmla", kv_cache_dtype="fp4_e2m1")
+    args = SimpleNamespace(attention_backend="triton", kv_cache_dtype="fp4_e2m1")
     with pytest.raises(IncompatibleConfigError) as raised:
         enforce(args, attention_arch="mla", platform="cuda", compute_capability=(10, 0))
-    assert "runs as: MLA model on cuda sm100; backend flashmla; KV fp4_e2m1" in str(raised.value)
+    assert "runs as: MLA model on cuda sm100; backend triton; KV fp4_e2m1" in str(raised.value)
 
 
 def test_suggestions_are_ranked_by_size_then_sglang_preference() -> None:

@@ -12,7 +12,10 @@ from compat import IncompatibleConfigError, enforce
 def test_a_refusal_searches_its_fixes_only_when_its_message_is_read() -> None:
     """enforce()'s refusal words its fixes on first use: catching it costs no fix search
     (hundreds of guard runs), reading it gives every error and every fix."""
-    args = SimpleNamespace(attention_backend="flashmla", kv_cache_dtype="fp4_e2m1")
+    args = SimpleNamespace(
+        attention_backend="torch_native", speculative_algorithm="EAGLE",
+        speculative_eagle_topk=1, speculative_num_steps=3, speculative_num_draft_tokens=4,
+    )  # fmt: skip
     with pytest.raises(IncompatibleConfigError) as raised:
         enforce(args, attention_arch="mla", platform="cuda", compute_capability=(10, 0))
     report = raised.value.report

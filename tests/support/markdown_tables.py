@@ -7,10 +7,15 @@ nearest heading above it, `\\|` is a literal pipe, and the delimiter row is skip
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 _HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*(?:\{[^}]*\})?\s*$")
 _DELIMITER_CELL = re.compile(r"^:?-{3,}:?$")
+
+
+# A disputed cell's marker (`compat audit`): read apart from the cell, so that the cell reads
+# as the page's word and the marker's tooltip as what the release's code does.
+_DISPUTE = re.compile(r'^(?P<cell>.*?)\s*<abbr class="dispute" title="(?P<title>[^"]*)">‡</abbr>$')
 
 
 @dataclass(frozen=True)
@@ -18,6 +23,8 @@ class MarkdownTable:
     heading: str
     header: list[str]
     rows: list[list[str]]
+    marks: dict[tuple[int, int], str] = field(default_factory=dict)
+    """(row, column) -> the tooltip of a disputed cell's marker (HTML entities as written)."""
 
 
 def split_row(line: str) -> list[str]:
@@ -62,11 +69,18 @@ def read_tables(markdown: str) -> list[MarkdownTable]:
         if is_table:
             header = split_row(line)
             rows: list[list[str]] = []
+            marks: dict[tuple[int, int], str] = {}
             index += 2
             while index < len(lines) and lines[index].lstrip().startswith("|"):
-                rows.append(split_row(lines[index]))
+                cells = split_row(lines[index])
+                for column, cell in enumerate(cells):
+                    mark = _DISPUTE.match(cell)
+                    if mark:
+                        cells[column] = mark["cell"]
+                        marks[len(rows), column] = mark["title"]
+                rows.append(cells)
                 index += 1
-            tables.append(MarkdownTable(heading, header, rows))
+            tables.append(MarkdownTable(heading, header, rows, marks))
             continue
         index += 1
     return tables

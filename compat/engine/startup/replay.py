@@ -20,7 +20,7 @@ import msgspec
 
 from compat.engine.events import StartupEvent
 from compat.engine.launch import Launch
-from compat.engine.rules import ReleaseRules
+from compat.engine.rules import DefaultMove, ReleaseRules
 from compat.engine.startup.backend import handle_attention_backend_compatibility
 from compat.engine.startup.kv import handle_kv4_compatibility, handle_kv_dtype_gpu
 from compat.engine.startup.models import (
@@ -52,6 +52,9 @@ class Startup(msgspec.Struct, frozen=True):
     default_by: str | None = None
     """Who chose the default when not the default decision: the model's own branch, the
     device, or deterministic inference."""
+    default_move: DefaultMove | None = None
+    """The default decision's usual branch for this machine and model, when a launch
+    condition turned it down (say why the default moved)."""
 
     @property
     def refused(self) -> bool:
@@ -100,4 +103,5 @@ def replay(launch: Launch, rules: ReleaseRules) -> Startup:
         handle_deterministic_inference(launch, rules, model, f, log)
     if by_device:
         by = f"--device {launch.on_device}"
-    return Startup(f, tuple(log.events), chosen, model, by)
+    move = log.default_move if default is not None else None
+    return Startup(f, tuple(log.events), chosen, model, by, move)

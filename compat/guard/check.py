@@ -104,7 +104,8 @@ def _mark_enforcement(
 
     A page finding whose rule SGLang's start-up code also applies (its twin `startup-RULE`
     for the same backend) is enforced at start-up; one that the release's backend
-    constructors refuse fails later. Both findings stay: the page's words and SGLang's.
+    constructors refuse fails later. A twin that states the same fact (`_same_fact`) is
+    folded into the page's finding, in the twin's place: one finding per fact.
     """
     build = release.backend_build
     # Most findings name a rule neither applies: one set lookup sets them aside.
@@ -119,11 +120,12 @@ def _mark_enforcement(
         if (finding.rule, finding.backend) in applied:
             if twins is None:
                 twins = _startup_twins(findings)
-            twin = twins.get((finding.rule, finding.backend))
+            # Each twin is folded once (a page rule may find the backend in each phase).
+            twin = twins.pop((finding.rule, finding.backend), None)
             if twin is not None and _same_fact(findings[twin], finding):
                 # One fact, one finding: SGLang's words, under the page's rule id (the
-                # consistency proof reads it), naming both sources.
-                # It takes the twin's place: start-up findings come first.
+                # consistency proof reads it), naming both sources, in the twin's place
+                # (start-up findings come first).
                 findings[twin] = memo.finding(
                     _one_finding, (findings[twin], finding), findings[twin], finding
                 )

@@ -80,11 +80,10 @@ class Fit:
         return text
 
     def nowhere(self, names: tuple[str, ...]) -> str:
-        """Said of a list none of which runs this model here: what each is for."""
-        left: dict[str, list[str]] = {}
-        for name in names:
-            left.setdefault(self.runs(name) or OTHER_GPUS, []).append(name)
-        return f"{NOWHERE}: {_clauses(left)}"
+        """Said of a list none of which runs this model here (its names are already said):
+        what they are for."""
+        left = dict.fromkeys(self.runs(name) or OTHER_GPUS for name in names)
+        return f"{NOWHERE}: they are for {' or '.join(left)}"
 
 
 NOWHERE = "none of them runs here"

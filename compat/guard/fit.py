@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from compat.claim.matrix import ArchStatus
 from compat.engine.predicates import gpu_gate_holds
-from compat.guard.plan import CompiledGuard
+from compat.guard.plan import MEMO_LIMIT, CompiledGuard
 from compat.inputs.config import Parsed
 from compat.vocab.hardware import ComputeCapability
 from compat.vocab.terms import Arch, Platform
@@ -28,12 +28,13 @@ class Fit:
     compiled: CompiledGuard
     gated: frozenset[str] = frozenset()
     """The backends the release's start-up GPU checks refuse on this machine."""
+    known: frozenset[str] = frozenset()
+    """The matrix's backends and aliases (a list may name others: SGLang's word stands)."""
 
     def runs(self, name: str) -> str | None:
         """None when backend `name` runs this model on this machine; else why not, as the
         clause it is counted under ("other platforms", "other GPUs", "MHA models")."""
-        matrix = self.compiled.matrix
-        if name not in matrix.backend_names and name not in matrix.aliases:
+        if name not in self.known:
             return None  # a name the page has no row for: SGLang's word is all there is
         plan = self.compiled.plan(self.arch, name)
         if self.platform not in plan.platforms:  # untested there still runs
@@ -52,10 +53,7 @@ class Fit:
 
     def backend_list(self, names: tuple[str, ...]) -> bool:
         """Whether `names` are backends (a rule's allowed values may be platforms)."""
-        matrix = self.compiled.matrix
-        return bool(names) and all(
-            name in matrix.backend_names or name in matrix.aliases for name in names
-        )
+        return bool(names) and all(name in self.known for name in names)
 
     def fitting(self, names: tuple[str, ...]) -> tuple[str, ...]:
         """The backends of `names` that run this model on this machine, in SGLang's order."""
@@ -103,9 +101,27 @@ OTHER_PLATFORMS, OTHER_GPUS = "other platforms", "other GPUs"
 
 def fit_for(parsed: Parsed, compiled: CompiledGuard) -> Fit:
     """The fit of a launch: its model and machine, and the backends its release's GPU
-    checks refuse there (the page's capability ranges can be wider than SGLang's gates)."""
+    checks refuse there (the page's capability ranges can be wider than SGLang's gates).
+
+    One per matrix, release and machine: a failing launch words several lists."""
+    release = parsed.release
+    key = (id(compiled), id(release), parsed.arch, parsed.platform, parsed.capability,
+           parsed.cuda_version)  # fmt: skip
+    known = _FITS.get(key)
+    # The entry keeps its release and guard alive, so their ids name them while it lives.
+    if known is not None and known[0] is release and known[1].compiled is compiled:
+        return known[1]
     gated: frozenset[str] = frozenset()
     if parsed.platform is Platform.CUDA:
-        gates = parsed.release.gpu_gates
+        gates = release.gpu_gates
         gated = frozenset(g.backend for g in gates if not gpu_gate_holds(g.gate, parsed))
-    return Fit(parsed.arch, parsed.platform, parsed.capability, compiled, gated)
+    matrix = compiled.matrix
+    names = frozenset((*matrix.backend_names, *matrix.aliases))
+    fit = Fit(parsed.arch, parsed.platform, parsed.capability, compiled, gated, names)
+    if len(_FITS) >= MEMO_LIMIT:
+        _FITS.clear()
+    _FITS[key] = (release, fit)
+    return fit
+
+
+_FITS: dict[tuple[object, ...], tuple[object, Fit]] = {}

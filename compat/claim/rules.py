@@ -7,6 +7,7 @@ here, with its `judge`, and its words there; the guard runs every rule the same 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Protocol
 
 import msgspec
@@ -60,6 +61,15 @@ class Breach(msgspec.Struct, frozen=True, kw_only=True):
     allowed: tuple[str, ...] = ()
     backend: str | None = None
     phases: tuple[Phase, ...] = ()
+
+    def narrowed(self, keep: Callable[[str], bool]) -> Breach:
+        """The breach with its allowed values narrowed to those `keep` accepts (the guard
+        names only the backends that run the model on the machine asked about); unchanged
+        when none would remain, so that a message never points nowhere."""
+        kept = tuple(name for name in self.allowed if keep(name))
+        if not kept or kept == self.allowed:
+            return self
+        return msgspec.structs.replace(self, allowed=kept)
 
 
 _NONE: tuple[Breach, ...] = ()
@@ -253,6 +263,14 @@ class SpecPagedBreach(Breach, frozen=True, kw_only=True):
     spec_rule: SpecPagedRule
     topk: int
     page_size: int
+
+    def narrowed(self, keep: Callable[[str], bool]) -> Breach:
+        # Its words list the rule's backends: the narrowed rule lists the kept ones.
+        kept = Breach.narrowed(self, keep)
+        if kept is self:
+            return self
+        rule = msgspec.structs.replace(self.spec_rule, backends=frozenset(kept.allowed))
+        return msgspec.structs.replace(self, allowed=kept.allowed, spec_rule=rule)
 
 
 class DtypeFallbackRule(msgspec.Struct, frozen=True):

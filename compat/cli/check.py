@@ -21,7 +21,7 @@ from compat.inputs.assemble import MODEL_FACTS, Assembled, InputError, LaunchReq
 from compat.inputs.command import LaunchFlags, corrected_command
 from compat.inputs.config import InvalidConfigError
 from compat.inputs.detect import PlatformDetectionError
-from compat.inputs.flags import FLAGS
+from compat.inputs.flags import FLAGS, FlagGroup
 from compat.vocab.terms import Severity
 
 EXIT_OK, EXIT_INCOMPATIBLE, EXIT_INVALID = 0, 1, 2
@@ -33,17 +33,18 @@ def register(subparsers: Any) -> None:
         help="check SGLang launch flags against the capability matrix",
         description="Check SGLang attention flags against the capability matrix before a "
         "model loads. A whole launch command may follow `--`; flags it does not model are "
-        "listed and ignored. Exit 0: compatible, 1: incompatible, 2: invalid input.",
+        "listed and ignored. SGLang's flags keep sglang.launch_server's names. Exit 0: "
+        "compatible, 1: incompatible, 2: invalid input.",
+        formatter_class=one_line_help,
     )
-    sglang = parser.add_argument_group("SGLang flags (same names as sglang.launch_server)")
-    for flag in FLAGS:
-        if flag.switch:
-            sglang.add_argument(flag.option, dest=flag.field, action="store_const", const=True)
-            continue
-        # Read as text, integers too: `_integer` words a bad one as AttentionConfig does.
-        sglang.add_argument(flag.option, dest=flag.field, metavar="VALUE")
+    add_sglang_arguments(parser)
     add_model_arguments(parser)
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
+    parser.add_argument(
+        "--verbose",
+        action="store_true",
+        help="say why each fact read from the model config holds",
+    )
     parser.add_argument(
         "--parity",
         action="store_true",
@@ -53,6 +54,30 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument("launch", nargs="*", metavar="-- LAUNCH COMMAND", help=argparse.SUPPRESS)
     parser.set_defaults(run=run)
+
+
+def add_sglang_arguments(parser: argparse.ArgumentParser) -> None:
+    """SGLang's launch flags, under a heading per what they set, one line each."""
+    groups = {group: parser.add_argument_group(group.value) for group in FlagGroup}
+    for flag in FLAGS:
+        into = groups[flag.group]
+        if flag.switch:
+            into.add_argument(
+                flag.option, dest=flag.field, action="store_const", const=True, help=flag.help
+            )
+            continue
+        # Read as text, integers too: `_integer` words a bad one as AttentionConfig does.
+        text = f"{flag.help}: {', '.join(flag.choices)}" if flag.choices else flag.help
+        metavar = "N" if flag.integer else "NAME"
+        into.add_argument(flag.option, dest=flag.field, metavar=metavar, help=text)
+
+
+def one_line_help(prog: str) -> argparse.HelpFormatter:
+    """--help with room for the longest flag and its value before its help: one line each."""
+    return argparse.HelpFormatter(prog, max_help_position=HELP_COLUMN)
+
+
+HELP_COLUMN = 38
 
 
 def add_model_arguments(parser: argparse.ArgumentParser) -> None:
@@ -131,7 +156,11 @@ def run(args: argparse.Namespace) -> int:
                     entry["remove_from_config_file"] = in_file
         print(json_text(data))
     else:
-        print(format_report(report, assembled.context, assembled.launch, assembled.flag_release))
+        print(
+            format_report(
+                report, assembled.context, assembled.launch, assembled.flag_release, args.verbose
+            )
+        )
     passes = not report.sglang_fails if args.parity else report.ok
     return EXIT_OK if passes else EXIT_INCOMPATIBLE
 
@@ -168,7 +197,10 @@ def format_report(
     context: dict[str, Any],
     launch: LaunchFlags | None = None,
     release: str = RELEASE,
+    verbose: bool = False,
 ) -> str:
+    """The report in words: the verdict, what runs, the findings and the fixes first; where
+    the model's facts came from last, in one line (each fact's reason under `verbose`)."""
     errors, warnings = len(report.errors), len(report.warnings)
     verdict = "compatible" if report.ok else "incompatible"
     counts = f"{errors} error{'s' * (errors != 1)}, {warnings} warning{'s' * (warnings != 1)}"
@@ -178,15 +210,6 @@ def format_report(
     lines += [f"  warning: {finding.message}" for finding in newer]
     lines.append(f"  {runs_as(report.resolved, detected='detected' in context)}")
     lines.append(f"  {report.startup_summary}")
-    if "model_config" in context:
-        lines.append(f"  model config: {context['model_config']}")
-    if "model_path_not_found" in context:
-        lines.append(
-            f"  --model-path: no config.json found locally (looked in "
-            f"{context['model_path_not_found']}); the network is never used"
-        )
-    for name, fact in context.get("from_model_config", {}).items():
-        lines.append(f"  from the model config: {name}={fact['value']} ({fact['why']})")
     startup = [f for f in report.findings if f.enforced is Enforcement.STARTUP]
     build = [f for f in report.findings if is_build_finding(f)]
     documented = [
@@ -210,6 +233,7 @@ def format_report(
                 lines.append(f"            ({finding.enforced.label})")
     if report.suggestions:
         lines += format_suggestions(report.suggestions, launch, release)
+    lines += _provenance(context, verbose)
     lines += [f"note: {note}" for note in context.get("launch_notes", ())]
     if context.get("not_sglang_launch"):
         lines.append(f"note: {NOT_SGLANG}")
@@ -219,6 +243,28 @@ def format_report(
 
 
 _ORDER = {Severity.ERROR: 0, Severity.WARNING: 1, Severity.INFO: 2}
+
+
+def _provenance(context: dict[str, Any], verbose: bool) -> list[str]:
+    """Where the model's facts came from: one line after the findings, each fact with its
+    reason under --verbose."""
+    lines = []
+    facts = context.get("from_model_config", {})
+    if "model_config" in context:
+        read = ", ".join(f"{name}={fact['value']}" for name, fact in facts.items())
+        why = "" if verbose or not facts else " (--verbose says why)"
+        lines.append(f"model config: {context['model_config']}{': ' + read if read else ''}{why}")
+    if "model_path_not_found" in context:
+        lines.append(
+            f"--model-path: no config.json found locally (looked in "
+            f"{context['model_path_not_found']}); the network is never used"
+        )
+    if verbose:
+        lines += [
+            f"  from the model config: {name}={fact['value']} ({fact['why']})"
+            for name, fact in facts.items()
+        ]
+    return lines
 
 
 def format_suggestions(

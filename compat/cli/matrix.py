@@ -18,7 +18,7 @@ from compat.cli.json_errors import json_text
 from compat.guard.check import check
 from compat.guard.findings import UNMODELLED_RELEASE_RULE, unmodelled_release_finding
 from compat.guard.report import Report
-from compat.inputs.assemble import InputError
+from compat.inputs.assemble import InputError, hardware_fields
 from compat.inputs.config import (
     DEFAULT_SPECULATIVE_ALGORITHM,
     AttentionConfig,
@@ -27,6 +27,7 @@ from compat.inputs.config import (
     speculation_with_topk,
 )
 from compat.inputs.flags import KV_CACHE_DTYPE, PAGE_SIZE, SPECULATIVE_EAGLE_TOPK, Flag
+from compat.inputs.gpus import gpu_named
 from compat.releases import release_matrix
 from compat.vocab.terms import Arch
 
@@ -64,7 +65,13 @@ def register(subparsers: Any) -> None:
         "model features the guard checks",
     )
     parser.add_argument("--platform", metavar="{cuda,rocm,npu,xpu,cpu}")
-    parser.add_argument("--compute-capability", metavar="CC", help="10.0, sm100 or 100")
+    parser.add_argument("--compute-capability", metavar="CC", help="10.0, sm100, 100 or a GPU name")
+    parser.add_argument(
+        "--gpu",
+        metavar="NAME",
+        help="a GPU name (H100, B200, MI300X, ...): sets platform and compute capability, as "
+        "for compat check",
+    )
     for flag, metavar, text in _SGLANG_FILTERS:
         kind = int if flag.integer else None
         parser.add_argument(flag.option, dest=flag.field, type=kind, metavar=metavar, help=text)
@@ -88,6 +95,19 @@ def run(args: argparse.Namespace) -> int:
         fields.update(speculation_with_topk(args.speculative_eagle_topk))
     archs = tuple(Arch)
     problems: list[str] = []  # every problem of the input is reported at once
+    if args.gpu is not None or args.compute_capability is not None:
+        try:
+            hardware = hardware_fields(args.gpu, args.compute_capability)
+        except InputError as error:
+            problems.append(str(error))
+        else:
+            given = fields.get("platform")
+            if given is not None and given != hardware["platform"]:
+                problems.append(
+                    f"--platform {given} contradicts --gpu {args.gpu} "
+                    f"({hardware['platform']}); give one"
+                )
+            fields.update(hardware)
     if args.model_config is not None:
         from compat.inputs.model_config import ModelConfigError, load_model_facts
 
@@ -128,7 +148,8 @@ def run(args: argparse.Namespace) -> int:
     if probe.parsed.unmodelled_release is not None:  # said once, not on every backend's row
         said = unmodelled_release_finding(probe.parsed.unmodelled_release, release.release)
         print(f"warning: {said.message}\n")
-    _print_verdicts(matrix, fields, verdicts)
+    gpu = None if args.gpu is None else gpu_named(args.gpu).label
+    _print_verdicts(matrix, fields, verdicts, gpu)
     return 0
 
 
@@ -219,11 +240,14 @@ def _print_tables(matrix: Matrix, as_json: bool) -> int:
     return 0
 
 
-def _setting(fields: dict[str, Any]) -> str:
-    shown = [
+def _setting(fields: dict[str, Any], gpu: str | None = None) -> str:
+    # A GPU stands for the platform and compute capability it set.
+    hidden = {"attention_arch", *(("platform", "compute_capability") if gpu else ())}
+    shown = [f"--gpu {gpu}"] if gpu else []
+    shown += [
         f"--{name.replace('_', '-')} {value}"
         for name, value in fields.items()
-        if not isinstance(value, bool) and name != "attention_arch"
+        if not isinstance(value, bool) and name not in hidden
     ]
     shown += [name.replace("_", " ") for name, value in fields.items() if value is True]
     assumed = [] if "platform" in fields else ["platform cuda (default)"]
@@ -231,13 +255,16 @@ def _setting(fields: dict[str, Any]) -> str:
 
 
 def _print_verdicts(
-    matrix: Matrix, fields: dict[str, Any], verdicts: dict[Arch, dict[str, Report]]
+    matrix: Matrix,
+    fields: dict[str, Any],
+    verdicts: dict[Arch, dict[str, Report]],
+    gpu: str | None = None,
 ) -> None:
     blocks = []
     for arch, reports in verdicts.items():
         accepted = [name for name, report in reports.items() if report.ok]
         lines = [
-            f"{arch.label} models with {_setting(fields)}: the guard accepts "
+            f"{arch.label} models with {_setting(fields, gpu)}: the guard accepts "
             f"{len(accepted)} of {len(reports)} backends",
             "",
             *table_lines(matrix, arch, frozenset(accepted)),

@@ -9,6 +9,7 @@ cache that its page marks ❌).
 
 from __future__ import annotations
 
+import enum
 from collections.abc import Mapping
 from functools import cached_property
 
@@ -40,6 +41,27 @@ from compat.vocab.evidence import Evidence
 from compat.vocab.terms import Arch, Platform
 
 _MODEL_RULE_MEMO_LIMIT = 10_000
+
+
+class BranchCondition(enum.Enum):
+    """A condition of a default branch that the launch (not the machine) decides."""
+
+    NO_SPEC_OR_TOPK_ONE = "no speculation, or topk 1 with page size 1"
+    TOPK_WHEN_SPECULATIVE = "--speculative-eagle-topk given with speculation"
+    KV_HEADS = "KV heads per rank"
+    NO_SINKS = "no attention sinks"
+
+
+class DefaultMove(msgspec.Struct, frozen=True):
+    """The default decision passed over its usual branch for this machine and model: the
+    branch's backend, the condition the launch did not meet, and the values it read."""
+
+    usual: str
+    condition: BranchCondition
+    topk: int | None
+    page_size: int | None
+    kv_heads: int | None
+    needs_kv_heads: tuple[int, ...] = ()
 
 
 class DefaultBranch(msgspec.Struct, frozen=True):

@@ -29,6 +29,7 @@ from compat.guard.findings import (
     platform_finding,
     unmodelled_release_finding,
 )
+from compat.guard.fit import Fit, fit_for
 from compat.guard.plan import (
     MEMO_LIMIT,
     ActiveColumns,
@@ -120,26 +121,74 @@ def _mark_enforcement(
 
     A page finding whose rule SGLang's start-up code also applies (its twin `startup-RULE`
     for the same backend) is enforced at start-up; one that the release's backend
-    constructors refuse fails later. Both findings stay: the page's words and SGLang's.
+    constructors refuse fails later. A twin that states the same fact (`_same_fact`) is
+    folded into the page's finding, in the twin's place: one finding per fact.
     """
     build = release.backend_build
     # Most findings name a rule neither applies: one set lookup sets them aside.
     rules = release.backend_build_rules
     if applied:
         rules = rules.union(rule for rule, _ in applied)
+    twins: dict[tuple[str, str | None], int] | None = None
+    merged: list[int] = []
     for index, finding in enumerate(findings):
         if finding.rule not in rules or finding.enforced is not Enforcement.DOCUMENTED:
             continue
         if (finding.rule, finding.backend) in applied:
-            findings[index] = memo.retagged(finding, Enforcement.STARTUP)
+            if twins is None:
+                twins = _startup_twins(findings)
+            # Each twin is folded once (a page rule may find the backend in each phase).
+            twin = twins.pop((finding.rule, finding.backend), None)
+            if twin is not None and _same_fact(findings[twin], finding):
+                # One fact, one finding: SGLang's words, under the page's rule id (the
+                # consistency proof reads it), naming both sources, in the twin's place
+                # (start-up findings come first).
+                findings[twin] = memo.finding(
+                    _one_finding, (findings[twin], finding), findings[twin], finding
+                )
+                merged.append(index)
+            else:
+                findings[index] = memo.retagged(finding, Enforcement.STARTUP)
         elif (finding.rule, finding.backend or "") in build:
             findings[index] = memo.retagged(finding, Enforcement.BACKEND_BUILD)
+    for index in reversed(merged):
+        del findings[index]
+
+
+def _startup_twins(findings: list[Finding]) -> dict[tuple[str, str | None], int]:
+    """Where each start-up finding that a page rule can twin is, by (rule, backend)."""
+    return {
+        (f.rule.removeprefix(STARTUP_PREFIX), f.backend): index
+        for index, f in enumerate(findings)
+        if f.enforced is Enforcement.STARTUP and f.rule.startswith(STARTUP_PREFIX)
+    }
+
+
+STARTUP_PREFIX = "startup-"
+
+
+def _same_fact(startup: Finding, page: Finding) -> bool:
+    """Whether SGLang's finding and the page's state one fact: the same verdict and the same
+    values allowed. Where they differ (the page allows fewer backends than SGLang's check),
+    each is its own finding, with its own source."""
+    return startup.severity is page.severity and set(startup.allowed) == set(page.allowed)
+
+
+def _one_finding(startup: Finding, page: Finding) -> Finding:
+    """The page's finding of a fact SGLang's start-up code also enforces: SGLang's words,
+    which say what the launch meets, and the page's id, phases and allowed values."""
+    return replace(
+        page,
+        message=f"{startup.message}; SGLang's start-up code and the page both state it",
+        flags=tuple(dict.fromkeys((*startup.flags, *page.flags))),
+        enforced=Enforcement.STARTUP,
+    )
 
 
 def _same_page(matrix: Matrix, own: Matrix) -> bool:
     """Whether `matrix` states what the release's own page states, compared once per
     matrix (a copy of it does; one with a cell changed does not)."""
-    key = ("same-page", id(own))
+    key = f"same-page:{id(own)}"
     known = matrix.derived.get(key)
     if not isinstance(known, bool):
         known = matrix.derived[key] = matrix == own
@@ -277,6 +326,9 @@ def _judge_backend(
             resolved.topk,
             resolved.kv_dtype,
             chosen_by,
+            resolved.platform,  # the ✅ list names the backends of this machine
+            resolved.compute_capability,
+            parsed.cuda_version,
         )
         cell = cell_check.cell
         finding: Finding | None
@@ -363,9 +415,25 @@ def _check_rules(
     """Every cross-field rule judges the configuration itself."""
     verify_on_decode = parsed.spec_mode is SpeculativeAttentionMode.DECODE
     matrix, memo = compiled.matrix, compiled.findings
+    fit: Fit | None = None  # built for the first breach: most launches break no rule
     for rule in matrix.cross_field_rules:
         for breach in rule.judge(resolved, matrix, verify_on_decode):
-            findings.append(_breach_finding(parsed, breach, memo))
+            if breach.allowed and fit is None:
+                fit = fit_for(parsed, compiled)
+            finding = None
+            if fit is not None and fit.backend_list(breach.allowed):
+                # A list of backends names those that run this model on this machine.
+                breach = breach.narrowed(fit.runs_here)
+                if not fit.fitting(breach.allowed):
+                    finding = _breach_finding(parsed, breach, memo)
+                    inputs = (finding, fit.nowhere(breach.allowed))
+                    finding = memo.finding(_nowhere, inputs, *inputs)
+            findings.append(finding or _breach_finding(parsed, breach, memo))
+
+
+def _nowhere(finding: Finding, note: str) -> Finding:
+    """A broken rule whose allowed backends all serve other models or machines: said so."""
+    return replace(finding, message=f"{finding.message} ({note})")
 
 
 def _breach_finding(parsed: Parsed, breach: Breach, memo: FindingMemo) -> Finding:

@@ -13,7 +13,8 @@ from compat.claim.cells import Action, Cell, CellKind, PlatformSupport
 from compat.claim.columns import Column
 from compat.claim.matrix import ArchStatus, Matrix
 from compat.claim.words import phase_message
-from compat.guard.plan import BackendPlan, CellCheck
+from compat.guard.fit import Fit, fit_for
+from compat.guard.plan import BackendPlan, CellCheck, compiled
 from compat.guard.report import Finding, Resolved
 from compat.guard.resolve import phase_flag
 from compat.inputs.config import Parsed
@@ -166,13 +167,14 @@ def missing_row_finding(
     arch = resolved.arch
     column = cell_check.column
     column_id = column.id
-    allowed = matrix.supporting_in(arch, column_id, phases)
+    fit = fit_for(parsed, compiled(matrix))
+    allowed = fit.fitting(matrix.supporting_in(arch, column_id, phases))
     setting = column.when.setting(resolved)
     return Finding(
         column_id.rule_id,
         Severity.ERROR,
         f"{cell_check.header} ({setting}) needs a ✅ in the {arch.label} table, and {name} has "
-        f"no row there; {_with_check(allowed)}",
+        f"no row there; {_with_check(matrix.supporting_in(arch, column_id, phases), fit)}",
         (*flags_for(parsed, phases), *column.flags),
         value=name,
         allowed=allowed,
@@ -196,7 +198,10 @@ def cell_finding(
     flags = (*flags_for(parsed, phases), *column.flags)
     setting = column.when.setting(resolved)
     with_setting = f" ({setting})" if setting else ""
-    allowed = matrix.supporting_in(arch, column_id, phases)
+    # The ✅ backends that run this model on this machine: the others are counted, not named.
+    fit = fit_for(parsed, compiled(matrix))
+    supporting = matrix.supporting_in(arch, column_id, phases)
+    allowed = fit.fitting(supporting)
     kind = cell.kind
     if column.action is Action.SNAP:  # fixed sizes are snapped to; other sizes are emulated
         if kind is CellKind.PAGE_SIZES and (cell.fixed or resolved.page_size in cell.page_sizes):
@@ -233,7 +238,7 @@ def cell_finding(
         column_id.rule_id,
         column.action.severity,
         f"{header}{with_setting} {what} on {name} for {arch.label} models "
-        f"({_phase_words(phases)}); {_with_check(allowed)}",
+        f"({_phase_words(phases)}); {_with_check(supporting, fit)}",
         flags,
         value=name,
         allowed=allowed,
@@ -242,8 +247,10 @@ def cell_finding(
     )
 
 
-def _with_check(allowed: tuple[str, ...]) -> str:
-    return f"backends with ✅: {', '.join(allowed) or 'none'}"
+def _with_check(supporting: tuple[str, ...], fit: Fit) -> str:
+    if not supporting:
+        return "backends with ✅: none"
+    return f"backends with ✅: {fit.named(supporting)}"
 
 
 def _emulated_paging_finding(

@@ -10,9 +10,10 @@ from collections.abc import Iterator
 from compat.claim.baseline import MATRIX
 from compat.claim.matrix import Matrix
 from compat.engine.events import DtypeFallenBack
-from compat.engine.rules import ReleaseRules
+from compat.engine.rules import BranchCondition, DefaultMove, ReleaseRules
 from compat.engine.startup.replay import Startup, replay
 from compat.guard import build_words, startup_words
+from compat.guard.fit import fit_for
 from compat.guard.plan import MEMO_LIMIT, CompiledGuard, FindingMemo
 from compat.guard.plan import compiled as compiled_guard
 from compat.guard.report import Enforcement, Finding, Resolved
@@ -91,11 +92,14 @@ def _resolve(parsed: Parsed, findings: list[Finding], compiled: CompiledGuard) -
     matrix = compiled.matrix
     # Worded once per event (events are values): most launches repeat another's events.
     memo = compiled.findings
+    # Lists of backends are worded for the model and the machine asked about.
+    fit = fit_for(parsed, compiled)
+    machine = (parsed.arch, parsed.platform, parsed.capability, parsed.cuda_version)
     for event in startup.events:
         fallback = isinstance(event, DtypeFallenBack)
         reason = _fallback_reason(matrix, event.rule) if fallback else None
-        inputs = (event, release, reason)
-        findings.append(memo.finding(startup_words.finding, inputs, event, release, reason))
+        inputs = (event, release, reason, machine)
+        findings.append(memo.finding(startup_words.finding, inputs, event, release, reason, fit))
     failure = startup.build
     if failure is not None:
         findings.append(memo.finding(build_words.finding, (failure, release), failure, release))
@@ -145,9 +149,12 @@ def _resolution_notes(parsed: Parsed, startup: Startup, memo: FindingMemo) -> It
     chosen = startup.default_backend
     if chosen is not None:
         both_set = parsed.prefill is not None and parsed.decode is not None
+        move = startup.default_move
         inputs = (release.release, chosen, parsed.arch, parsed.platform, parsed.capability,
-                  startup.default_by, both_set)  # fmt: skip
-        yield memo.finding(_default_note, inputs, parsed, chosen, startup.default_by, both_set)
+                  startup.default_by, both_set, move)  # fmt: skip
+        yield memo.finding(
+            _default_note, inputs, parsed, chosen, startup.default_by, both_set, move
+        )
     auto_spec = parsed.algorithm is not None and parsed.steps is None
     if parsed.model_architecture is None and (chosen is not None or auto_spec):
         assumed = release.assumed_architecture(parsed.arch)
@@ -156,19 +163,53 @@ def _resolution_notes(parsed: Parsed, startup: Startup, memo: FindingMemo) -> It
         yield memo.finding(_idle_topk_note, (parsed.topk,), parsed.topk)
 
 
-def _default_note(parsed: Parsed, chosen: str, default_by: str | None, both_set: bool) -> Finding:
+def _default_note(
+    parsed: Parsed,
+    chosen: str,
+    default_by: str | None,
+    both_set: bool,
+    move: DefaultMove | None,
+) -> Finding:
     unused = " (neither phase runs it, but its page-size rules still apply)" if both_set else ""
+    moved = "" if move is None else f", not its usual {move.usual}: {_why_moved(move)}"
     return Finding(
         "default-backend",
         Severity.INFO,
         f"--attention-backend is unset: SGLang {parsed.release.release} picks {chosen} for "
         f"{parsed.arch.label} models on {_where(parsed)}"
-        f"{'' if default_by is None else f' ({default_by})'}{unused}",
+        f"{'' if default_by is None else f' ({default_by})'}{moved}{unused}",
         ("--attention-backend",),
         value=chosen,
         backend=chosen,
         enforced=Enforcement.STARTUP,
     )
+
+
+def _why_moved(move: DefaultMove) -> str:
+    """Which input turned the default decision away from its usual branch, and the
+    condition of that branch in the release's code."""
+    usual, condition = move.usual, move.condition
+    if condition is BranchCondition.NO_SPEC_OR_TOPK_ONE:
+        if move.topk == 1:
+            given = f"speculative topk 1 with page size {move.page_size}"
+        else:
+            given = f"speculative topk {move.topk}"
+        return (
+            f"{given} turned it down (it picks {usual} only without speculative decoding, "
+            "or with topk 1 and page size 1)"
+        )
+    if condition is BranchCondition.TOPK_WHEN_SPECULATIVE:
+        return (
+            "speculative decoding without --speculative-eagle-topk turned it down (it picks "
+            f"{usual} with speculation only when the topk is given)"
+        )
+    if condition is BranchCondition.KV_HEADS:
+        needs = " or ".join(map(str, move.needs_kv_heads))
+        return (
+            f"{move.kv_heads or 0} KV heads per rank turned it down (it picks {usual} only "
+            f"with {needs})"
+        )
+    return f"the model's attention sinks turned it down ({usual} does not run them)"
 
 
 def _assumed_model_note(assumed: str) -> Finding:

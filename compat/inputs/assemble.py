@@ -163,10 +163,13 @@ def _implied_arch(
     if not isinstance(name, str):
         from compat.inputs.zoo import model_flag_hint
 
+        # A checkpoint's name is the usual way in: said first, even with no --model-path.
+        hint = model_flag_hint(model_path) or (
+            "pass --model NAME (a published checkpoint; a wrong name lists them), "
+        )
         problems.append(
-            "the model's attention architecture is unknown: "
-            f"{model_flag_hint(model_path)}pass --attention-arch {{mha,mla}}, "
-            "--model-architecture NAME or --model-config PATH"
+            f"the model's attention architecture is unknown: {hint}or pass --attention-arch "
+            "{mha,mla}, --model-architecture NAME or --model-config PATH"
         )
         return
     arch = None if models is None else models.attention_arch(name)
@@ -344,14 +347,19 @@ def _add_machine(
 
 
 def _hardware(request: LaunchRequest) -> dict[str, Any]:
-    """Platform and compute capability from a GPU name or a compute capability.
+    return hardware_fields(request.gpu, request.compute_capability)
 
-    A compute capability alone means CUDA; a GPU name sets its own platform.
+
+def hardware_fields(gpu_name: str | None, capability: object) -> dict[str, Any]:
+    """Platform and compute capability from a GPU name (`--gpu`) or a compute capability.
+
+    A compute capability alone means CUDA; a GPU name sets its own platform. Raises
+    InputError for an unknown GPU (with a did-you-mean) or a GPU that contradicts the
+    compute capability. Shared by every command that takes `--gpu`.
     """
     from compat.inputs.gpus import UnknownGpuError, find_gpu, gpu_named
 
-    named = request.gpu
-    capability = request.compute_capability
+    named = gpu_name
     if isinstance(capability, str) and find_gpu(capability) is not None:
         named, capability = capability, None
     fields: dict[str, Any] = {}
@@ -362,7 +370,7 @@ def _hardware(request: LaunchRequest) -> dict[str, Any]:
         try:
             gpu = gpu_named(named)
         except UnknownGpuError as error:
-            flag = "--gpu" if named == request.gpu else "--compute-capability"
+            flag = "--gpu" if named == gpu_name else "--compute-capability"
             raise InputError(f"{flag}: {error}") from None
         fields["platform"] = gpu.platform.value
         if gpu.capability is not None:

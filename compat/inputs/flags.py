@@ -34,12 +34,25 @@ def flag_field(option: str) -> str:
     return option.removeprefix("--").replace("-", "_")
 
 
+class FlagGroup(Enum):
+    """What a flag is about: `compat check --help` lists the flags under these headings."""
+
+    BACKENDS = "SGLang attention backends"
+    KV_CACHE = "SGLang KV cache"
+    SPECULATIVE = "SGLang speculative decoding"
+    MODEL = "SGLang model loading"
+    SERVING = "SGLang parallelism and serving"
+
+
 @dataclass(frozen=True, slots=True)
 class Flag:
     """One SGLang launch flag: the AttentionConfig (and ServerArgs) field that holds it."""
 
     field: str
     value: FlagValue
+    group: FlagGroup
+    help: str
+    """One line for `--help`: what the flag sets, in a few words."""
     aliases: tuple[str, ...] = ()
     """Other spellings SGLang's parser declares for the flag (`--tensor-parallel-size`)."""
     choices: tuple[str, ...] = ()
@@ -65,29 +78,105 @@ class Flag:
         return (self.option, *self.aliases)
 
 
-ATTENTION_BACKEND = Flag("attention_backend", FlagValue.NAME)
-PREFILL_ATTENTION_BACKEND = Flag("prefill_attention_backend", FlagValue.NAME)
-DECODE_ATTENTION_BACKEND = Flag("decode_attention_backend", FlagValue.NAME)
-KV_CACHE_DTYPE = Flag("kv_cache_dtype", FlagValue.NAME)
-PAGE_SIZE = Flag("page_size", FlagValue.INTEGER)
-SPECULATIVE_ALGORITHM = Flag("speculative_algorithm", FlagValue.NAME)
-SPECULATIVE_EAGLE_TOPK = Flag("speculative_eagle_topk", FlagValue.INTEGER)
-SPECULATIVE_NUM_STEPS = Flag("speculative_num_steps", FlagValue.INTEGER)
-SPECULATIVE_NUM_DRAFT_TOKENS = Flag("speculative_num_draft_tokens", FlagValue.INTEGER)
-SPECULATIVE_ATTENTION_MODE = Flag("speculative_attention_mode", FlagValue.NAME)
-# The flags that move SGLang's start-up decisions besides the attention flags.
-TRUST_REMOTE_CODE = Flag("trust_remote_code", FlagValue.SWITCH)
-QUANTIZATION = Flag("quantization", FlagValue.NAME)
-# `--device`: the devices SGLang's help names (unset, SGLang detects the machine's own).
-DEVICE = Flag("device", FlagValue.NAME, choices=("cuda", "xpu", "hpu", "npu", "cpu", "musa"))
-TP_SIZE = Flag("tp_size", FlagValue.INTEGER, aliases=("--tensor-parallel-size",))
-DP_SIZE = Flag("dp_size", FlagValue.INTEGER, aliases=("--data-parallel-size",))
-ENABLE_DP_ATTENTION = Flag("enable_dp_attention", FlagValue.SWITCH)
-ENABLE_DETERMINISTIC_INFERENCE = Flag("enable_deterministic_inference", FlagValue.SWITCH)
-DISAGGREGATION_MODE = Flag(
-    "disaggregation_mode", FlagValue.NAME, choices=("null", "prefill", "decode")
+ATTENTION_BACKEND = Flag(
+    "attention_backend",
+    FlagValue.NAME,
+    FlagGroup.BACKENDS,
+    "both phases' backend (unset: SGLang picks one)",
 )
-PREFILL_ROUND_ROBIN_BALANCE = Flag("prefill_round_robin_balance", FlagValue.SWITCH)
+PREFILL_ATTENTION_BACKEND = Flag(
+    "prefill_attention_backend",
+    FlagValue.NAME,
+    FlagGroup.BACKENDS,
+    "the prefill phase's backend, over --attention-backend",
+)
+DECODE_ATTENTION_BACKEND = Flag(
+    "decode_attention_backend",
+    FlagValue.NAME,
+    FlagGroup.BACKENDS,
+    "the decode phase's backend, over --attention-backend",
+)
+KV_CACHE_DTYPE = Flag(
+    "kv_cache_dtype", FlagValue.NAME, FlagGroup.KV_CACHE, "the KV cache's dtype (auto: the model's)"
+)
+PAGE_SIZE = Flag(
+    "page_size",
+    FlagValue.INTEGER,
+    FlagGroup.KV_CACHE,
+    "tokens per KV page (unset: 1, or the backend's own)",
+)
+SPECULATIVE_ALGORITHM = Flag(
+    "speculative_algorithm", FlagValue.NAME, FlagGroup.SPECULATIVE, "turns speculative decoding on"
+)
+SPECULATIVE_EAGLE_TOPK = Flag(
+    "speculative_eagle_topk", FlagValue.INTEGER, FlagGroup.SPECULATIVE, "draft branches per step"
+)
+SPECULATIVE_NUM_STEPS = Flag(
+    "speculative_num_steps", FlagValue.INTEGER, FlagGroup.SPECULATIVE, "draft steps"
+)
+SPECULATIVE_NUM_DRAFT_TOKENS = Flag(
+    "speculative_num_draft_tokens",
+    FlagValue.INTEGER,
+    FlagGroup.SPECULATIVE,
+    "draft tokens verified at once",
+)
+SPECULATIVE_ATTENTION_MODE = Flag(
+    "speculative_attention_mode",
+    FlagValue.NAME,
+    FlagGroup.SPECULATIVE,
+    "the phase whose backend drafts and verifies",
+)
+# The flags that move SGLang's start-up decisions besides the attention flags.
+TRUST_REMOTE_CODE = Flag(
+    "trust_remote_code", FlagValue.SWITCH, FlagGroup.MODEL, "load the checkpoint's own code"
+)
+QUANTIZATION = Flag(
+    "quantization", FlagValue.NAME, FlagGroup.MODEL, "the weights' quantization method"
+)
+# `--device`: the devices SGLang's help names (unset, SGLang detects the machine's own).
+DEVICE = Flag(
+    "device",
+    FlagValue.NAME,
+    FlagGroup.SERVING,
+    "the device to run on (unset: detected)",
+    choices=("cuda", "xpu", "hpu", "npu", "cpu", "musa"),
+)
+TP_SIZE = Flag(
+    "tp_size",
+    FlagValue.INTEGER,
+    FlagGroup.SERVING,
+    "tensor-parallel size",
+    aliases=("--tensor-parallel-size",),
+)
+DP_SIZE = Flag(
+    "dp_size",
+    FlagValue.INTEGER,
+    FlagGroup.SERVING,
+    "data-parallel size",
+    aliases=("--data-parallel-size",),
+)
+ENABLE_DP_ATTENTION = Flag(
+    "enable_dp_attention", FlagValue.SWITCH, FlagGroup.SERVING, "data-parallel attention"
+)
+ENABLE_DETERMINISTIC_INFERENCE = Flag(
+    "enable_deterministic_inference",
+    FlagValue.SWITCH,
+    FlagGroup.SERVING,
+    "deterministic inference (it has its own backends)",
+)
+DISAGGREGATION_MODE = Flag(
+    "disaggregation_mode",
+    FlagValue.NAME,
+    FlagGroup.SERVING,
+    "its role in prefill-decode disaggregation",
+    choices=("null", "prefill", "decode"),
+)
+PREFILL_ROUND_ROBIN_BALANCE = Flag(
+    "prefill_round_robin_balance",
+    FlagValue.SWITCH,
+    FlagGroup.SERVING,
+    "a decode server's round-robin balance",
+)
 
 FLAGS = (
     ATTENTION_BACKEND,

@@ -87,8 +87,36 @@ def gpu_named(name: str) -> Gpu:
     found = find_gpu(name)
     if found is not None:
         return found
-    close = closest(_key(name), _BY_KEY)
+    close = suggested(name)
     raise UnknownGpuError(name, None if close is None else _SPELLED[close])
+
+
+def _family(key: str) -> str:
+    """A name's family: its letters before the first digit ("b" of B200, "mi" of MI300X)."""
+    return re.match(r"[a-z]*", key).group()  # type: ignore[union-attr]  # always matches
+
+
+def suggested(name: str) -> str | None:
+    """The key of the known name most like `name`, by name and family: a name of the same
+    family ("B100X": B200, a Blackwell) before a closer spelling of another (H100)."""
+    import difflib  # only on error paths
+
+    key = _key(name)
+    family = _family(key)
+    kin = [known for known in _BY_KEY if family and _family(known) == family]
+    if kin:
+        # The table's order breaks a tie: its first of a family is the common one.
+        def likeness(known: str) -> float:
+            return difflib.SequenceMatcher(None, key, known).ratio()
+
+        best = max(kin, key=likeness)
+        if likeness(best) >= _KIN_CUTOFF:
+            return best
+    return closest(key, _BY_KEY)
+
+
+_KIN_CUTOFF = 0.4
+"""Within a family, a looser likeness suffices: the family already says much."""
 
 
 def gpus_with(capability: ComputeCapability) -> tuple[Gpu, ...]:

@@ -7,6 +7,7 @@ page's changes are worded in `compat.publish.page_changes`.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -27,8 +28,9 @@ class ReleaseNews:
     """What changed on the page, each change in words."""
 
 
-def value_changes(before: str, after: str) -> Iterator[str]:
-    """Accepted values that differ between two releases, as sentences."""
+def value_changes(before: str, after: str, changes: tuple[Change, ...] = ()) -> Iterator[str]:
+    """Accepted values that differ between two releases, as sentences: those that none of
+    `changes` (the later release's own) already names."""
     old, new = RELEASES[before], RELEASES[after]
     for label, attribute in (
         ("--attention-backend (and the phase flags)", "backend_choices"),
@@ -36,18 +38,29 @@ def value_changes(before: str, after: str) -> Iterator[str]:
         ("--speculative-algorithm", "algorithm_choices"),
     ):
         was, now = getattr(old, attribute), getattr(new, attribute)
-        added = [v for v in now if v not in was]
-        removed = [v for v in was if v not in now]
+        said = _named_by(changes, attribute)
+        added = [v for v in now if v not in was and v not in said]
+        removed = [v for v in was if v not in now and v not in said]
         if added:
             yield f"`{label}` accepts {codes(added)} too"
         if removed:
             yield f"`{label}` no longer accepts {codes(removed)}"
 
 
+def _named_by(changes: tuple[Change, ...], attribute: str) -> frozenset[str]:
+    """The words of the summaries of the changes that update `attribute`: a value one of
+    them names is said once, there."""
+    words: set[str] = set()
+    for change in changes:
+        if attribute in change.updates:
+            words.update(re.findall(r"[\w.-]+", change.summary))
+    return frozenset(words)
+
+
 def news(release: str) -> ReleaseNews:
     index = RELEASE_NAMES.index(release)
     changes = changes_of(release)
-    values = tuple(value_changes(RELEASE_NAMES[index - 1], release)) if index else ()
+    values = tuple(value_changes(RELEASE_NAMES[index - 1], release, changes)) if index else ()
     return ReleaseNews(release, changes, values, page_news(release))
 
 

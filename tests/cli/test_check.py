@@ -167,7 +167,9 @@ def test_a_model_path_the_zoo_knows_names_the_model_flag_that_reads_it() -> None
     )
     assert "--attention-arch" in known.stderr
     unknown = compat("check", *B200, *launch, "example-org/no-such-model")
-    assert unknown.returncode == 2 and "--model " not in unknown.stderr
+    # An unknown repository gets the plain advice: the flag, no checkpoint named.
+    assert unknown.returncode == 2 and "pass --model NAME" in unknown.stderr
+    assert "published config.json" not in unknown.stderr
     followed = compat("check", *B200, "--model", "gpt-oss-120b", *launch, "openai/gpt-oss-120b")
     assert followed.returncode in (0, 1) and "published config.json" in followed.stdout
 

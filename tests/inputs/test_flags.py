@@ -14,7 +14,7 @@ from compat import InvalidConfigError, enforce
 from compat.cli import build_parser
 from compat.inputs.command import SWITCH_GIVEN, parse_launch_command
 from compat.inputs.config import AttentionConfig
-from compat.inputs.flags import FLAG_FIELDS, FLAGS, FlagValue, flag_of
+from compat.inputs.flags import FLAG_FIELDS, FLAGS, Flag, FlagGroup, FlagValue, flag_of
 from compat.vocab.spelling import closest, did_you_mean
 
 BAD_VALUES = {FlagValue.NAME: "no-such-value", FlagValue.INTEGER: 0, FlagValue.SWITCH: "yes"}
@@ -38,10 +38,15 @@ def test_every_flag_is_the_config_field_of_its_name() -> None:
 
 def test_compat_check_offers_the_table_in_its_order() -> None:
     groups = _subcommand("check")._action_groups
-    sglang = next(group for group in groups if group.title and group.title.startswith("SGLang"))
-    assert [action.option_strings for action in sglang._group_actions] == [
-        [flag.option] for flag in FLAGS
-    ]
+    sglang = [group for group in groups if group.title and group.title.startswith("SGLang")]
+    assert [g.title for g in sglang] == [group.value for group in FlagGroup]
+    offered = [action.option_strings for group in sglang for action in group._group_actions]
+    assert offered == [[flag.option] for flag in sorted(FLAGS, key=_group_index)]
+    assert all(action.help for group in sglang for action in group._group_actions)
+
+
+def _group_index(flag: Flag) -> int:
+    return list(FlagGroup).index(flag.group)
 
 
 def test_an_invalid_value_of_every_flag_is_named_by_its_flag() -> None:

@@ -25,7 +25,7 @@ from compat.engine.events import (
 )
 from compat.engine.launch import Launch
 from compat.engine.model_events import AmxFallback
-from compat.engine.rules import ReleaseRules
+from compat.engine.rules import BranchCondition, DefaultBranch, DefaultMove, ReleaseRules
 from compat.engine.startup.state import (
     AB_OR_DB,
     ServerArgsFields,
@@ -47,6 +47,7 @@ def handle_attention_backend_compatibility(
     default = None
     if f.attention is None:
         default = f.attention = default_backend(parsed, rules, model, f)
+        log.default_move = default_move(parsed, rules, model, f)
     for check in _CHECKS:
         check(parsed, rules, f, log)
     return default
@@ -54,26 +55,60 @@ def handle_attention_backend_compatibility(
 
 def default_backend(parsed: Launch, rules: ReleaseRules, model: str, f: ServerArgsFields) -> str:
     """SGLang's default decision: the first branch whose every condition holds."""
-    no_spec_or_topk_one = f.topk is None or (f.topk == 1 and f.page_size in (None, 1))
     for branch in rules.defaults:
-        if branch.arch is not None and branch.arch is not parsed.arch:
-            continue
-        if branch.platform is not None and parsed.platform is not branch.platform:
-            continue
-        if not gate_open(branch.gate, parsed):
-            continue
-        if branch.needs_no_spec_or_topk_one and not no_spec_or_topk_one:
-            continue
-        if branch.needs_topk_when_speculative and f.algorithm is not None and f.topk is None:
-            continue
-        if branch.architectures is not None and model not in branch.architectures:
-            continue
-        if branch.kv_heads is not None and (parsed.kv_heads_per_rank or 0) not in branch.kv_heads:
-            continue
-        if branch.unless_sinks and model in rules.sink_architectures:
-            continue
-        return branch.backend
+        if _serves(branch, parsed, model) and _unmet(branch, parsed, rules, model, f) is None:
+            return branch.backend
     raise AssertionError("the default decision ends with an unconditional branch")
+
+
+def default_move(
+    parsed: Launch, rules: ReleaseRules, model: str, f: ServerArgsFields
+) -> DefaultMove | None:
+    """The usual default this launch moved SGLang's decision away from: the first branch
+    for this machine and model that a launch condition turned down (None: the decision took
+    its usual branch). Read with the fields as the decision read them."""
+    for branch in rules.defaults:
+        if not _serves(branch, parsed, model):
+            continue
+        unmet = _unmet(branch, parsed, rules, model, f)
+        if unmet is None:
+            return None
+        return DefaultMove(
+            branch.backend,
+            unmet,
+            f.topk,
+            f.page_size,
+            parsed.kv_heads_per_rank,
+            tuple(sorted(branch.kv_heads or ())),
+        )
+    return None
+
+
+def _serves(branch: DefaultBranch, parsed: Launch, model: str) -> bool:
+    """Whether the branch is for this machine and model at all."""
+    return (
+        (branch.arch is None or branch.arch is parsed.arch)
+        and (branch.platform is None or parsed.platform is branch.platform)
+        and gate_open(branch.gate, parsed)
+        and (branch.architectures is None or model in branch.architectures)
+    )
+
+
+def _unmet(
+    branch: DefaultBranch, parsed: Launch, rules: ReleaseRules, model: str, f: ServerArgsFields
+) -> BranchCondition | None:
+    """The first of the branch's launch conditions that does not hold, if any."""
+    if branch.needs_no_spec_or_topk_one and not (
+        f.topk is None or (f.topk == 1 and f.page_size in (None, 1))
+    ):
+        return BranchCondition.NO_SPEC_OR_TOPK_ONE
+    if branch.needs_topk_when_speculative and f.algorithm is not None and f.topk is None:
+        return BranchCondition.TOPK_WHEN_SPECULATIVE
+    if branch.kv_heads is not None and (parsed.kv_heads_per_rank or 0) not in branch.kv_heads:
+        return BranchCondition.KV_HEADS
+    if branch.unless_sinks and model in rules.sink_architectures:
+        return BranchCondition.NO_SINKS
+    return None
 
 
 def _spec_refusing(

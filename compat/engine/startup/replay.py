@@ -21,7 +21,7 @@ import msgspec
 from compat.engine.build import BuildFailure, build_after_startup
 from compat.engine.events import StartupEvent
 from compat.engine.launch import Launch
-from compat.engine.rules import ReleaseRules
+from compat.engine.rules import DefaultMove, ReleaseRules
 from compat.engine.startup.backend import handle_attention_backend_compatibility
 from compat.engine.startup.kv import handle_kv4_compatibility, handle_kv_dtype_gpu
 from compat.engine.startup.models import (
@@ -56,6 +56,9 @@ class Startup(msgspec.Struct, frozen=True):
     build: BuildFailure | None = None
     """Where `ModelRunner` then fails building the backends, after the weights load (None:
     the registry's checks pass, or start-up refuses first)."""
+    default_move: DefaultMove | None = None
+    """The default decision's usual branch for this machine and model, when a launch
+    condition turned it down (say why the default moved)."""
 
     @property
     def refused(self) -> bool:
@@ -108,4 +111,5 @@ def replay(launch: Launch, rules: ReleaseRules) -> Startup:
     build = None
     if not any(event.severity is Severity.ERROR for event in events):
         build = build_after_startup(rules.build, launch, f.phases, f.algorithm)
-    return Startup(f, events, chosen, model, by, build)
+    move = log.default_move if default is not None else None
+    return Startup(f, events, chosen, model, by, build, move)

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from compat.engine.events import StartupEvent
 from compat.engine.launch import Launch
 from compat.engine.predicates import gpu_gate_holds
-from compat.engine.rules import BackendField, GpuGate
+from compat.engine.rules import BackendField, DefaultMove, GpuGate
 
 _AB, _PB, _DB = BackendField.ATTENTION, BackendField.PREFILL, BackendField.DECODE
 AB_OR_DB = frozenset({_AB, _DB})
@@ -96,10 +96,12 @@ class ServerArgsFields:
 class StartupLog:
     """What SGLang said on the way: its refusals, warnings and adjustments, as events."""
 
-    __slots__ = ("events",)
+    __slots__ = ("default_move", "events")
 
     def __init__(self) -> None:
         self.events: list[StartupEvent] = []
+        self.default_move: DefaultMove | None = None
+        """The usual default branch the launch turned the default decision away from."""
 
     def add(self, event: StartupEvent) -> None:
         self.events.append(event)

@@ -366,13 +366,23 @@ def _hardware(request: LaunchRequest) -> dict[str, Any]:
             raise InputError(f"{flag}: {error}") from None
         fields["platform"] = gpu.platform.value
         if gpu.capability is not None:
-            if (
-                isinstance(capability, str)
-                and ComputeCapability.parse(capability) != gpu.capability
-            ):
+            given = _capability(capability)
+            if given is not None and given != gpu.capability:
                 raise InputError(
                     f"--gpu {named} is {gpu.capability}, but --compute-capability is "
-                    f"{capability}; give one"
+                    f"{shown(capability)}; give one"
                 )
-            fields["compute_capability"] = (gpu.capability.major, gpu.capability.minor)
+            if not isinstance(capability, str) or given is not None:
+                fields["compute_capability"] = (gpu.capability.major, gpu.capability.minor)
+            # else an unreadable one stays: the configuration's check lists it with the rest
     return fields
+
+
+def _capability(text: object) -> ComputeCapability | None:
+    """The compute capability `text` spells, or None when it is not text or spells none."""
+    if not isinstance(text, str):
+        return None
+    try:
+        return ComputeCapability.parse(text)
+    except ValueError:
+        return None

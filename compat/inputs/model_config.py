@@ -55,6 +55,8 @@ CONDITIONAL_GENERATION_SUFFIX = "ForConditionalGeneration"
 ENCODER_DECODER_KEY = "is_encoder_decoder"
 DUAL_CHUNK_KEY = "dual_chunk_attention_config"
 KV_HEADS_KEY = "num_key_value_heads"
+MAX_KV_HEADS = 1 << 20
+"""More KV heads than this is no model's (the largest have a few hundred)."""
 # The checkpoint's quantization (`quantization_config.quant_method`) and its own code.
 QUANTIZATION_KEY = "quantization_config"
 REMOTE_CODE_KEY = "auto_map"
@@ -142,9 +144,11 @@ def _config_file(path: Path) -> Path:
 def _existing_config_file(path: Path) -> Path:
     if path.is_dir():
         candidate = path / CONFIG_FILE
-        if not candidate.is_file():
-            raise ModelConfigError(f"{path}: directory has no {CONFIG_FILE}")
-        return candidate
+        if candidate.is_file():
+            return candidate
+        if candidate.exists():  # a FIFO, a socket, a directory: never opened, so never blocks
+            raise ModelConfigError(f"{candidate}: not a regular file")
+        raise ModelConfigError(f"{path}: directory has no {CONFIG_FILE}")
     if not path.exists():
         if path.is_symlink():
             raise ModelConfigError(f"{path}: a symbolic link that loops or points nowhere")
@@ -257,7 +261,11 @@ def derive_model_facts(file: Path, data: Mapping[str, Any], models: Known) -> Mo
         )
     kv_heads = None
     for scope, heads in reversed(reader.present(KV_HEADS_KEY)):  # the text config's first
-        if kv_heads is None and type(heads) is int and 0 < heads < 1 << 20:
+        # Refused as the other fields are: a head count SGLang would divide by is whole
+        # and positive (`"8"`, 8.0 and 0 were dropped, and the model judged without it).
+        if type(heads) is not int or not 0 < heads <= MAX_KV_HEADS:
+            reader.bad(scope.name(KV_HEADS_KEY), heads, f"an integer from 1 to {MAX_KV_HEADS}")
+        if kv_heads is None:
             kv_heads = heads
             evidence.append(("kv_heads", reader.where(scope, KV_HEADS_KEY, heads)))
     if architectures:

@@ -183,6 +183,11 @@ def format_report(
             f"  --model-path: no config.json found locally (looked in "
             f"{context['model_path_not_found']}); the network is never used"
         )
+    if "published_config" in context:
+        lines.append(
+            f"  note: judged from {context['published_config']}'s published config.json; your "
+            "local copy may differ (--model-config PATH reads it)"
+        )
     for name, fact in context.get("from_model_config", {}).items():
         lines.append(f"  from the model config: {name}={fact['value']} ({fact['why']})")
     startup = [f for f in report.findings if f.enforced is Enforcement.STARTUP]

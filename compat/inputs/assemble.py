@@ -124,13 +124,15 @@ def assemble(request: LaunchRequest) -> Assembled:
             model_config = _model_path_config(launch.model_path, context)
         if model_config is not None:
             _add_model_config(request, model_config, models, fields, context, problems)
+        elif launch.model_path is not None:
+            _add_published_config(request, launch.model_path, models, fields, context)
     for name, value in request.model.items():
         if value is not None:
             fields[name] = _integer(name, value, problems) if name == "kv_heads" else value
     if request.sglang_version is not None:
         fields["sglang_version"] = request.sglang_version
     if "attention_arch" not in fields and not problems:
-        _implied_arch(fields, models, context, problems, launch.model_path)
+        _implied_arch(fields, models, context, problems)
     detected = _add_machine(request, fields, context, problems)
     if problems:
         raise _input_error(problems, fields)
@@ -155,17 +157,14 @@ def _implied_arch(
     models: ModelKnowledge | None,
     context: dict[str, Any],
     problems: list[str],
-    model_path: str | None = None,
 ) -> None:
     """The attention architecture of `--model-architecture`, as the release's ModelConfig
     decides it; an architecture the release does not serve is invalid input."""
     name = fields.get("model_architecture")
     if not isinstance(name, str):
-        from compat.inputs.zoo import model_flag_hint
-
         problems.append(
             "the model's attention architecture is unknown: "
-            f"{model_flag_hint(model_path)}pass --attention-arch {{mha,mla}}, "
+            "pass --attention-arch {mha,mla}, "
             "--model-architecture NAME or --model-config PATH"
         )
         return
@@ -283,6 +282,26 @@ def _add_known_model(
     context["model_config"] = f"{model.source}'s published config.json (--model {name})"
     for field_name, value in launch_fields(model).items():
         fields.setdefault(field_name, value)
+
+
+def _add_published_config(
+    request: LaunchRequest,
+    model_path: str,
+    models: ModelKnowledge | None,
+    fields: dict[str, Any],
+    context: dict[str, Any],
+) -> None:
+    """Where `--model-path` is a checkpoint of the zoo with no local config: what its
+    published config.json implies, said to be that one (the local copy may differ)."""
+    from compat.inputs.zoo import UnknownModelError, known_model, known_model_facts
+
+    try:
+        key, model = known_model(model_path)
+    except UnknownModelError:
+        return  # an unknown repository: the model facts must come from elsewhere
+    _add_model_facts(request, known_model_facts(key, models), fields, context)
+    context["model_config"] = f"{model.source}'s published config.json (the package's copy)"
+    context["published_config"] = model.source
 
 
 def _add_model_facts(

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -86,3 +88,101 @@ def test_l10_a_fifo_config_json_under_model_path_is_not_a_regular_file(
     os.mkfifo(tmp_path / "config.json")
     command = ["--", "python3", "-m", "sglang.launch_server", "--model-path", str(tmp_path)]
     refused([*H100, *command], capsys, "--model-path", "not a regular file")
+
+
+# -- M7: a pasted command with a typographic dash or quote ------------------------------------
+
+LAUNCH_SERVER = ["python3", "-m", "sglang.launch_server"]
+
+
+@pytest.mark.parametrize("dash", ["\u2013", "\u2014", "\u2212\u2212"])
+def test_m7_a_flag_typeset_with_a_unicode_dash_is_refused_with_its_ascii_spelling(
+    dash: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    for command in (
+        [*LAUNCH_SERVER, f"{dash}attention-backend", "trtllm_mha"],
+        [" ".join([*LAUNCH_SERVER, f"{dash}attention-backend", "trtllm_mha"])],  # pasted
+        [f"{dash}attention-backend", "trtllm_mha"],  # flags alone
+    ):
+        refused(
+            [*H100, "--attention-arch", "mha", "--", *command],
+            capsys,
+            f"unexpected argument '{dash}attention-backend'",
+            "did you mean '--attention-backend'?",
+        )
+
+
+def test_m7_a_word_after_the_program_that_is_not_a_flag_is_unexpected(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    for launch in ([*LAUNCH_SERVER, "fa3"], ["sglang", "serve", "fa3"]):
+        refused([*MHA, "--", *launch], capsys, "unexpected argument 'fa3'")
+
+
+def test_m7_typographic_quotes_get_the_ascii_spelling(capsys: pytest.CaptureFixture[str]) -> None:
+    pasted = " ".join([*LAUNCH_SERVER, "--chat-template \u201ca b\u201d"])
+    refused([*MHA, "--", pasted], capsys, "unexpected argument 'b\u201d'", "did you mean 'b\"'?")
+    refused(
+        [*MHA, "--", *LAUNCH_SERVER, "--attention\u2013backend", "fa3"],
+        capsys,
+        "did you mean '--attention-backend'?",
+    )
+
+
+def test_m7_launch_never_runs_a_command_whose_flags_were_lost(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    code, out, err = cli(
+        ["launch", "--dry-run", "--gpu", "H100", "--attention-arch", "mha", "--",
+         *LAUNCH_SERVER, "\u2013attention-backend", "trtllm_mha"],
+        capsys,
+    )  # fmt: skip
+    assert code == 2 and "would run" not in out, out + err
+
+
+# -- L6: NAME=value before the program, and $VARIABLES ----------------------------------------
+
+
+def _stand_in(tmp_path: Path) -> dict[str, str]:
+    """An environment whose python3 prints CUDA_VISIBLE_DEVICES and its arguments."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    script = bin_dir / "python3"
+    script.write_text('#!/bin/sh\necho "devices=$CUDA_VISIBLE_DEVICES args=$*"\n')
+    script.chmod(0o755)
+    env = {
+        k: v for k, v in os.environ.items() if k not in ("COMPAT_POLICY", "CUDA_VISIBLE_DEVICES")
+    }
+    return {**env, "PATH": f"{bin_dir}{os.pathsep}{env.get('PATH', '')}"}
+
+
+@pytest.mark.parametrize("pasted", [False, True])
+def test_l6_a_name_value_prefix_is_the_environment_of_the_program(
+    pasted: bool, tmp_path: Path
+) -> None:
+    command = ["CUDA_VISIBLE_DEVICES=0,1", *LAUNCH_SERVER, "--attention-backend", "fa3"]
+    argv = [" ".join(command)] if pasted else command
+    done = subprocess.run(
+        [sys.executable, "-m", "compat", "launch", "--gpu", "H100", "--attention-arch", "mha",
+         "--", *argv],
+        capture_output=True, text=True, timeout=120, env=_stand_in(tmp_path), check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "devices=0,1 args=-m sglang.launch_server --attention-backend fa3" in done.stdout
+
+
+def test_l6_a_shell_variable_is_said_not_to_be_expanded(capsys: pytest.CaptureFixture[str]) -> None:
+    pasted = " ".join([*LAUNCH_SERVER, "--attention-backend fa3 --model-path $MODEL"])
+    code, out, err = cli(
+        ["launch", "--dry-run", "--gpu", "H100", "--attention-arch", "mha", "--", pasted], capsys
+    )
+    assert code == 0, err
+    assert "'$MODEL' reaches the program as written: $VARIABLES are not expanded" in out
+
+
+def test_l6_name_value_words_alone_are_not_a_program(capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = cli(
+        ["launch", "--gpu", "H100", "--attention-arch", "mha", "--any-command", "--", "A=1"],
+        capsys,
+    )
+    assert code == 127 and "no program after its NAME=value words" in err, err

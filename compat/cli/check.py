@@ -17,6 +17,7 @@ from compat.guard.judge import judge as judge_assembled
 from compat.guard.report import Enforcement, Report, Suggestion, runs_as
 from compat.guard.suggest import ORDER
 from compat.inputs.assemble import MODEL_FACTS, Assembled, InputError, LaunchRequest, assemble
+from compat.inputs.checks import echoed, terminal_lines, terminal_text
 from compat.inputs.command import LaunchFlags, corrected_command
 from compat.inputs.config import InvalidConfigError
 from compat.inputs.detect import PlatformDetectionError
@@ -111,7 +112,7 @@ def run(args: argparse.Namespace) -> int:
             from compat.cli.json_errors import print_json_error
 
             print_json_error(error)
-        print(f"compat check: {error}", file=sys.stderr)
+        print(terminal_lines(f"compat check: {error}"), file=sys.stderr)
         return EXIT_INVALID
     if args.json:
         from compat.cli.json_errors import json_text
@@ -189,7 +190,7 @@ def format_report(
             "local copy may differ (--model-config PATH reads it)"
         )
     for name, fact in context.get("from_model_config", {}).items():
-        lines.append(f"  from the model config: {name}={fact['value']} ({fact['why']})")
+        lines.append(f"  from the model config: {name}={echoed(fact['value'])} ({fact['why']})")
     startup = [f for f in report.findings if f.enforced is Enforcement.STARTUP]
     documented = [
         f
@@ -213,7 +214,8 @@ def format_report(
         lines.append(f"note: {NOT_SGLANG}")
     if context.get("ignored_flags"):
         lines.append("ignored launch flags (not modeled): " + " ".join(context["ignored_flags"]))
-    return "\n".join(lines)
+    # Every line may hold text from a file or the command line: none reaches the terminal raw.
+    return "\n".join(map(terminal_text, lines))
 
 
 _ORDER = {Severity.ERROR: 0, Severity.WARNING: 1, Severity.INFO: 2}

@@ -41,7 +41,7 @@ from compat.guard.policy import (
 )
 from compat.guard.report import Report
 from compat.inputs.assemble import InputError
-from compat.inputs.checks import shown
+from compat.inputs.checks import shown, terminal_lines, terminal_text
 from compat.inputs.config import InvalidConfigError
 from compat.inputs.detect import PlatformDetectionError
 
@@ -103,7 +103,7 @@ def run(args: argparse.Namespace) -> int:
         explicit: Policy | None = args.policy or explicit_policy()
         report, assembled = judge(args)
     except (InputError, InvalidConfigError, PlatformDetectionError, PolicyError) as error:
-        print(f"compat launch: {error}", file=sys.stderr)
+        print(terminal_lines(f"compat launch: {error}"), file=sys.stderr)
         return EXIT_INVALID
     launch = assembled.launch
     if not launch.sglang_launch and not args.any_command:
@@ -115,7 +115,7 @@ def run(args: argparse.Namespace) -> int:
     print(format_report(report, assembled.context, launch, assembled.flag_release))
     # What was judged is what runs: a command pasted as one argument runs as its words.
     words = list(launch.words)
-    command = shlex.join(words)
+    command = terminal_text(shlex.join(words))  # runnable as printed, unless it held a control
     unexpanded = _unexpanded(words)
     if unexpanded:
         print(

@@ -170,19 +170,23 @@ def _implied_arch(
         return
     arch = None if models is None else models.attention_arch(name)
     if models is None or arch is None:
-        known = () if models is None else tuple(sorted(models.architectures))
-        release = "this release" if models is None else f"SGLang {models.release}"
-        problems.append(
-            f"--model-architecture: {release} serves no architecture {shown(name)}"
-            f"{did_you_mean(closest(name, known))}; pass --attention-arch {{mha,mla}} to "
-            "check it anyway"
-        )
+        problems.append(f"--model-architecture: {_unserved(name, models)}")
         return
     fields["attention_arch"] = arch.value
     context["from_model_config"]["attention_arch"] = {
         "value": arch.value,
         "why": f"SGLang {models.release} runs {name} as {arch.label} (configs/model_config.py)",
     }
+
+
+def _unserved(name: str, models: ModelKnowledge | None) -> str:
+    """Why an architecture the release does not serve cannot be judged, and what to do."""
+    known = () if models is None else tuple(sorted(models.architectures))
+    release = "this release" if models is None else f"SGLang {models.release}"
+    return (
+        f"{release} serves no architecture {shown(name)}{did_you_mean(closest(name, known))}; "
+        "pass --attention-arch {mha,mla} to check it anyway"
+    )
 
 
 def _read_launch(request: LaunchRequest, problems: list[str]) -> tuple[LaunchFlags, str]:
@@ -253,11 +257,18 @@ def _add_model_config(
     """What the model's config.json implies, where the request states nothing else."""
     from compat.inputs.model_config import ModelConfigError, load_model_facts
 
+    named = "--model-config" if request.model_config is not None else "--model-path"
     try:
         facts = load_model_facts(path, models)
     except ModelConfigError as error:
-        named = "--model-config" if request.model_config is not None else "--model-path"
         problems.append(f"{named}: {error}")
+        return
+    name = facts.architectures[0] if facts.architectures else None
+    # As `--model-architecture NAME` is answered: an architecture the release does not serve
+    # is not judged as some default one.
+    unserved = models is None or name is None or models.attention_arch(name) is None
+    if name is not None and unserved and request.model.get("attention_arch") is None:
+        problems.append(f"{named}: {facts.path}: architectures[0]: {_unserved(name, models)}")
         return
     _add_model_facts(request, facts, fields, context)
 

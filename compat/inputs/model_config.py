@@ -16,6 +16,7 @@ from typing import Any, NoReturn
 from compat.engine.models.lookup import ModelKnowledge
 from compat.inputs.bounded_json import BoundedJsonError, load_object
 from compat.inputs.bounded_json import json_type as _json_type
+from compat.inputs.checks import SHOWN_CHARS, echoed
 from compat.vocab.terms import Arch
 
 CONFIG_FILE = "config.json"
@@ -131,6 +132,16 @@ def load_model_facts(path: str | os.PathLike[str], models: Known = None) -> Mode
     return derive_model_facts(file, _read_object(file), models)
 
 
+def _json_shown(value: object) -> str:
+    """`value` as JSON (control characters escaped), cut to SHOWN_CHARS for a report line."""
+    text = json.dumps(value)
+    return (
+        text
+        if len(text) <= SHOWN_CHARS
+        else f"{text[: SHOWN_CHARS - 3]}... ({len(text)} characters)"
+    )
+
+
 # -- reading -----------------------------------------------------------------------------
 
 
@@ -194,11 +205,11 @@ class _Reader:
     def bad(self, key: str, value: object, expected: str) -> NoReturn:
         raise ModelConfigError(
             f"{self.file}: field {key!r} must be {expected}, got {_json_type(value)} "
-            f"({json.dumps(value)[:60]})"
+            f"({_json_shown(value)})"
         )
 
     def where(self, scope: _Scope, key: str, value: object) -> str:
-        return f"{scope.name(key)}={json.dumps(value)} in {self.file.name}"
+        return f"{scope.name(key)}={_json_shown(value)} in {self.file.name}"
 
     def present(self, key: str) -> list[tuple[_Scope, Any]]:
         """Every scope where `key` is set to something other than null."""
@@ -327,7 +338,7 @@ def _attention_arch(
     if reasons:
         evidence += [("attention_arch", reason) for reason in reasons]
         return Arch.MLA
-    named = ", ".join(architectures) or "the model"
+    named = echoed(", ".join(architectures)) if architectures else "the model"
     evidence.append(
         (
             "attention_arch",

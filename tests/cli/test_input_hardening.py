@@ -186,3 +186,78 @@ def test_l6_name_value_words_alone_are_not_a_program(capsys: pytest.CaptureFixtu
         capsys,
     )
     assert code == 127 and "no program after its NAME=value words" in err, err
+
+
+# -- M2, L2: strings from a config.json or the command line never reach the terminal raw ------
+
+FORGED = "llama\x1b[31m\r\ncompatible: 0 errors\x1b[2J\u202e"
+
+
+def _assert_terminal_safe(text: str) -> None:
+    assert not any(char in text for char in "\x1b\r\u202e"), text
+    assert not any(line.startswith("compatible: 0 errors") for line in text.splitlines()[1:])
+
+
+@pytest.mark.parametrize(
+    "fields",
+    [
+        {"model_type": FORGED},
+        {"quantization_config": {"quant_method": FORGED}},
+        {"architectures": ["LlamaForCausalLM", FORGED]},
+    ],
+)
+def test_m2_a_config_string_with_escapes_and_line_breaks_is_escaped(
+    fields: dict[str, object], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _, out, err = cli([*H100, "--model-config", _config(tmp_path, **fields)], capsys)
+    _assert_terminal_safe(out + err)
+    assert "\\x1b[31m" in out + err  # escaped as an error message escapes it
+
+
+def test_m2_a_launch_command_word_with_escapes_is_escaped(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    command = [*LAUNCH_SERVER, "--host", FORGED, "--attention-backend", "fa3"]
+    code, out, err = cli(["launch", "--dry-run", "--gpu", "H100", "--attention-arch", "mha",
+                          "--", *command], capsys)  # fmt: skip
+    assert code == 0, err
+    _assert_terminal_safe(out + err)
+
+
+@pytest.mark.parametrize("field", ["model_type", "quant_method", "architectures"])
+def test_l2_a_long_config_string_is_cut(
+    field: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    long = "m" * 500_000
+    fields: dict[str, object] = {
+        "model_type": {"model_type": long},
+        "quant_method": {"quantization_config": {"quant_method": long}},
+        "architectures": {"architectures": ["LlamaForCausalLM", long]},
+    }[field]
+    _, out, err = cli([*H100, "--model-config", _config(tmp_path, **fields)], capsys)
+    assert len(out + err) < 5_000, len(out + err)
+    assert "characters)" in out + err  # cut, and the length said
+
+
+# -- L3: an architecture the release does not serve, from a config.json ---------------------
+
+
+def test_l3_an_unknown_architecture_in_a_config_is_answered_as_by_name(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = _config(tmp_path, architectures=["NoSuchModelForCausalLM"])
+    by_file = refused([*H100, "--model-config", path], capsys, "serves no architecture")
+    by_name = refused(
+        [*H100, "--model-architecture", "NoSuchModelForCausalLM"], capsys, "serves no architecture"
+    )
+    assert by_file.split("architectures[0]: ")[1] == by_name.split("--model-architecture: ")[1]
+    code, _, err = cli([*H100, "--model-config", path, "--attention-arch", "mha"], capsys)
+    assert code == 0, err  # checked anyway, as the message says
+
+
+def test_l3_a_two_megabyte_architecture_name_is_refused_in_one_short_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    line = refused([*H100, "--model-config", _config(tmp_path, architectures=["A" * 2_000_000])],
+                   capsys, "(2000000 characters)")  # fmt: skip
+    assert len(line) < 1_000

@@ -261,3 +261,23 @@ def test_l3_a_two_megabyte_architecture_name_is_refused_in_one_short_line(
     line = refused([*H100, "--model-config", _config(tmp_path, architectures=["A" * 2_000_000])],
                    capsys, "(2000000 characters)")  # fmt: skip
     assert len(line) < 1_000
+
+
+# -- L1: an integer over Python's digit limit in a --config YAML -------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [
+        ("page-size: " + "1" * 5000, "page-size: an integer of more than"),
+        ("tp-size: [" + "1" * 5000 + "]", "tp-size: an integer of more than"),
+        ("page-size: 0x" + "f" * 5000, "page-size: an integer of more than"),
+    ],
+)
+def test_l1_a_huge_integer_in_a_launch_config_names_the_file_and_the_key(
+    text: str, said: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "launch.yaml"
+    path.write_text(text + "\n")
+    line = refused([*MHA, "--", *LAUNCH_SERVER, "--config", str(path)], capsys, said)
+    assert f"--config {path}: " in line and "set_int_max_str_digits" not in line

@@ -119,6 +119,7 @@ def assemble(request: LaunchRequest) -> Assembled:
             problems.append("--model and --model-config both name the model; give one")
         else:
             _add_known_model(request, request.known_model, models, fields, context, problems)
+            _check_same_model(request.known_model, launch.model_path, problems)
     else:
         if model_config is None:
             model_config = _model_path_config(launch.model_path, context)
@@ -313,6 +314,25 @@ def _add_published_config(
     _add_model_facts(request, known_model_facts(key, models), fields, context)
     context["model_config"] = f"{model.source}'s published config.json (the package's copy)"
     context["published_config"] = model.source
+
+
+def _check_same_model(name: str, model_path: str | None, problems: list[str]) -> None:
+    """`--model NAME` and a launch's `--model-path` of another checkpoint the package
+    knows: the launch would run the other one, so neither is judged."""
+    from compat.inputs.zoo import UnknownModelError, known_model
+
+    if model_path is None:
+        return
+    try:
+        named, model = known_model(name)
+        launched, other = known_model(model_path)
+    except UnknownModelError:
+        return  # an unknown --model is refused already; another path may be a local copy
+    if named != launched:
+        problems.append(
+            f"--model {shown(name)} is {model.source}, but the launch command's --model-path "
+            f"is {other.source}, which the launch would run; give one"
+        )
 
 
 def _add_model_facts(

@@ -281,3 +281,30 @@ def test_l1_a_huge_integer_in_a_launch_config_names_the_file_and_the_key(
     path.write_text(text + "\n")
     line = refused([*MHA, "--", *LAUNCH_SERVER, "--config", str(path)], capsys, said)
     assert f"--config {path}: " in line and "set_int_max_str_digits" not in line
+
+
+# -- L11: --model names one checkpoint, the launch runs another ------------------------------
+
+
+def test_l11_model_and_a_model_path_of_another_known_checkpoint_are_refused(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    launch = ["--", *LAUNCH_SERVER, "--model-path"]
+    for command in ("check", "launch"):
+        refused(
+            [
+                command,
+                "--gpu",
+                "B200",
+                "--model",
+                "gpt-oss-120b",
+                *launch,
+                "deepseek-ai/DeepSeek-R1",
+            ],
+            capsys,
+            "--model 'gpt-oss-120b' is openai/gpt-oss-120b",
+            "--model-path is deepseek-ai/DeepSeek-R1",
+        )
+    same = [*launch, "OpenAI/gpt-oss-120b"]  # the same checkpoint, any case: judged
+    code, _, err = cli(["check", "--gpu", "B200", "--model", "gpt-oss-120b", *same], capsys)
+    assert code in (0, 1), err

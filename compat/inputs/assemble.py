@@ -267,7 +267,7 @@ def _add_model_config(
     name = facts.architectures[0] if facts.architectures else None
     # As `--model-architecture NAME` is answered: an architecture the release does not serve
     # is not judged as some default one.
-    unserved = models is None or name is None or models.attention_arch(name) is None
+    unserved = models is not None and name is not None and models.attention_arch(name) is None
     if name is not None and unserved and request.model.get("attention_arch") is None:
         problems.append(f"{named}: {facts.path}: architectures[0]: {_unserved(name, models)}")
         return

@@ -154,7 +154,7 @@ _ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
 _VARIABLE = re.compile(r"\$(?:[A-Za-z_]|\{)")
 
 
-def environment_prefix(words: Sequence[str]) -> tuple[dict[str, str], list[str]]:
+def _environment_prefix(words: Sequence[str]) -> tuple[dict[str, str], list[str]]:
     """The `NAME=value` words before the program, as the environment a shell gives it, and
     the command after them (`CUDA_VISIBLE_DEVICES=0 python3 -m ...`, pasted)."""
     count = 0
@@ -173,7 +173,7 @@ def _exec(words: Sequence[str]) -> int:
     """Replace this process with the command, its signals as a shell leaves them; or say
     why it cannot run, with a shell's exit status. `NAME=value` words before the program
     are its environment, as in a shell (the program is looked up on that PATH)."""
-    assignments, words = environment_prefix(words)
+    assignments, words = _environment_prefix(words)
     if not words:
         print(
             "compat launch: cannot run it: no program after its NAME=value words", file=sys.stderr

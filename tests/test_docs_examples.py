@@ -1,8 +1,9 @@
 """Every `compat ...` example of README.md and docs/*.md runs as written.
 
 Each example (tests/support/doc_examples.py says what counts as one) runs in a shell, as a
-reader would paste it, on a machine without SGLang and offline: hub ids resolve in a
-Hugging Face cache built from tests/fixtures/models, `python3 -m sglang.launch_server` (what
+reader would paste it, on a machine without SGLang, offline and with an empty Hugging Face
+cache: a hub id is judged from the published config.json the package holds for that
+checkpoint (`compat.inputs.zoo`), `python3 -m sglang.launch_server` (what
 `compat launch` runs) is a stand-in that only says it started, and `compat docs` and
 `compat export` write into a scratch copy of docs/. A placeholder (`MODEL`, `X`, `DIR`, ...)
 gets a value of its kind.
@@ -25,22 +26,14 @@ from pathlib import Path
 
 import pytest
 from doc_examples import Example, examples
-from paths import MODELS, ROOT
+from paths import ROOT
 
+from compat.inputs.zoo import ZOO
 from compat.publish.outputs import package_templates
 from compat.releases import BASELINE, NEWEST
 
 DOCUMENTS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 EXAMPLES = [example for path in DOCUMENTS for example in examples(path, ROOT)]
-# Hub ids the examples name, and the fixture holding each one's published config.json.
-HUB = {
-    "deepseek-ai/DeepSeek-R1": "deepseek-r1",
-    "deepseek-ai/DeepSeek-V3.2-Exp": "deepseek-v3.2",
-    "google/gemma-3-27b-it": "gemma-3-27b-it",
-    "meta-llama/Llama-3.1-8B-Instruct": "llama-3.1-8b-instruct",
-    "Qwen/Qwen2.5-VL-7B-Instruct": "qwen2.5-vl-7b-instruct",
-    "Qwen/Qwen3-235B-A22B": "qwen3-235b-a22b",
-}
 VALUES = {
     "X": NEWEST,
     "A": BASELINE,
@@ -62,26 +55,22 @@ RELEASE_FREE = ("check", "launch")
 
 @pytest.fixture(scope="module")
 def machine(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
-    """The environment the examples run in: an offline hub, a scratch tree, a stand-in."""
+    """The environment the examples run in: offline, an empty Hugging Face cache, a scratch
+    tree, a stand-in for python3."""
     root = tmp_path_factory.mktemp("examples")
-    for hub_id, fixture in HUB.items():
-        org, name = hub_id.split("/")
-        repo = root / "hub" / f"models--{org}--{name}"
-        (repo / "snapshots" / "0123abcd").mkdir(parents=True)
-        (repo / "refs").mkdir()
-        (repo / "refs" / "main").write_text("0123abcd\n")
-        shutil.copy(MODELS / fixture / "config.json", repo / "snapshots" / "0123abcd")
+    (root / "hf-home").mkdir()
     shutil.copytree(ROOT / "docs", root / "scratch" / "docs")
     bin_dir = root / "bin"
     bin_dir.mkdir()
     (bin_dir / "python3").write_text(STAND_IN)
     (bin_dir / "python3").chmod(0o755)
     compat_dir = Path(sys.executable).parent  # the venv's `compat` script
-    env = {k: v for k, v in os.environ.items() if k not in ("COMPAT_SGLANG_VERSION", "CI")}
+    unset = ("COMPAT_SGLANG_VERSION", "CI", "HF_HUB_CACHE", "HUGGINGFACE_HUB_CACHE")
+    env = {k: v for k, v in os.environ.items() if k not in unset}
     return {
         **env,
         "PATH": os.pathsep.join([str(bin_dir), str(compat_dir), env.get("PATH", "")]),
-        "HF_HUB_CACHE": str(root / "hub"),
+        "HF_HOME": str(root / "hf-home"),
         "HF_HUB_OFFLINE": "1",
         "SCRATCH": str(root / "scratch"),
         "HOME_FOR_EXAMPLES": str(root),
@@ -118,7 +107,8 @@ def test_the_documents_hold_examples_of_every_kind() -> None:
     assert len({example.source.split(":")[0] for example in EXAMPLES}) >= 4
 
 
-def test_every_hub_id_an_example_names_is_in_the_offline_cache() -> None:
+def test_every_hub_id_an_example_names_is_a_checkpoint_the_package_knows() -> None:
+    """With no cache, a hub id is judged from the zoo's copy of its published config."""
     named = {
         words[i + 1]
         for example in EXAMPLES
@@ -126,7 +116,7 @@ def test_every_hub_id_an_example_names_is_in_the_offline_cache() -> None:
         for i, word in enumerate(words[:-1])
         if word in ("--model-path", "--model") and "/" in words[i + 1]
     }
-    assert named and named <= set(HUB)
+    assert named and named <= {model.source for model in ZOO.values()}, named
 
 
 @pytest.mark.parametrize("example", EXAMPLES, ids=[example.source for example in EXAMPLES])

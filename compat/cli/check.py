@@ -18,6 +18,7 @@ from compat.guard.judge import judge as judge_assembled
 from compat.guard.report import Enforcement, Report, Suggestion, runs_as
 from compat.guard.suggest import ORDER
 from compat.inputs.assemble import MODEL_FACTS, Assembled, InputError, LaunchRequest, assemble
+from compat.inputs.checks import echoed, terminal_lines, terminal_text
 from compat.inputs.command import LaunchFlags, corrected_command
 from compat.inputs.config import InvalidConfigError
 from compat.inputs.detect import PlatformDetectionError
@@ -138,7 +139,7 @@ def run(args: argparse.Namespace) -> int:
             from compat.cli.json_errors import print_json_error
 
             print_json_error(error)
-        print(f"compat check: {error}", file=sys.stderr)
+        print(terminal_lines(f"compat check: {error}"), file=sys.stderr)
         return EXIT_INVALID
     if args.json:
         from compat.cli.json_errors import json_text
@@ -239,7 +240,8 @@ def format_report(
         lines.append(f"note: {NOT_SGLANG}")
     if context.get("ignored_flags"):
         lines.append("ignored launch flags (not modeled): " + " ".join(context["ignored_flags"]))
-    return "\n".join(lines)
+    # Every line may hold text from a file or the command line: none reaches the terminal raw.
+    return "\n".join(map(terminal_text, lines))
 
 
 _ORDER = {Severity.ERROR: 0, Severity.WARNING: 1, Severity.INFO: 2}
@@ -251,7 +253,7 @@ def _provenance(context: dict[str, Any], verbose: bool) -> list[str]:
     lines = []
     facts = context.get("from_model_config", {})
     if "model_config" in context:
-        read = ", ".join(f"{name}={fact['value']}" for name, fact in facts.items())
+        read = ", ".join(f"{name}={echoed(fact['value'])}" for name, fact in facts.items())
         why = "" if verbose or not facts else " (--verbose says why)"
         lines.append(f"model config: {context['model_config']}{': ' + read if read else ''}{why}")
     if "model_path_not_found" in context:
@@ -259,9 +261,14 @@ def _provenance(context: dict[str, Any], verbose: bool) -> list[str]:
             f"--model-path: no config.json found locally (looked in "
             f"{context['model_path_not_found']}); the network is never used"
         )
+    if "published_config" in context:
+        lines.append(
+            f"note: judged from {context['published_config']}'s published config.json; your "
+            "local copy may differ (--model-config PATH reads it)"
+        )
     if verbose:
         lines += [
-            f"  from the model config: {name}={fact['value']} ({fact['why']})"
+            f"  from the model config: {name}={echoed(fact['value'])} ({fact['why']})"
             for name, fact in facts.items()
         ]
     return lines

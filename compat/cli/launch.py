@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import errno
 import os
+import re
 import shlex
 import signal
 import sys
@@ -40,7 +41,7 @@ from compat.guard.policy import (
 )
 from compat.guard.report import Report
 from compat.inputs.assemble import InputError
-from compat.inputs.checks import shown
+from compat.inputs.checks import shown, terminal_lines, terminal_text
 from compat.inputs.config import InvalidConfigError
 from compat.inputs.detect import PlatformDetectionError
 
@@ -102,7 +103,7 @@ def run(args: argparse.Namespace) -> int:
         explicit: Policy | None = args.policy or explicit_policy()
         report, assembled = judge(args)
     except (InputError, InvalidConfigError, PlatformDetectionError, PolicyError) as error:
-        print(f"compat launch: {error}", file=sys.stderr)
+        print(terminal_lines(f"compat launch: {error}"), file=sys.stderr)
         return EXIT_INVALID
     launch = assembled.launch
     if not launch.sglang_launch and not args.any_command:
@@ -114,7 +115,14 @@ def run(args: argparse.Namespace) -> int:
     print(format_report(report, assembled.context, launch, assembled.flag_release))
     # What was judged is what runs: a command pasted as one argument runs as its words.
     words = list(launch.words)
-    command = shlex.join(words)
+    command = terminal_text(shlex.join(words))  # runnable as printed, unless it held a control
+    unexpanded = _unexpanded(words)
+    if unexpanded:
+        print(
+            f"note: no shell runs it, so {shown(unexpanded[0])} reaches the program as "
+            "written: $VARIABLES are not expanded (NAME=value words before the program are "
+            "its environment)"
+        )
     unmodelled = report.unmodelled_release is not None
     policy = policy_for(explicit, unmodelled_release=unmodelled)
     if unmodelled and explicit is None and not accepts(report, DEFAULT_POLICY):
@@ -140,16 +148,44 @@ def run(args: argparse.Namespace) -> int:
     return _exec(words)
 
 
+# `NAME=value` before the program, as a shell reads it: the program's environment.
+_ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
+# A `$NAME` or `${NAME}` a shell would have expanded before this program saw the word.
+_VARIABLE = re.compile(r"\$(?:[A-Za-z_]|\{)")
+
+
+def _environment_prefix(words: Sequence[str]) -> tuple[dict[str, str], list[str]]:
+    """The `NAME=value` words before the program, as the environment a shell gives it, and
+    the command after them (`CUDA_VISIBLE_DEVICES=0 python3 -m ...`, pasted)."""
+    count = 0
+    while count < len(words) and _ASSIGNMENT.match(words[count]):
+        count += 1
+    assignments = dict(word.split("=", 1) for word in words[:count])
+    return assignments, list(words[count:])
+
+
+def _unexpanded(words: Sequence[str]) -> list[str]:
+    """The words that name a shell variable: they reach the program as written."""
+    return [word for word in words if _VARIABLE.search(word)]
+
+
 def _exec(words: Sequence[str]) -> int:
     """Replace this process with the command, its signals as a shell leaves them; or say
-    why it cannot run, with a shell's exit status."""
+    why it cannot run, with a shell's exit status. `NAME=value` words before the program
+    are its environment, as in a shell (the program is looked up on that PATH)."""
+    assignments, words = _environment_prefix(words)
+    if not words:
+        print(
+            "compat launch: cannot run it: no program after its NAME=value words", file=sys.stderr
+        )
+        return EXIT_NOT_FOUND
     saved = {
         name: signal.signal(getattr(signal, name), signal.SIG_DFL)
         for name in RESET_SIGNALS
         if hasattr(signal, name)
     }
     try:
-        os.execvp(words[0], list(words))
+        os.execvpe(words[0], list(words), {**os.environ, **assignments})
     except (OSError, ValueError) as error:  # ValueError: an empty name, a NUL in it
         failure = error
     finally:  # only reached when the exec failed: this process goes on printing

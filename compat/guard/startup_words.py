@@ -14,6 +14,7 @@ from compat.engine import events as e
 from compat.engine import model_events as m
 from compat.guard.fit import Fit
 from compat.guard.report import Enforcement, Finding
+from compat.inputs.checks import shown
 from compat.vocab.terms import Severity
 
 # What SGLang's message says after its release, by severity.
@@ -284,7 +285,7 @@ def _(event: e.NgramOffCuda) -> str:
 @said.register
 def _(event: m.ModelTypeUnknown) -> str:
     return (
-        f"its config loader cannot read model type {event.model_type!r} "
+        f"its config loader cannot read model type {shown(event.model_type)} "
         f"({event.source}); a newer SGLang may know it"
     )
 
@@ -292,7 +293,7 @@ def _(event: m.ModelTypeUnknown) -> str:
 @said.register
 def _(event: m.RemoteCodeUntrusted) -> str:
     return (
-        f"model type {event.model_type!r} is the checkpoint's own code, which loads only "
+        f"model type {shown(event.model_type)} is the checkpoint's own code, which loads only "
         "with --trust-remote-code"
     )
 
@@ -300,7 +301,7 @@ def _(event: m.RemoteCodeUntrusted) -> str:
 @said.register
 def _(event: m.ModelReloaded) -> str:
     return (
-        f"its transformers cannot read model type {event.model_type!r}; it reloads the model "
+        f"its transformers cannot read model type {shown(event.model_type)}; it reloads the model "
         f"as {event.architecture} ({event.source})"
     )
 

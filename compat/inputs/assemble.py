@@ -119,18 +119,21 @@ def assemble(request: LaunchRequest) -> Assembled:
             problems.append("--model and --model-config both name the model; give one")
         else:
             _add_known_model(request, request.known_model, models, fields, context, problems)
+            _check_same_model(request.known_model, launch.model_path, problems)
     else:
         if model_config is None:
             model_config = _model_path_config(launch.model_path, context)
         if model_config is not None:
             _add_model_config(request, model_config, models, fields, context, problems)
+        elif launch.model_path is not None:
+            _add_published_config(request, launch.model_path, models, fields, context)
     for name, value in request.model.items():
         if value is not None:
             fields[name] = _integer(name, value, problems) if name == "kv_heads" else value
     if request.sglang_version is not None:
         fields["sglang_version"] = request.sglang_version
     if "attention_arch" not in fields and not problems:
-        _implied_arch(fields, models, context, problems, launch.model_path)
+        _implied_arch(fields, models, context, problems)
     detected = _add_machine(request, fields, context, problems)
     if problems:
         raise _input_error(problems, fields)
@@ -155,38 +158,36 @@ def _implied_arch(
     models: ModelKnowledge | None,
     context: dict[str, Any],
     problems: list[str],
-    model_path: str | None = None,
 ) -> None:
     """The attention architecture of `--model-architecture`, as the release's ModelConfig
     decides it; an architecture the release does not serve is invalid input."""
     name = fields.get("model_architecture")
     if not isinstance(name, str):
-        from compat.inputs.zoo import model_flag_hint
-
-        # A checkpoint's name is the usual way in: said first, even with no --model-path.
-        hint = model_flag_hint(model_path) or (
-            "pass --model NAME (a published checkpoint; a wrong name lists them), "
-        )
         problems.append(
-            f"the model's attention architecture is unknown: {hint}or pass --attention-arch "
-            "{mha,mla}, --model-architecture NAME or --model-config PATH"
+            "the model's attention architecture is unknown: pass --model NAME (a published "
+            "checkpoint; a wrong name lists them), or --attention-arch {mha,mla}, "
+            "--model-architecture NAME or --model-config PATH"
         )
         return
     arch = None if models is None else models.attention_arch(name)
     if models is None or arch is None:
-        known = () if models is None else tuple(sorted(models.architectures))
-        release = "this release" if models is None else f"SGLang {models.release}"
-        problems.append(
-            f"--model-architecture: {release} serves no architecture {shown(name)}"
-            f"{did_you_mean(closest(name, known))}; pass --attention-arch {{mha,mla}} to "
-            "check it anyway"
-        )
+        problems.append(f"--model-architecture: {_unserved(name, models)}")
         return
     fields["attention_arch"] = arch.value
     context["from_model_config"]["attention_arch"] = {
         "value": arch.value,
         "why": f"SGLang {models.release} runs {name} as {arch.label} (configs/model_config.py)",
     }
+
+
+def _unserved(name: str, models: ModelKnowledge | None) -> str:
+    """Why an architecture the release does not serve cannot be judged, and what to do."""
+    known = () if models is None else tuple(sorted(models.architectures))
+    release = "this release" if models is None else f"SGLang {models.release}"
+    return (
+        f"{release} serves no architecture {shown(name)}{did_you_mean(closest(name, known))}; "
+        "pass --attention-arch {mha,mla} to check it anyway"
+    )
 
 
 def _read_launch(request: LaunchRequest, problems: list[str]) -> tuple[LaunchFlags, str]:
@@ -257,11 +258,18 @@ def _add_model_config(
     """What the model's config.json implies, where the request states nothing else."""
     from compat.inputs.model_config import ModelConfigError, load_model_facts
 
+    named = "--model-config" if request.model_config is not None else "--model-path"
     try:
         facts = load_model_facts(path, models)
     except ModelConfigError as error:
-        named = "--model-config" if request.model_config is not None else "--model-path"
         problems.append(f"{named}: {error}")
+        return
+    name = facts.architectures[0] if facts.architectures else None
+    # As `--model-architecture NAME` is answered: an architecture the release does not serve
+    # is not judged as some default one.
+    unserved = models is not None and name is not None and models.attention_arch(name) is None
+    if name is not None and unserved and request.model.get("attention_arch") is None:
+        problems.append(f"{named}: {facts.path}: architectures[0]: {_unserved(name, models)}")
         return
     _add_model_facts(request, facts, fields, context)
 
@@ -286,6 +294,45 @@ def _add_known_model(
     context["model_config"] = f"{model.source}'s published config.json (--model {name})"
     for field_name, value in launch_fields(model).items():
         fields.setdefault(field_name, value)
+
+
+def _add_published_config(
+    request: LaunchRequest,
+    model_path: str,
+    models: ModelKnowledge | None,
+    fields: dict[str, Any],
+    context: dict[str, Any],
+) -> None:
+    """Where `--model-path` is a checkpoint of the zoo with no local config: what its
+    published config.json implies, said to be that one (the local copy may differ)."""
+    from compat.inputs.zoo import UnknownModelError, known_model, known_model_facts
+
+    try:
+        key, model = known_model(model_path)
+    except UnknownModelError:
+        return  # an unknown repository: the model facts must come from elsewhere
+    _add_model_facts(request, known_model_facts(key, models), fields, context)
+    context["model_config"] = f"{model.source}'s published config.json (the package's copy)"
+    context["published_config"] = model.source
+
+
+def _check_same_model(name: str, model_path: str | None, problems: list[str]) -> None:
+    """`--model NAME` and a launch's `--model-path` of another checkpoint the package
+    knows: the launch would run the other one, so neither is judged."""
+    from compat.inputs.zoo import UnknownModelError, known_model
+
+    if model_path is None:
+        return
+    try:
+        named, model = known_model(name)
+        launched, other = known_model(model_path)
+    except UnknownModelError:
+        return  # an unknown --model is refused already; another path may be a local copy
+    if named != launched:
+        problems.append(
+            f"--model {shown(name)} is {model.source}, but the launch command's --model-path "
+            f"is {other.source}, which the launch would run; give one"
+        )
 
 
 def _add_model_facts(
@@ -374,13 +421,23 @@ def hardware_fields(gpu_name: str | None, capability: object) -> dict[str, Any]:
             raise InputError(f"{flag}: {error}") from None
         fields["platform"] = gpu.platform.value
         if gpu.capability is not None:
-            if (
-                isinstance(capability, str)
-                and ComputeCapability.parse(capability) != gpu.capability
-            ):
+            given = _capability(capability)
+            if given is not None and given != gpu.capability:
                 raise InputError(
                     f"--gpu {named} is {gpu.capability}, but --compute-capability is "
-                    f"{capability}; give one"
+                    f"{shown(capability)}; give one"
                 )
-            fields["compute_capability"] = (gpu.capability.major, gpu.capability.minor)
+            if not isinstance(capability, str) or given is not None:
+                fields["compute_capability"] = (gpu.capability.major, gpu.capability.minor)
+            # else an unreadable one stays: the configuration's check lists it with the rest
     return fields
+
+
+def _capability(text: object) -> ComputeCapability | None:
+    """The compute capability `text` spells, or None when it is not text or spells none."""
+    if not isinstance(text, str):
+        return None
+    try:
+        return ComputeCapability.parse(text)
+    except ValueError:
+        return None

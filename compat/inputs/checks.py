@@ -6,6 +6,7 @@ AttentionConfig construction runs them) and words the problem only for a bad one
 
 from __future__ import annotations
 
+import re
 from collections.abc import Collection, Iterable, Sequence
 from functools import cache
 
@@ -27,6 +28,32 @@ def shown(value: object) -> str:
         return text
     size = f"{len(value)} characters" if isinstance(value, str) else type(value).__name__
     return f"{text[: SHOWN_CHARS - 3]}... ({size})"
+
+
+def echoed(value: object) -> str:
+    """`value` as a report line shows it: plain printable text of at most SHOWN_CHARS
+    characters as it is (`llama`), anything else as `shown` writes it, escaped and cut (a
+    config.json's `model_type` may hold terminal escapes, line breaks or megabytes)."""
+    text = value if isinstance(value, str) else str(value)
+    if len(text) <= SHOWN_CHARS and text.isprintable():
+        return text
+    return shown(value)
+
+
+# What a terminal acts on rather than shows: control characters (ESC, CR, LF, ...), line
+# and paragraph separators, and the bidirectional overrides that reorder what follows.
+_UNSHOWABLE = re.compile("[\x00-\x08\x0a-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+
+
+def terminal_text(line: str) -> str:
+    """`line` with every character a terminal would act on escaped as `shown` escapes it
+    (ESC as `\\x1b`): the last guard of each printed line, whatever value reached it."""
+    return _UNSHOWABLE.sub(lambda match: repr(match.group())[1:-1], line)
+
+
+def terminal_lines(text: str) -> str:
+    """`text`'s lines, each through `terminal_text`: a message of several lines."""
+    return "\n".join(map(terminal_text, text.split("\n")))
 
 
 class InputProblem(msgspec.Struct, frozen=True):

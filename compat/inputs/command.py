@@ -22,7 +22,7 @@ from compat.inputs.checks import SHOWN_CHARS, shown
 from compat.inputs.config import chosen_release
 from compat.inputs.flags import FLAGS, flag_of
 from compat.inputs.launch_file import CONFIG_FLAG, LaunchFile, LaunchFileError, merge_config_file
-from compat.vocab.spelling import did_you_mean
+from compat.vocab.spelling import UNICODE_DASHES, ascii_spelling, did_you_mean
 
 MODELED_FLAGS = {option: flag.field for flag in FLAGS for option in flag.options}
 SWITCH_GIVEN = "true"
@@ -120,7 +120,7 @@ def parse_launch_command(
     """
     arities = release_flags(release)
     words, notes, problems = _shell_words(tokens, release)
-    start = _first_flag(words)
+    start = _program_end(words)
     switches = frozenset(flag for flag, arity in arities.items() if arity == "switch")
     try:
         argv, config_file = merge_config_file(words[start:], release, switches)
@@ -141,7 +141,10 @@ def parse_launch_command(
         where = f"{CONFIG_FLAG} {config_file.path}: " if in_file and config_file else ""
         index += 1
         if not token.startswith("--"):
-            problems.append(f"{where}unexpected argument {shown(token)} in the launch command")
+            problems.append(
+                f"{where}unexpected argument {shown(token)} in the launch command"
+                f"{_typeset_hint(token)}"
+            )
             continue
         written, has_inline, inline = token.partition("=")
         try:
@@ -223,9 +226,44 @@ def _lookup(flag: str, release: str) -> str | UnknownFlagError:
 
 def _unknown(error: UnknownFlagError, written: str, release: str) -> str:
     """The unknown-flag problem, with a long flag cut for the message."""
+    hint = _typeset_hint(written)
+    if hint:
+        return f"SGLang {release} has no flag {shown(written)}{hint}"
     if len(written) <= SHOWN_CHARS:
         return str(error)
     return f"SGLang {release} has no flag {shown(written)}"
+
+
+def _typeset_hint(word: str) -> str:
+    """A did-you-mean with the ASCII spelling of a word holding a Unicode dash or quote
+    (a command pasted from a document), with why; nothing for any other word."""
+    spelled = ascii_spelling(word)
+    if spelled is None:
+        return ""
+    return (
+        f"{did_you_mean(shown(spelled))} (it holds a typographic dash or quote, which "
+        "neither a shell nor SGLang reads as one)"
+    )
+
+
+def _program_end(words: Sequence[str]) -> int:
+    """Where the program ends and SGLang's arguments begin.
+
+    After an SGLang launch's module, script or `sglang serve`, every word is SGLang's (it
+    takes no positional argument), so a word there that is not a flag is refused, not read
+    as more of the program. Otherwise the program runs up to the first flag, or up to a
+    word that starts with a Unicode dash: a flag whose `--` a document typeset.
+    """
+    first = _first_flag(words)
+    for index, word in enumerate(words[:first]):
+        if word == LAUNCH_MODULE or word.endswith(LAUNCH_SCRIPT):
+            return index + 1
+        name = word.rsplit("/", 1)[-1]
+        if (name, *words[index + 1 : index + 2]) == SERVE_COMMAND:
+            return index + 2
+        if word.startswith(tuple(UNICODE_DASHES)):
+            return index
+    return first
 
 
 def _first_flag(words: Sequence[str]) -> int:

@@ -54,7 +54,8 @@ def locate_model_config(model_path: str) -> Located:
     try:
         if path.is_dir():
             candidate = path / CONFIG_FILE
-            return Located(candidate if candidate.is_file() else None, str(path))
+            # One that is not a regular file (a FIFO) is returned, for the reader to refuse.
+            return Located(candidate if candidate.exists() else None, str(path))
         if path.is_file():
             return Located(path, str(path))
     except OSError:  # a name the file system cannot hold: not a local path

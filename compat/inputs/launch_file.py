@@ -17,6 +17,8 @@ no flag the guard models is such a flag.
 from __future__ import annotations
 
 import json
+import re
+import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -89,7 +91,15 @@ def _load(path: str) -> dict[Any, Any]:
     try:
         raw = read_bounded(file, MAX_CONFIG_BYTES, "a launch config")
         text = raw.decode("utf-8")
-        data = yaml.load(text, Loader=yaml.SafeLoader)
+        data = yaml.load(text, Loader=_loader(yaml))
+    except _IntegerTooLong as error:
+        lines = text.splitlines()
+        key = _KEY.match(lines[error.line] if error.line < len(lines) else "")
+        named = f"{key.group(1)}: " if key else ""
+        raise LaunchFileError(
+            f"{CONFIG_FLAG} {path}: {named}an integer of more than {sys.get_int_max_str_digits()} "
+            f"digits (line {error.line + 1}), which Python refuses to read"
+        ) from None
     except OSError as error:
         raise LaunchFileError(f"{CONFIG_FLAG} {path}: {error.strerror or error}") from None
     except (BoundedJsonError, UnicodeDecodeError) as error:
@@ -110,6 +120,45 @@ def _load(path: str) -> dict[Any, Any]:
         )
     _count(path, data)
     return data
+
+
+class _IntegerTooLong(Exception):
+    """A YAML integer over Python's digit limit, at a line of the file (counted from 0)."""
+
+    def __init__(self, line: int) -> None:
+        super().__init__(line)
+        self.line = line
+
+
+# `key:` at the start of a YAML line: the option a line sets.
+_KEY = re.compile(r"\s*([\w.-]+)\s*:")
+
+
+def _loader(yaml: Any) -> Any:
+    """YAML's safe loader, with an integer over Python's digit limit (a ValueError that
+    names neither the file nor the key) raised as _IntegerTooLong with its line."""
+
+    class Loader(yaml.SafeLoader):  # type: ignore[misc]  # yaml is Any here
+        def construct_yaml_int(self, node: Any) -> Any:
+            try:
+                return super().construct_yaml_int(node)
+            except ValueError:
+                raise _IntegerTooLong(node.start_mark.line) from None
+
+    Loader.add_constructor("tag:yaml.org,2002:int", Loader.construct_yaml_int)
+    return Loader
+
+
+def _text(path: str, key: str, value: object) -> str:
+    """`str(value)`, as SGLang's merger writes a value, or LaunchFileError naming the key
+    (an integer YAML reads in hexadecimal may have too many decimal digits to print)."""
+    try:
+        return str(value)
+    except ValueError:
+        raise LaunchFileError(
+            f"{CONFIG_FLAG} {path}: {key}: an integer of more than "
+            f"{sys.get_int_max_str_digits()} digits, which Python refuses to write"
+        ) from None
 
 
 def _count(path: str, data: object) -> None:
@@ -150,12 +199,12 @@ def _arguments(
                 arguments.append(flag)
         elif isinstance(value, list):
             if value:
-                arguments += [flag, *(str(item) for item in value)]
+                arguments += [flag, *(_text(path, key, item) for item in value)]
         elif isinstance(value, dict) and mappings_as_json:
             try:
                 arguments += [flag, json.dumps(value)]
             except (TypeError, ValueError) as error:
                 raise LaunchFileError(f"{CONFIG_FLAG} {path}: {key}: {error}") from None
         else:
-            arguments += [flag, str(value)]
+            arguments += [flag, _text(path, key, value)]
     return arguments

@@ -16,6 +16,7 @@ from typing import Any, NoReturn
 from compat.engine.models.lookup import ModelKnowledge
 from compat.inputs.bounded_json import BoundedJsonError, load_object
 from compat.inputs.bounded_json import json_type as _json_type
+from compat.inputs.checks import SHOWN_CHARS, echoed
 from compat.vocab.terms import Arch
 
 CONFIG_FILE = "config.json"
@@ -55,6 +56,8 @@ CONDITIONAL_GENERATION_SUFFIX = "ForConditionalGeneration"
 ENCODER_DECODER_KEY = "is_encoder_decoder"
 DUAL_CHUNK_KEY = "dual_chunk_attention_config"
 KV_HEADS_KEY = "num_key_value_heads"
+MAX_KV_HEADS = 1 << 20
+"""More KV heads than this is no model's (the largest have a few hundred)."""
 # The checkpoint's quantization (`quantization_config.quant_method`) and its own code.
 QUANTIZATION_KEY = "quantization_config"
 REMOTE_CODE_KEY = "auto_map"
@@ -129,6 +132,16 @@ def load_model_facts(path: str | os.PathLike[str], models: Known = None) -> Mode
     return derive_model_facts(file, _read_object(file), models)
 
 
+def _json_shown(value: object) -> str:
+    """`value` as JSON (control characters escaped), cut to SHOWN_CHARS for a report line."""
+    text = json.dumps(value)
+    return (
+        text
+        if len(text) <= SHOWN_CHARS
+        else f"{text[: SHOWN_CHARS - 3]}... ({len(text)} characters)"
+    )
+
+
 # -- reading -----------------------------------------------------------------------------
 
 
@@ -142,9 +155,11 @@ def _config_file(path: Path) -> Path:
 def _existing_config_file(path: Path) -> Path:
     if path.is_dir():
         candidate = path / CONFIG_FILE
-        if not candidate.is_file():
-            raise ModelConfigError(f"{path}: directory has no {CONFIG_FILE}")
-        return candidate
+        if candidate.is_file():
+            return candidate
+        if candidate.exists():  # a FIFO, a socket, a directory: never opened, so never blocks
+            raise ModelConfigError(f"{candidate}: not a regular file")
+        raise ModelConfigError(f"{path}: directory has no {CONFIG_FILE}")
     if not path.exists():
         if path.is_symlink():
             raise ModelConfigError(f"{path}: a symbolic link that loops or points nowhere")
@@ -190,11 +205,11 @@ class _Reader:
     def bad(self, key: str, value: object, expected: str) -> NoReturn:
         raise ModelConfigError(
             f"{self.file}: field {key!r} must be {expected}, got {_json_type(value)} "
-            f"({json.dumps(value)[:60]})"
+            f"({_json_shown(value)})"
         )
 
     def where(self, scope: _Scope, key: str, value: object) -> str:
-        return f"{scope.name(key)}={json.dumps(value)} in {self.file.name}"
+        return f"{scope.name(key)}={_json_shown(value)} in {self.file.name}"
 
     def present(self, key: str) -> list[tuple[_Scope, Any]]:
         """Every scope where `key` is set to something other than null."""
@@ -257,7 +272,11 @@ def derive_model_facts(file: Path, data: Mapping[str, Any], models: Known) -> Mo
         )
     kv_heads = None
     for scope, heads in reversed(reader.present(KV_HEADS_KEY)):  # the text config's first
-        if kv_heads is None and type(heads) is int and 0 < heads < 1 << 20:
+        # Refused as the other fields are: a head count SGLang would divide by is whole
+        # and positive (`"8"`, 8.0 and 0 were dropped, and the model judged without it).
+        if type(heads) is not int or not 0 < heads <= MAX_KV_HEADS:
+            reader.bad(scope.name(KV_HEADS_KEY), heads, f"an integer from 1 to {MAX_KV_HEADS}")
+        if kv_heads is None:
             kv_heads = heads
             evidence.append(("kv_heads", reader.where(scope, KV_HEADS_KEY, heads)))
     if architectures:
@@ -319,7 +338,7 @@ def _attention_arch(
     if reasons:
         evidence += [("attention_arch", reason) for reason in reasons]
         return Arch.MLA
-    named = ", ".join(architectures) or "the model"
+    named = echoed(", ".join(architectures)) if architectures else "the model"
     evidence.append(
         (
             "attention_arch",

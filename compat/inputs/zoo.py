@@ -86,20 +86,6 @@ def known_model(name: str) -> tuple[str, ZooModel]:
     return key, ZOO[key]
 
 
-def model_flag_hint(model_path: str | None) -> str:
-    """Where a launch's `--model-path` is a checkpoint of the zoo (and no local copy of its
-    config was found): the `--model` that reads its config, as the start of a sentence that
-    goes on with the other ways. A hint, not the copy: the repository's config may have
-    changed since, and the operator's copy may differ."""
-    if model_path is None:
-        return ""
-    try:
-        key, model = known_model(model_path)
-    except UnknownModelError:
-        return ""
-    return f"--model {key} reads {model.source}'s published config.json, or "
-
-
 def known_model_facts(name: str, models: ModelKnowledge | None) -> ModelFacts:
     """What the model's published config.json says, read as `--model-config` reads a file
     (by what the predicted release knows of models, `models`)."""

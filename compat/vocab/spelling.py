@@ -36,3 +36,34 @@ def join_or(items: list[str]) -> str:
     if len(items) == 2:
         return f"{items[0]} or {items[1]}"
     return ", ".join(items[:-1]) + f" or {items[-1]}"
+
+
+# What a word processor or chat client makes of ASCII: `--` becomes an en or em dash, quotes
+# become typographic ones. A shell reads none of them as a flag's dashes or as quotes.
+_TYPOGRAPHIC = str.maketrans(
+    {
+        "\u2018": "'",
+        "\u2019": "'",
+        "\u201a": "'",
+        "\u201b": "'",
+        "\u201c": '"',
+        "\u201d": '"',
+        "\u201e": '"',
+        "\u201f": '"',
+        "\u00ab": '"',
+        "\u00bb": '"',
+    }
+)
+UNICODE_DASHES = "\u2010\u2011\u2012\u2013\u2014\u2015\u2212\ufe58\ufe63\uff0d"
+"""Hyphens, en and em dashes, the minus sign: what `--` may have been typeset into."""
+
+
+def ascii_spelling(word: str) -> str | None:
+    """`word` as it was typed before it was typeset (`\u2013attention-backend` is
+    `--attention-backend`, typographic quotes are ASCII ones), or None if it has nothing
+    typeset: a leading run of dashes with any Unicode one in it is a flag's `--`."""
+    body = word.lstrip("-" + UNICODE_DASHES)
+    leading = word[: len(word) - len(body)]
+    dashes = "--" if leading.strip("-") else leading
+    spelled = dashes + body.replace("\u2013", "-").replace("\u2014", "-").translate(_TYPOGRAPHIC)
+    return None if spelled == word else spelled

@@ -77,8 +77,8 @@ def test_a_typo_in_the_launch_command_is_invalid() -> None:
 def test_a_hub_id_missing_from_the_cache_says_where_it_looked(tmp_path: Path) -> None:
     env = {"HF_HUB_CACHE": str(tmp_path)}
     result = compat("check", "--gpu", "h100", "--", *shlex.split(DEEPSEEK), env=env)
-    assert result.returncode == 2
-    assert "--attention-arch" in result.stderr
+    assert result.returncode in (0, 1), result.stderr  # a checkpoint the package knows (#43)
+    assert "judged from deepseek-ai/DeepSeek-R1's published config.json" in result.stdout
     with_arch = compat(
         "check", "--gpu", "h100", "--attention-arch", "mla", "--", *shlex.split(DEEPSEEK), env=env
     )

@@ -74,7 +74,7 @@ def test_l4_a_command_that_is_not_an_sglang_launch_is_not_run_unless_asked(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     ran: list[list[str]] = []
-    monkeypatch.setattr(os, "execvp", lambda program, argv: ran.append(argv))
+    monkeypatch.setattr(os, "execvpe", lambda program, argv, env: ran.append(argv))
     command = ["python3", "-m", "vllm.entrypoints.openai.api_server", "--page-size", "16"]
     code, out, err = cli([*LAUNCH, "--", *command], capsys)
     assert code == 2 and ran == []

@@ -35,18 +35,18 @@ ON_B200_07 = ["launch", "--sglang-version", "0.5.7", "--gpu", "B200"]
 
 
 class Executed(BaseException):
-    """What the fake os.execvp raises (past every handler): a real one never returns."""
+    """What the fake os.execvpe raises (past every handler): a real one never returns."""
 
 
 @pytest.fixture
 def execs(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, list[str]]]:
     calls: list[tuple[str, list[str]]] = []
 
-    def execvp(program: str, argv: list[str]) -> Any:
+    def execvpe(program: str, argv: list[str], env: Any) -> Any:
         calls.append((program, list(argv)))
         raise Executed
 
-    monkeypatch.setattr(os, "execvp", execvp)
+    monkeypatch.setattr(os, "execvpe", execvpe)
     monkeypatch.delenv(POLICY_VARIABLE, raising=False)
     return calls
 

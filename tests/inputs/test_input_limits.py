@@ -137,3 +137,25 @@ def test_l16_a_bad_platform_is_reported_with_a_model_config_error(
     for needle in ("no such file", "--platform: unknown value 'cdua'", "did you mean cuda",
                    "--gpu: ", "--page-size: expected a positive integer"):  # fmt: skip
         assert needle in err, err
+
+
+# Hostile bodies of 16 MiB: an unterminated string of escaped quotes (quadratic before #42
+# M1: 143 s for 0.68 MB), of escaped quotes and commas, and commas in one string followed by
+# millions of empty strings.
+_HOSTILE_BODIES = {
+    "escaped quotes": b'{"a": "' + b'\\"' * ((MAX_BYTES - 8) // 2),
+    "escaped quotes and commas": b'{"a": "' + b'\\",' * ((MAX_BYTES - 8) // 3),
+    "empty strings": b'{"a": "' + b"," * (MAX_VALUES + 1) + b'"' * (MAX_BYTES // 2),
+}
+
+
+@pytest.mark.parametrize("kind", sorted(_HOSTILE_BODIES))
+def test_m1_a_16_mib_hostile_string_is_refused_in_one_linear_pass(
+    tmp_path: Path, kind: str
+) -> None:
+    path = tmp_path / "config.json"
+    path.write_bytes(_HOSTILE_BODIES[kind])
+    started = time.perf_counter()
+    with pytest.raises(ModelConfigError, match=r"not valid JSON|over the limit"):
+        AttentionConfig.from_model_config(path)
+    assert time.perf_counter() - started < 2  # generous: about 0.1-0.8 s on two busy cores

@@ -151,15 +151,25 @@ CHECK_VALUES: dict[str, list[str]] = {
     "--speculative-eagle-topk": ["1", "2", "4"],
     "--speculative-attention-mode": ["prefill", "decode"],
     "--attention-arch": ["mha", "mla"],
-    "--compute-capability": ["10.0", "sm100", "90", "8.6", "sm_120"],
+    "--compute-capability": ["10.0", "sm100", "90", "8.6", "sm_120", "nan", "0x10", "1e3", ""],
     "--platform": ["cuda", "rocm", "npu", "xpu", "cpu"],
+    "--gpu": ["H100", "B200", "h200", "MI300X", "RTX 4090", "A100", "B300"],
+    "--model": ["gpt-oss-120b", "DeepSeek-R1", "deepseek-ai/DeepSeek-R1", "gemma-3-27b-it"],
 }
+# What a document makes of a pasted command (#42 M7): typeset dashes and quotes.
+TYPESET = {"--": ("\u2013", "\u2014", "\u2212\u2212"), '"': ("\u201c", "\u201d"), "'": ("\u2019",)}
+# `NAME=value` before the program, and a shell variable no shell expanded (#42 L6).
+PREFIXES = ("CUDA_VISIBLE_DEVICES=0", "A=1 B=", "PATH=", "X=$HOME")
+# Hub ids of checkpoints the package knows, and one it does not (#43).
+HUB_IDS = ("deepseek-ai/DeepSeek-R1", "openai/gpt-oss-120b", "Qwen/Qwen3-8B", "acme/unknown")
 
 
 def _flags(rng: random.Random, zoo: list[str], count: int) -> list[str]:
     tokens: list[str] = []
     for _ in range(count):
         flag = rng.choice([*CHECK_VALUES, "--model-config", "--sliding-window", "--json"])
+        if flag == "--model" and "--model-config" in tokens:
+            continue  # refused together, every time: a case that tells nothing
         if flag in ("--sliding-window", "--json"):
             tokens.append(flag)
             continue
@@ -180,11 +190,28 @@ def _check_argv(rng: random.Random, zoo: list[str]) -> list[str]:
             name = "--" + flag.replace("_", "-")
             launch += [name, rng.choice(CHECK_VALUES.get(name, ["1"]))]
         if rng.random() < 0.3:
-            launch += ["--model-path", rng.choice(zoo)]
+            launch += ["--model-path", rng.choice([*zoo, *HUB_IDS])]
         if rng.random() < 0.3:
             launch.insert(rng.randrange(len(launch) + 1), _weird(rng))
+        if rng.random() < 0.15:
+            launch = _typeset(rng, launch)
+        if rng.random() < 0.1:
+            launch = [*rng.choice(PREFIXES).split(), *launch]
         argv += ["--", *shaped(rng, launch)]
     return argv
+
+
+def _typeset(rng: random.Random, words: list[str]) -> list[str]:
+    """One word with its `--` or a quote as a word processor writes it."""
+    at = rng.randrange(len(words))
+    for ascii_text, typeset in TYPESET.items():
+        if ascii_text in words[at]:
+            words = list(words)
+            words[at] = words[at].replace(ascii_text, rng.choice(typeset), 1)
+            return words
+    words = list(words)
+    words[at] = rng.choice(TYPESET['"']) + words[at]
+    return words
 
 
 def cli_case(rng: random.Random, space: Workspace, tally: Tally) -> None:

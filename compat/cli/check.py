@@ -256,15 +256,17 @@ def _provenance(context: dict[str, Any], verbose: bool) -> list[str]:
         read = ", ".join(f"{name}={echoed(fact['value'])}" for name, fact in facts.items())
         why = "" if verbose or not facts else " (--verbose says why)"
         lines.append(f"model config: {context['model_config']}{': ' + read if read else ''}{why}")
-    if "model_path_not_found" in context:
+    if "published_config" in context:
+        # One line of provenance: the package's copy stands in for a local config.json.
+        looked = context.get("model_path_not_found")
+        where = f" in {looked}" if looked else ""
+        lines.append(
+            f"  (no local config.json{where}; yours may differ: --model-config PATH reads it)"
+        )
+    elif "model_path_not_found" in context:
         lines.append(
             f"--model-path: no config.json found locally (looked in "
             f"{context['model_path_not_found']}); the network is never used"
-        )
-    if "published_config" in context:
-        lines.append(
-            f"note: judged from {context['published_config']}'s published config.json; your "
-            "local copy may differ (--model-config PATH reads it)"
         )
     if verbose:
         lines += [

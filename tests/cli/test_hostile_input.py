@@ -123,7 +123,7 @@ def test_a_pasted_launch_command_is_split_and_judged(capsys: pytest.CaptureFixtu
     code, out, _ = cli([*MHA, "--compute-capability", "10.0", "--", pasted], capsys)
     assert code == 1, out
     assert "split the one-argument launch command" in out and "shlex" in out
-    assert f"on {backend}" in out
+    assert f"backend {backend};" in out and "[fp4-kv]" in out  # the pasted flags were read
 
 
 def test_a_pasted_command_with_an_open_quote_is_exit_2(capsys: pytest.CaptureFixture[str]) -> None:

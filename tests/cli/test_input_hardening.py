@@ -209,7 +209,7 @@ def _assert_terminal_safe(text: str) -> None:
 def test_m2_a_config_string_with_escapes_and_line_breaks_is_escaped(
     fields: dict[str, object], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    _, out, err = cli([*H100, "--model-config", _config(tmp_path, **fields)], capsys)
+    _, out, err = cli([*H100, "--verbose", "--model-config", _config(tmp_path, **fields)], capsys)
     _assert_terminal_safe(out + err)
     assert "\\x1b[31m" in out + err  # escaped as an error message escapes it
 
@@ -234,7 +234,7 @@ def test_l2_a_long_config_string_is_cut(
         "quant_method": {"quantization_config": {"quant_method": long}},
         "architectures": {"architectures": ["LlamaForCausalLM", long]},
     }[field]
-    _, out, err = cli([*H100, "--model-config", _config(tmp_path, **fields)], capsys)
+    _, out, err = cli([*H100, "--verbose", "--model-config", _config(tmp_path, **fields)], capsys)
     assert len(out + err) < 5_000, len(out + err)
     assert "characters)" in out + err  # cut, and the length said
 

@@ -25,6 +25,7 @@ from compat.releases import release_matrix, release_rules
 from compat.vocab.terms import KV_DTYPE_SPELLINGS, KvFamily
 
 B200 = {"platform": "cuda", "compute_capability": (10, 0)}
+H200 = {"platform": "cuda", "compute_capability": (9, 0)}
 MHA_0_5_23 = {"sglang_version": "0.5.23", "attention_arch": "mha"}
 DEEPSEEK = {"attention_arch": "mla", "model_architecture": "DeepseekV3ForCausalLM"}
 EAGLE_TOPK4 = {
@@ -145,8 +146,9 @@ def test_dsv4_page_16_on_b200_keeps_the_named_backend_with_its_page_size() -> No
     assert any("--attention-backend" in s.summary for s in suggestions[1:])
 
 
-def test_qsa_page_16_on_b200_keeps_qsa_decode_with_a_prefill_partner_before_replacing_it() -> None:
-    config = AttentionConfig(attention_backend="qsa", page_size=16, **MHA_0_5_23, **B200)
+def test_qsa_page_16_on_h200_keeps_qsa_decode_with_a_prefill_partner_before_replacing_it() -> None:
+    # On an H200: the partner that brings page size 64, hpc_ops, builds only on sm9x parts.
+    config = AttentionConfig(attention_backend="qsa", page_size=16, **MHA_0_5_23, **H200)
     suggestions = check(config).suggestions
     kept = [check(applied(config, s)).resolved.decode_backend == "qsa" for s in suggestions]
     assert kept[0] and True in kept[1:], [s.summary for s in suggestions]

@@ -36,10 +36,11 @@ def test_every_change_says_where_it_was_read() -> None:
 
 
 def test_a_release_without_changes_has_the_rules_and_page_of_the_one_before() -> None:
-    # Every modelled release changed its start-up rules; fold an empty entry to prove the rule.
+    # Every modelled release changed its start-up rules; fold an empty entry to prove the rule
+    # (a release the registry table of compat/releases/build.py has no row for: 0.5.13's holds).
     previous = RELEASES["0.5.13"]
-    rules = releases._apply(previous, releases.Release("0.5.14"))
-    assert rules.release == "0.5.14"
+    rules = releases._apply(previous, releases.Release("0.5.99"))
+    assert rules.release == "0.5.99"
     assert replace(rules, release=previous.release) == previous
     assert releases._apply_doc(release_matrix("0.5.13"), ()) == release_matrix("0.5.13")
     # A release whose page moved no table keeps its predecessor's rows, cell for cell.

@@ -16,8 +16,8 @@ if TYPE_CHECKING:
     from compat.guard.report import Finding, IncompatibleConfigError, Report, Resolved, Suggestion
     from compat.inputs.checks import InputProblem, InvalidConfigError
     from compat.inputs.config import AttentionConfig
+    from compat.inputs.config_file import ModelConfigError
     from compat.inputs.detect import PlatformDetectionError
-    from compat.inputs.model_config import ModelConfigError
     from compat.vocab.hardware import ComputeCapability
     from compat.vocab.terms import Arch, KvDtype, Phase, Platform, Severity
 

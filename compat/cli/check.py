@@ -17,12 +17,14 @@ from compat.guard.findings import UNMODELLED_RELEASE_RULE
 from compat.guard.judge import judge as judge_assembled
 from compat.guard.report import Enforcement, Report, Suggestion, runs_as
 from compat.guard.suggest import ORDER
-from compat.inputs.assemble import MODEL_FACTS, Assembled, InputError, LaunchRequest, assemble
+from compat.inputs.assemble import Assembled, InputError, LaunchRequest, assemble
 from compat.inputs.checks import echoed, terminal_lines, terminal_text
-from compat.inputs.command import LaunchFlags, corrected_command
+from compat.inputs.command import LaunchFlags
 from compat.inputs.config import InvalidConfigError
+from compat.inputs.corrected import corrected_command
 from compat.inputs.detect import PlatformDetectionError
 from compat.inputs.flags import FLAGS, FlagGroup
+from compat.inputs.model_source import MODEL_FACTS
 from compat.vocab.terms import Severity
 
 EXIT_OK, EXIT_INCOMPATIBLE, EXIT_INVALID = 0, 1, 2

@@ -109,7 +109,8 @@ def run(args: argparse.Namespace) -> int:
                 )
             fields.update(hardware)
     if args.model_config is not None:
-        from compat.inputs.model_config import ModelConfigError, load_model_facts
+        from compat.inputs.config_file import ModelConfigError
+        from compat.inputs.model_config import load_model_facts
 
         try:
             facts = load_model_facts(args.model_config)

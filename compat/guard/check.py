@@ -15,7 +15,6 @@ from compat.claim.backends import Backend
 from compat.claim.cells import PlatformSupport
 from compat.claim.matrix import ArchStatus, Matrix
 from compat.claim.rules import Breach
-from compat.engine.rules import ReleaseRules
 from compat.guard.audit import DISPUTED_NO, disputed_no
 from compat.guard.findings import (
     arch_finding,
@@ -30,6 +29,7 @@ from compat.guard.findings import (
     unmodelled_release_finding,
 )
 from compat.guard.fit import Fit, fit_for
+from compat.guard.marks import mark_disputes, mark_enforcement, same_page
 from compat.guard.plan import (
     MEMO_LIMIT,
     ActiveColumns,
@@ -39,7 +39,6 @@ from compat.guard.plan import (
 )
 from compat.guard.plan import compiled as compiled_guard
 from compat.guard.report import (
-    Enforcement,
     Finding,
     Report,
     Resolved,
@@ -51,8 +50,7 @@ from compat.releases import release_matrix
 from compat.vocab.terms import Phase, Platform, Severity, SpeculativeAttentionMode
 
 if TYPE_CHECKING:
-    from compat.guard.audit import DisputedNo
-    from compat.guard.audit_facts import Dispute
+    pass
 
 
 def check(config: AttentionConfig, matrix: Matrix | None = None) -> Report:
@@ -70,7 +68,7 @@ def check(config: AttentionConfig, matrix: Matrix | None = None) -> Report:
     own = release_matrix(parsed.release.release)
     # The release's own page (or an equal copy): its disputed cells are the code's to
     # decide (`compat audit`); another page is judged on its word alone.
-    own_matrix = matrix is None or matrix is own or _same_page(matrix, own)
+    own_matrix = matrix is None or matrix is own or same_page(matrix, own)
     if matrix is None:
         matrix = own
     compiled = compiled_guard(matrix)
@@ -89,14 +87,14 @@ def check(config: AttentionConfig, matrix: Matrix | None = None) -> Report:
     _check_rules(parsed, resolved, findings, compiled)
     release = parsed.release
     if applied or release.backend_build:
-        _mark_enforcement(findings, applied, release, compiled.findings)
+        mark_enforcement(findings, applied, release, compiled.findings)
     if own_matrix:
         # One lookup once the release's disputes are known (most releases have none).
         disputed = DISPUTED_NO.get(release.release)
         if disputed is None and any(f.severity is Severity.ERROR for f in findings):
             disputed = disputed_no(release.release)
         if disputed:
-            _mark_disputes(findings, resolved, disputed)
+            mark_disputes(findings, resolved, disputed)
     unmodelled = parsed.unmodelled_release
     if unmodelled is not None:  # every answer says which release it is for
         findings.append(unmodelled_release_finding(unmodelled, release.release))
@@ -108,133 +106,6 @@ def check(config: AttentionConfig, matrix: Matrix | None = None) -> Report:
         release.release,
         parsed.version_source,
         unmodelled,
-    )
-
-
-def _mark_enforcement(
-    findings: list[Finding],
-    applied: frozenset[tuple[str, str | None]],
-    release: ReleaseRules,
-    memo: FindingMemo,
-) -> None:
-    """Say where each documented finding is enforced, in place.
-
-    A page finding whose rule SGLang's start-up code also applies (its twin `startup-RULE`
-    for the same backend) is enforced at start-up; one that the release's backend
-    constructors refuse fails later. A twin that states the same fact (`_same_fact`) is
-    folded into the page's finding, in the twin's place: one finding per fact.
-    """
-    build = release.backend_build
-    # Most findings name a rule neither applies: one set lookup sets them aside.
-    rules = release.backend_build_rules
-    if applied:
-        rules = rules.union(rule for rule, _ in applied)
-    twins: dict[tuple[str, str | None], int] | None = None
-    merged: list[int] = []
-    for index, finding in enumerate(findings):
-        if finding.rule not in rules or finding.enforced is not Enforcement.DOCUMENTED:
-            continue
-        if (finding.rule, finding.backend) in applied:
-            if twins is None:
-                twins = _startup_twins(findings)
-            # Each twin is folded once (a page rule may find the backend in each phase).
-            twin = twins.pop((finding.rule, finding.backend), None)
-            if twin is not None and _same_fact(findings[twin], finding):
-                # One fact, one finding: SGLang's words, under the page's rule id (the
-                # consistency proof reads it), naming both sources, in the twin's place
-                # (start-up findings come first).
-                findings[twin] = memo.finding(
-                    _one_finding, (findings[twin], finding), findings[twin], finding
-                )
-                merged.append(index)
-            else:
-                findings[index] = memo.retagged(finding, Enforcement.STARTUP)
-        elif (finding.rule, finding.backend or "") in build:
-            findings[index] = memo.retagged(finding, Enforcement.BACKEND_BUILD)
-    for index in reversed(merged):
-        del findings[index]
-
-
-def _startup_twins(findings: list[Finding]) -> dict[tuple[str, str | None], int]:
-    """Where each start-up finding that a page rule can twin is, by (rule, backend)."""
-    return {
-        (f.rule.removeprefix(STARTUP_PREFIX), f.backend): index
-        for index, f in enumerate(findings)
-        if f.enforced is Enforcement.STARTUP and f.rule.startswith(STARTUP_PREFIX)
-    }
-
-
-STARTUP_PREFIX = "startup-"
-
-
-def _same_fact(startup: Finding, page: Finding) -> bool:
-    """Whether SGLang's finding and the page's state one fact: the same verdict and the same
-    values allowed. Where they differ (the page allows fewer backends than SGLang's check),
-    each is its own finding, with its own source."""
-    return startup.severity is page.severity and set(startup.allowed) == set(page.allowed)
-
-
-def _one_finding(startup: Finding, page: Finding) -> Finding:
-    """The page's finding of a fact SGLang's start-up code also enforces: SGLang's words,
-    which say what the launch meets, and the page's id, phases and allowed values."""
-    return replace(
-        page,
-        message=f"{startup.message}; SGLang's start-up code and the page both state it",
-        flags=tuple(dict.fromkeys((*startup.flags, *page.flags))),
-        enforced=Enforcement.STARTUP,
-    )
-
-
-def _same_page(matrix: Matrix, own: Matrix) -> bool:
-    """Whether `matrix` states what the release's own page states, compared once per
-    matrix (a copy of it does; one with a cell changed does not)."""
-    key = f"same-page:{id(own)}"
-    known = matrix.derived.get(key)
-    if not isinstance(known, bool):
-        known = matrix.derived[key] = matrix == own
-    return known
-
-
-def _mark_disputes(findings: list[Finding], resolved: Resolved, disputed: DisputedNo) -> None:
-    """A documented ❌ that the release's own code accepts (a disputed cell, `compat audit`)
-    is a warning naming the evidence, never a refusal: the code decides. In place."""
-    arch = resolved.arch
-    for index, finding in enumerate(findings):
-        if finding.severity is not Severity.ERROR or finding.enforced is not Enforcement.DOCUMENTED:
-            continue
-        cases = disputed.get((arch, finding.backend or "", finding.rule))
-        if cases is None:
-            continue
-        # Keyed by identity, as `FindingMemo.retagged`: the findings are the memo's own
-        # objects, and the entry keeps the original alive so its id names no other.
-        known = _DISPUTED_FINDINGS.get(id(finding))
-        if known is None:
-            settings = _settings(resolved)
-            dispute = next((d for setting, d in cases if setting in settings), None)
-            if dispute is None:
-                continue
-            if len(_DISPUTED_FINDINGS) >= MEMO_LIMIT:
-                _DISPUTED_FINDINGS.clear()
-            known = _DISPUTED_FINDINGS[id(finding)] = (finding, _disputed_finding(finding, dispute))
-        findings[index] = known[1]
-
-
-_DISPUTED_FINDINGS: dict[int, tuple[Finding, Finding]] = {}
-
-
-def _settings(resolved: Resolved) -> tuple[str, ...]:
-    """The settings a disputed cell may be keyed on (as `Trigger.setting` words them)."""
-    settings = [f"--kv-cache-dtype {resolved.kv_dtype.value}"]
-    if resolved.topk is not None:
-        settings.append(f"--speculative-eagle-topk {resolved.topk}")
-    return tuple(settings)
-
-
-def _disputed_finding(finding: Finding, dispute: Dispute) -> Finding:
-    return replace(
-        finding,
-        severity=Severity.WARNING,
-        message=f"{finding.message}. {dispute.summary}: the code decides, so this is a warning",
     )
 
 

@@ -12,7 +12,7 @@ from compat.claim.matrix import Matrix
 from compat.engine.events import DtypeFallenBack
 from compat.engine.rules import BranchCondition, DefaultMove, ReleaseRules
 from compat.engine.startup.replay import Startup, replay
-from compat.guard import build_words, startup_words
+from compat.guard import build_words, startup_findings
 from compat.guard.fit import fit_for
 from compat.guard.plan import MEMO_LIMIT, CompiledGuard, FindingMemo
 from compat.guard.plan import compiled as compiled_guard
@@ -66,7 +66,7 @@ _NOTHING_APPLIED: frozenset[tuple[str, str | None]] = frozenset()
 
 def refused_at_startup(parsed: Parsed) -> bool:
     """Whether SGLang's start-up code refuses the launch: then check() reports the refusal
-    as an error (`startup_words.finding` keeps each event's severity), so a search that
+    as an error (`startup_findings.finding` keeps each event's severity), so a search that
     wants only passing launches need not resolve or judge it further."""
     return _replayed(parsed).refused
 
@@ -99,7 +99,7 @@ def _resolve(parsed: Parsed, findings: list[Finding], compiled: CompiledGuard) -
         fallback = isinstance(event, DtypeFallenBack)
         reason = _fallback_reason(matrix, event.rule) if fallback else None
         inputs = (event, release, reason, machine)
-        findings.append(memo.finding(startup_words.finding, inputs, event, release, reason, fit))
+        findings.append(memo.finding(startup_findings.finding, inputs, event, release, reason, fit))
     failure = startup.build
     if failure is not None:
         findings.append(memo.finding(build_words.finding, (failure, release), failure, release))

@@ -27,20 +27,25 @@ from compat.inputs.checks import shown
 from compat.inputs.command import (
     SWITCH_GIVEN,
     LaunchFlags,
-    model_config_conflicts,
     parse_launch_command,
     summarized,
 )
 from compat.inputs.config import AttentionConfig, InputProblem, InvalidConfigError, chosen_release
 from compat.inputs.flags import FLAGS, flag_of
+from compat.inputs.model_source import (
+    add_known_model,
+    add_model_config,
+    add_published_config,
+    check_same_model,
+    model_path_config,
+    unserved,
+)
 from compat.inputs.release_choice import release_models
 from compat.releases import RELEASES, UnknownReleaseError
 from compat.vocab.hardware import ComputeCapability
-from compat.vocab.spelling import closest, did_you_mean
 
 if TYPE_CHECKING:
     from compat.inputs.detect import DetectedPlatform
-    from compat.inputs.model_config import ModelFacts
 
 
 class InputError(InvalidConfigError):
@@ -59,7 +64,6 @@ class InputError(InvalidConfigError):
 DEVICE_PLATFORMS = ("cpu", "npu", "xpu")
 
 # The model's facts a caller may state; each overrides what a model config implies.
-MODEL_FACTS = ("attention_arch", "sliding_window", "multimodal", "model_architecture", "kv_heads")
 
 
 @dataclass(frozen=True)
@@ -118,15 +122,15 @@ def assemble(request: LaunchRequest) -> Assembled:
         if model_config is not None:
             problems.append("--model and --model-config both name the model; give one")
         else:
-            _add_known_model(request, request.known_model, models, fields, context, problems)
-            _check_same_model(request.known_model, launch.model_path, problems)
+            add_known_model(request, request.known_model, models, fields, context, problems)
+            check_same_model(request.known_model, launch.model_path, problems)
     else:
         if model_config is None:
-            model_config = _model_path_config(launch.model_path, context)
+            model_config = model_path_config(launch.model_path, context)
         if model_config is not None:
-            _add_model_config(request, model_config, models, fields, context, problems)
+            add_model_config(request, model_config, models, fields, context, problems)
         elif launch.model_path is not None:
-            _add_published_config(request, launch.model_path, models, fields, context)
+            add_published_config(request, launch.model_path, models, fields, context)
     for name, value in request.model.items():
         if value is not None:
             fields[name] = _integer(name, value, problems) if name == "kv_heads" else value
@@ -171,23 +175,13 @@ def _implied_arch(
         return
     arch = None if models is None else models.attention_arch(name)
     if models is None or arch is None:
-        problems.append(f"--model-architecture: {_unserved(name, models)}")
+        problems.append(f"--model-architecture: {unserved(name, models)}")
         return
     fields["attention_arch"] = arch.value
     context["from_model_config"]["attention_arch"] = {
         "value": arch.value,
         "why": f"SGLang {models.release} runs {name} as {arch.label} (configs/model_config.py)",
     }
-
-
-def _unserved(name: str, models: ModelKnowledge | None) -> str:
-    """Why an architecture the release does not serve cannot be judged, and what to do."""
-    known = () if models is None else tuple(sorted(models.architectures))
-    release = "this release" if models is None else f"SGLang {models.release}"
-    return (
-        f"{release} serves no architecture {shown(name)}{did_you_mean(closest(name, known))}; "
-        "pass --attention-arch {mha,mla} to check it anyway"
-    )
 
 
 def _read_launch(request: LaunchRequest, problems: list[str]) -> tuple[LaunchFlags, str]:
@@ -245,124 +239,6 @@ def _integer(field_name: str, value: Any, problems: list[str]) -> Any:
         return int(value)
     problems.append(f"{flag_of(field_name)}: expected a positive integer, got {shown(value)}")
     return None
-
-
-def _add_model_config(
-    request: LaunchRequest,
-    path: str,
-    models: ModelKnowledge | None,
-    fields: dict[str, Any],
-    context: dict[str, Any],
-    problems: list[str],
-) -> None:
-    """What the model's config.json implies, where the request states nothing else."""
-    from compat.inputs.model_config import ModelConfigError, load_model_facts
-
-    named = "--model-config" if request.model_config is not None else "--model-path"
-    try:
-        facts = load_model_facts(path, models)
-    except ModelConfigError as error:
-        problems.append(f"{named}: {error}")
-        return
-    name = facts.architectures[0] if facts.architectures else None
-    # As `--model-architecture NAME` is answered: an architecture the release does not serve
-    # is not judged as some default one.
-    unserved = models is not None and name is not None and models.attention_arch(name) is None
-    if name is not None and unserved and request.model.get("attention_arch") is None:
-        problems.append(f"{named}: {facts.path}: architectures[0]: {_unserved(name, models)}")
-        return
-    _add_model_facts(request, facts, fields, context)
-
-
-def _add_known_model(
-    request: LaunchRequest,
-    name: str,
-    models: ModelKnowledge | None,
-    fields: dict[str, Any],
-    context: dict[str, Any],
-    problems: list[str],
-) -> None:
-    """What a known model's published config.json implies, and the flags its card adds."""
-    from compat.inputs.zoo import UnknownModelError, known_model, known_model_facts, launch_fields
-
-    try:
-        _, model = known_model(name)
-    except UnknownModelError as error:
-        problems.append(str(error))
-        return
-    _add_model_facts(request, known_model_facts(name, models), fields, context)
-    context["model_config"] = f"{model.source}'s published config.json (--model {name})"
-    for field_name, value in launch_fields(model).items():
-        fields.setdefault(field_name, value)
-
-
-def _add_published_config(
-    request: LaunchRequest,
-    model_path: str,
-    models: ModelKnowledge | None,
-    fields: dict[str, Any],
-    context: dict[str, Any],
-) -> None:
-    """Where `--model-path` is a checkpoint of the zoo with no local config: what its
-    published config.json implies, said to be that one (the local copy may differ)."""
-    from compat.inputs.zoo import UnknownModelError, known_model, known_model_facts
-
-    try:
-        key, model = known_model(model_path)
-    except UnknownModelError:
-        return  # an unknown repository: the model facts must come from elsewhere
-    _add_model_facts(request, known_model_facts(key, models), fields, context)
-    context["model_config"] = f"{model.source}'s published config.json (the package's copy)"
-    context["published_config"] = model.source
-
-
-def _check_same_model(name: str, model_path: str | None, problems: list[str]) -> None:
-    """`--model NAME` and a launch's `--model-path` of another checkpoint the package
-    knows: the launch would run the other one, so neither is judged."""
-    from compat.inputs.zoo import UnknownModelError, known_model
-
-    if model_path is None:
-        return
-    try:
-        named, model = known_model(name)
-        launched, other = known_model(model_path)
-    except UnknownModelError:
-        return  # an unknown --model is refused already; another path may be a local copy
-    if named != launched:
-        problems.append(
-            f"--model {shown(name)} is {model.source}, but the launch command's --model-path "
-            f"is {other.source}, which the launch would run; give one"
-        )
-
-
-def _add_model_facts(
-    request: LaunchRequest, facts: ModelFacts, fields: dict[str, Any], context: dict[str, Any]
-) -> None:
-    explicit = {name: request.model.get(name) for name in MODEL_FACTS}
-    derived = facts.config_fields()
-    for name, value in derived.items():
-        if explicit.get(name) is None:
-            fields[name] = value
-    context["model_config"] = str(facts.path)
-    context["from_model_config"] = {
-        name: {"value": derived[name], "why": why}
-        for name, why in facts.reasons().items()
-        if explicit.get(name) is None and name in derived
-    }
-    context["model_config_conflicts"] = model_config_conflicts(explicit, derived, facts.reasons())
-
-
-def _model_path_config(model_path: str | None, context: dict[str, Any]) -> str | None:
-    """The config.json `--model-path` names: a local directory or the offline HF cache."""
-    if model_path is None:
-        return None
-    from compat.inputs.hf_cache import locate_model_config
-
-    located = locate_model_config(model_path)
-    if located.config is None:
-        context["model_path_not_found"] = located.searched
-        return None
-    return str(located.config)
 
 
 def _add_machine(

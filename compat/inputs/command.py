@@ -20,7 +20,7 @@ from functools import lru_cache
 from compat.engine.parser.lookup import RELEASE, UnknownFlagError, canonical_flag, release_flags
 from compat.inputs.checks import SHOWN_CHARS, shown
 from compat.inputs.config import chosen_release
-from compat.inputs.flags import FLAGS, flag_of
+from compat.inputs.flags import FLAGS
 from compat.inputs.launch_file import CONFIG_FLAG, LaunchFile, LaunchFileError, merge_config_file
 from compat.vocab.spelling import UNICODE_DASHES, ascii_spelling, did_you_mean
 
@@ -93,7 +93,7 @@ def is_sglang_launch(words: Sequence[str]) -> bool:
 
     A command of flags alone (no program) is one: `compat check` reads bare flags.
     """
-    program = list(words[: _first_flag(words)])
+    program = list(words[: first_flag(words)])
     if not program:
         return True
     for index, word in enumerate(program):
@@ -254,7 +254,7 @@ def _program_end(words: Sequence[str]) -> int:
     as more of the program. Otherwise the program runs up to the first flag, or up to a
     word that starts with a Unicode dash: a flag whose `--` a document typeset.
     """
-    first = _first_flag(words)
+    first = first_flag(words)
     for index, word in enumerate(words[:first]):
         if word == LAUNCH_MODULE or word.endswith(LAUNCH_SCRIPT):
             return index + 1
@@ -266,71 +266,9 @@ def _program_end(words: Sequence[str]) -> int:
     return first
 
 
-def _first_flag(words: Sequence[str]) -> int:
+def first_flag(words: Sequence[str]) -> int:
     """The index of the first flag: the program and its module come before it."""
     return next((i for i, word in enumerate(words) if word.startswith("--")), len(words))
-
-
-def corrected_command(
-    tokens: Sequence[str],
-    sets: Sequence[tuple[str, str]],
-    removes: Sequence[str],
-    release: str = RELEASE,
-) -> list[str]:
-    """The launch command with flags set (`sets`) and dropped (`removes`).
-
-    A flag the command already has keeps its place and gets the new value; a new one is
-    appended (after a `--config` file's flags, so it wins over them, as in SGLang).
-    `tokens` must be the words of a command that parses without problems with `release`'s
-    flags (`LaunchFlags.words`); a flag `release` does not know (a newer release's, listed
-    as not modelled) keeps its place and every word up to the next flag.
-    """
-    arities = release_flags(release)
-    setting = dict(sets)
-    dropping = set(removes)
-    out: list[str] = []
-    index = _first_flag(tokens)
-    out += tokens[:index]
-    while index < len(tokens):
-        token = tokens[index]
-        index += 1
-        written, has_inline, _ = token.partition("=")
-        try:
-            flag = canonical_flag(written, release)
-            arity = arities[flag]
-        except UnknownFlagError:  # a newer release's flag (listed, not modelled): kept whole
-            flag, arity = written, "list"
-        span = [token]
-        if not has_inline and arity != "switch":
-            while index < len(tokens) and not tokens[index].startswith("--"):
-                span.append(tokens[index])
-                index += 1
-                if arity in ("value", "optional"):
-                    break
-        if flag in dropping:
-            continue
-        if flag in setting:
-            span = [flag, setting.pop(flag)]
-        out += span
-    for flag, value in setting.items():
-        out += [flag, value]
-    return out
-
-
-def model_config_conflicts(
-    explicit: dict[str, object], derived: dict[str, object], reasons: dict[str, str]
-) -> list[dict[str, object]]:
-    """Explicit flags that contradict what the model config implies (the flag wins)."""
-    return [
-        {
-            "flag": flag_of(name),
-            "given": value,
-            "model_config": derived[name],
-            "why": reasons.get(name, ""),
-        }
-        for name, value in explicit.items()
-        if value is not None and name in derived and derived[name] != value
-    ]
 
 
 def _shell_words(tokens: Sequence[str], release: str) -> tuple[list[str], list[str], list[str]]:

@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from compat.inputs.bounded_json import BoundedJsonError, read_bounded
+from compat.inputs.config_file import CONFIG_FILE
 
-CONFIG_FILE = "config.json"
 _REPO_ID = re.compile(r"[A-Za-z0-9][\w.-]*/[\w.-]+")
 _COMMIT = re.compile(r"[0-9a-f]{40}")
 

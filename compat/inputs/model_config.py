@@ -14,12 +14,11 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from compat.engine.models.lookup import ModelKnowledge
-from compat.inputs.bounded_json import BoundedJsonError, load_object
 from compat.inputs.bounded_json import json_type as _json_type
 from compat.inputs.checks import SHOWN_CHARS, echoed
+from compat.inputs.config_file import ModelConfigError, config_file, read_object
 from compat.vocab.terms import Arch
 
-CONFIG_FILE = "config.json"
 Known = ModelKnowledge | None  # what the predicted release knows of models, if known
 
 # -- what the config keys mean ---------------------------------------------------------
@@ -61,10 +60,6 @@ MAX_KV_HEADS = 1 << 20
 # The checkpoint's quantization (`quantization_config.quant_method`) and its own code.
 QUANTIZATION_KEY = "quantization_config"
 REMOTE_CODE_KEY = "auto_map"
-
-
-class ModelConfigError(ValueError):
-    """The model config cannot be read: missing, not JSON, or a field of the wrong type."""
 
 
 @dataclass(frozen=True)
@@ -128,8 +123,8 @@ def load_model_facts(path: str | os.PathLike[str], models: Known = None) -> Mode
         raise ModelConfigError(
             f"an empty path ({os.fspath(path)!r}): give a config.json or the directory holding it"
         )
-    file = _config_file(Path(path))
-    return derive_model_facts(file, _read_object(file), models)
+    file = config_file(Path(path))
+    return derive_model_facts(file, read_object(file), models)
 
 
 def _json_shown(value: object) -> str:
@@ -140,40 +135,6 @@ def _json_shown(value: object) -> str:
         if len(text) <= SHOWN_CHARS
         else f"{text[: SHOWN_CHARS - 3]}... ({len(text)} characters)"
     )
-
-
-# -- reading -----------------------------------------------------------------------------
-
-
-def _config_file(path: Path) -> Path:
-    try:
-        return _existing_config_file(path)
-    except OSError as error:  # e.g. a name too long for the file system
-        raise ModelConfigError(f"{path}: {error.strerror or error}") from None
-
-
-def _existing_config_file(path: Path) -> Path:
-    if path.is_dir():
-        candidate = path / CONFIG_FILE
-        if candidate.is_file():
-            return candidate
-        if candidate.exists():  # a FIFO, a socket, a directory: never opened, so never blocks
-            raise ModelConfigError(f"{candidate}: not a regular file")
-        raise ModelConfigError(f"{path}: directory has no {CONFIG_FILE}")
-    if not path.exists():
-        if path.is_symlink():
-            raise ModelConfigError(f"{path}: a symbolic link that loops or points nowhere")
-        raise ModelConfigError(f"{path}: no such file or directory")
-    if not path.is_file():
-        raise ModelConfigError(f"{path}: not a regular file")
-    return path
-
-
-def _read_object(file: Path) -> dict[str, Any]:
-    try:
-        return load_object(file)
-    except BoundedJsonError as error:
-        raise ModelConfigError(f"{file}: {error}") from None
 
 
 # -- deriving ----------------------------------------------------------------------------

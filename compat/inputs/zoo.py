@@ -89,7 +89,8 @@ def known_model(name: str) -> tuple[str, ZooModel]:
 def known_model_facts(name: str, models: ModelKnowledge | None) -> ModelFacts:
     """What the model's published config.json says, read as `--model-config` reads a file
     (by what the predicted release knows of models, `models`)."""
-    from compat.inputs.model_config import CONFIG_FILE, derive_model_facts
+    from compat.inputs.config_file import CONFIG_FILE
+    from compat.inputs.model_config import derive_model_facts
 
     _, model = known_model(name)
     return derive_model_facts(Path(model.source, CONFIG_FILE), model.config, models)

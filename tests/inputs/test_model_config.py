@@ -10,7 +10,8 @@ from paths import MODELS
 
 from compat.engine.models.lookup import release_models
 from compat.inputs.config import AttentionConfig
-from compat.inputs.model_config import ModelConfigError, ModelFacts, load_model_facts
+from compat.inputs.config_file import ModelConfigError
+from compat.inputs.model_config import ModelFacts, load_model_facts
 from compat.vocab.terms import Arch
 
 # name: (attention_arch, sparse, sliding_window, multimodal, encoder_decoder, dual_chunk)

@@ -1,0 +1,165 @@
+"""Where a launch's model facts come from: `--model NAME`'s published config.json, a
+`--model-config` file, the one `--model-path` names (a local directory or the offline
+Hugging Face cache), or the package's copy of a known checkpoint's published config. Each
+adds the facts the caller did not state, and says where they came from (the report's
+context)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from compat.engine.models.lookup import ModelKnowledge
+from compat.inputs.checks import shown
+from compat.inputs.flags import flag_of
+from compat.vocab.spelling import closest, did_you_mean
+
+if TYPE_CHECKING:
+    from compat.inputs.assemble import LaunchRequest
+    from compat.inputs.model_config import ModelFacts
+
+MODEL_FACTS = ("attention_arch", "sliding_window", "multimodal", "model_architecture", "kv_heads")
+
+
+def unserved(name: str, models: ModelKnowledge | None) -> str:
+    """Why an architecture the release does not serve cannot be judged, and what to do."""
+    known = () if models is None else tuple(sorted(models.architectures))
+    release = "this release" if models is None else f"SGLang {models.release}"
+    return (
+        f"{release} serves no architecture {shown(name)}{did_you_mean(closest(name, known))}; "
+        "pass --attention-arch {mha,mla} to check it anyway"
+    )
+
+
+def add_model_config(
+    request: LaunchRequest,
+    path: str,
+    models: ModelKnowledge | None,
+    fields: dict[str, Any],
+    context: dict[str, Any],
+    problems: list[str],
+) -> None:
+    """What the model's config.json implies, where the request states nothing else."""
+    from compat.inputs.config_file import ModelConfigError
+    from compat.inputs.model_config import load_model_facts
+
+    named = "--model-config" if request.model_config is not None else "--model-path"
+    try:
+        facts = load_model_facts(path, models)
+    except ModelConfigError as error:
+        problems.append(f"{named}: {error}")
+        return
+    name = facts.architectures[0] if facts.architectures else None
+    # As `--model-architecture NAME` is answered: an architecture the release does not serve
+    # is not judged as some default one.
+    not_served = models is not None and name is not None and models.attention_arch(name) is None
+    if name is not None and not_served and request.model.get("attention_arch") is None:
+        problems.append(f"{named}: {facts.path}: architectures[0]: {unserved(name, models)}")
+        return
+    add_model_facts(request, facts, fields, context)
+
+
+def add_known_model(
+    request: LaunchRequest,
+    name: str,
+    models: ModelKnowledge | None,
+    fields: dict[str, Any],
+    context: dict[str, Any],
+    problems: list[str],
+) -> None:
+    """What a known model's published config.json implies, and the flags its card adds."""
+    from compat.inputs.zoo import UnknownModelError, known_model, known_model_facts, launch_fields
+
+    try:
+        _, model = known_model(name)
+    except UnknownModelError as error:
+        problems.append(str(error))
+        return
+    add_model_facts(request, known_model_facts(name, models), fields, context)
+    context["model_config"] = f"{model.source}'s published config.json (--model {name})"
+    for field_name, value in launch_fields(model).items():
+        fields.setdefault(field_name, value)
+
+
+def add_published_config(
+    request: LaunchRequest,
+    model_path: str,
+    models: ModelKnowledge | None,
+    fields: dict[str, Any],
+    context: dict[str, Any],
+) -> None:
+    """Where `--model-path` is a checkpoint of the zoo with no local config: what its
+    published config.json implies, said to be that one (the local copy may differ)."""
+    from compat.inputs.zoo import UnknownModelError, known_model, known_model_facts
+
+    try:
+        key, model = known_model(model_path)
+    except UnknownModelError:
+        return  # an unknown repository: the model facts must come from elsewhere
+    add_model_facts(request, known_model_facts(key, models), fields, context)
+    context["model_config"] = f"{model.source}'s published config.json (the package's copy)"
+    context["published_config"] = model.source
+
+
+def check_same_model(name: str, model_path: str | None, problems: list[str]) -> None:
+    """`--model NAME` and a launch's `--model-path` of another checkpoint the package
+    knows: the launch would run the other one, so neither is judged."""
+    from compat.inputs.zoo import UnknownModelError, known_model
+
+    if model_path is None:
+        return
+    try:
+        named, model = known_model(name)
+        launched, other = known_model(model_path)
+    except UnknownModelError:
+        return  # an unknown --model is refused already; another path may be a local copy
+    if named != launched:
+        problems.append(
+            f"--model {shown(name)} is {model.source}, but the launch command's --model-path "
+            f"is {other.source}, which the launch would run; give one"
+        )
+
+
+def add_model_facts(
+    request: LaunchRequest, facts: ModelFacts, fields: dict[str, Any], context: dict[str, Any]
+) -> None:
+    explicit = {name: request.model.get(name) for name in MODEL_FACTS}
+    derived = facts.config_fields()
+    for name, value in derived.items():
+        if explicit.get(name) is None:
+            fields[name] = value
+    context["model_config"] = str(facts.path)
+    context["from_model_config"] = {
+        name: {"value": derived[name], "why": why}
+        for name, why in facts.reasons().items()
+        if explicit.get(name) is None and name in derived
+    }
+    context["model_config_conflicts"] = model_config_conflicts(explicit, derived, facts.reasons())
+
+
+def model_path_config(model_path: str | None, context: dict[str, Any]) -> str | None:
+    """The config.json `--model-path` names: a local directory or the offline HF cache."""
+    if model_path is None:
+        return None
+    from compat.inputs.hf_cache import locate_model_config
+
+    located = locate_model_config(model_path)
+    if located.config is None:
+        context["model_path_not_found"] = located.searched
+        return None
+    return str(located.config)
+
+
+def model_config_conflicts(
+    explicit: dict[str, object], derived: dict[str, object], reasons: dict[str, str]
+) -> list[dict[str, object]]:
+    """Explicit flags that contradict what the model config implies (the flag wins)."""
+    return [
+        {
+            "flag": flag_of(name),
+            "given": value,
+            "model_config": derived[name],
+            "why": reasons.get(name, ""),
+        }
+        for name, value in explicit.items()
+        if value is not None and name in derived and derived[name] != value
+    ]

@@ -16,10 +16,11 @@ from contextlib import AbstractContextManager, closing, nullcontext
 from pathlib import Path
 
 from compat.publish import finder, finder_cache
-from compat.publish.finder import INDEX_PATH, Part, data_path
+from compat.publish.finder import INDEX_PATH, data_path
 from compat.publish.finder_cache import PARTS
 from compat.publish.finder_keys import part_key
 from compat.publish.finder_options import offered_models, offered_releases
+from compat.publish.finder_progress import Part
 
 Say = Callable[[str], None]
 LOCK = ".parts.lock"

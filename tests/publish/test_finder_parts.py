@@ -18,7 +18,7 @@ import pytest
 from msgspec.structs import replace
 
 from compat.publish import finder, finder_build, finder_cache, finder_keys
-from compat.publish.finder import INDEX_PATH, Part, data_path
+from compat.publish.finder import INDEX_PATH, data_path
 from compat.publish.finder_layout import Row
 from compat.publish.finder_options import (
     FINDER_RELEASES,
@@ -26,6 +26,7 @@ from compat.publish.finder_options import (
     RELEASES_VARIABLE,
     offered_releases,
 )
+from compat.publish.finder_progress import Part
 from compat.publish.outputs import PACKAGE_DIR
 from compat.releases import NEWEST, RELEASE_NAMES, RELEASES
 

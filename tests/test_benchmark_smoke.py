@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from paths import ROOT
@@ -34,9 +35,15 @@ LABELS = (
 
 
 @pytest.fixture(scope="module")
-def quick_run() -> subprocess.CompletedProcess[str]:
+def page(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Where the quick run writes its performance page (`--write`)."""
+    return tmp_path_factory.mktemp("benchmark") / "performance.md"
+
+
+@pytest.fixture(scope="module")
+def quick_run(page: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, str(SCRIPT), "--quick", "--no-budgets"],
+        [sys.executable, str(SCRIPT), "--quick", "--no-budgets", "--write", str(page)],
         cwd=ROOT,
         capture_output=True,
         text=True,
@@ -72,3 +79,16 @@ def test_the_proof_found_no_mismatch(quick_run: subprocess.CompletedProcess[str]
     ]
     assert line.split()[3] == "0"
     assert line.rstrip().endswith("PASS")
+
+
+def test_the_page_it_writes_has_one_header_line_and_every_figure(
+    quick_run: subprocess.CompletedProcess[str], page: Path
+) -> None:
+    """docs/performance.md is this page: the date, the machine and its pace in one line."""
+    lines = page.read_text(encoding="utf-8").splitlines()
+    assert lines[0] == (ROOT / "docs" / "performance.md").read_text().splitlines()[0]
+    (header,) = [line for line in lines if line.startswith("Measured on ")]
+    assert "cores" in header and "pace " in header and "quick run" in header
+    for label in LABELS:
+        assert any(line.startswith(f"| {label} |") for line in lines), label
+    assert not list(page.parent.glob("*.partial"))  # written whole, then renamed

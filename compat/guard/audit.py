@@ -25,18 +25,23 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from compat.claim.cells import Action, CellKind
 from compat.claim.columns import Column, ColumnId, KvDtypeIn, ModelHas, TopkRange
 from compat.claim.matrix import Matrix, Row, Table
 from compat.engine.sites import raised_at
 from compat.guard.audit_facts import CodeVerdict, Dispute, Launch
+from compat.guard.marks import DISPUTED_NO
 from compat.guard.report import Enforcement, Finding, Report
 from compat.inputs.config import AttentionConfig
 from compat.inputs.flags import flag_of
 from compat.inputs.gpus import Gpu, gpu_named
 from compat.releases import release_matrix, release_rules
 from compat.vocab.terms import Arch, Platform, Severity
+
+if TYPE_CHECKING:
+    from compat.guard.marks import DisputedNo
 
 AUDIT_MACHINES = ("H200", "B200", "MI300X", "Xeon (CPU)")
 """The machines a cell is tried on, one per platform and CUDA generation the release's own
@@ -308,13 +313,6 @@ def _refused_launch(
                 if finding in launch.findings:
                     return launch
     return None
-
-
-DisputedNo = Mapping[tuple[Arch, str, str], tuple[tuple[str, Dispute], ...]]
-"""(architecture, backend, the column's rule id) -> (the setting that meets it, the dispute)."""
-
-DISPUTED_NO: dict[str, DisputedNo] = {}
-"""Each release's disputed ❌ cells, once computed: `check()` reads it with one lookup."""
 
 
 def disputed_no(release: str) -> DisputedNo:

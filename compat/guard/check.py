@@ -15,7 +15,6 @@ from compat.claim.backends import Backend
 from compat.claim.cells import PlatformSupport
 from compat.claim.matrix import ArchStatus, Matrix
 from compat.claim.rules import Breach
-from compat.guard.audit import DISPUTED_NO, disputed_no
 from compat.guard.findings import (
     arch_finding,
     capability_finding,
@@ -29,7 +28,7 @@ from compat.guard.findings import (
     unmodelled_release_finding,
 )
 from compat.guard.fit import Fit, fit_for
-from compat.guard.marks import mark_disputes, mark_enforcement, same_page
+from compat.guard.marks import DISPUTED_NO, mark_disputes, mark_enforcement, same_page
 from compat.guard.plan import (
     MEMO_LIMIT,
     ActiveColumns,
@@ -89,9 +88,12 @@ def check(config: AttentionConfig, matrix: Matrix | None = None) -> Report:
     if applied or release.backend_build:
         mark_enforcement(findings, applied, release, compiled.findings)
     if own_matrix:
-        # One lookup once the release's disputes are known (most releases have none).
+        # Only a documented error can be disputed: the audit (and its module, imported
+        # here, not at start-up) is read the first time a launch of the release has one.
         disputed = DISPUTED_NO.get(release.release)
         if disputed is None and any(f.severity is Severity.ERROR for f in findings):
+            from compat.guard.audit import disputed_no
+
             disputed = disputed_no(release.release)
         if disputed:
             mark_disputes(findings, resolved, disputed)

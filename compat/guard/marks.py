@@ -14,8 +14,17 @@ from compat.guard.report import Enforcement, Finding, Resolved
 from compat.vocab.terms import Severity
 
 if TYPE_CHECKING:
-    from compat.guard.audit import DisputedNo
+    from collections.abc import Mapping
+
     from compat.guard.audit_facts import Dispute
+    from compat.vocab.terms import Arch
+
+    DisputedNo = Mapping[tuple[Arch, str, str], tuple[tuple[str, Dispute], ...]]
+    """(architecture, backend, the column's rule id) -> (the setting that meets it, the
+    dispute)."""
+
+DISPUTED_NO: dict[str, DisputedNo] = {}
+"""Each release's disputed ❌ cells, once computed: `check()` reads it with one lookup."""
 
 
 def mark_enforcement(

@@ -7,7 +7,7 @@ this model on this machine, and counts the others in one clause.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import msgspec
 
 from compat.claim.matrix import ArchStatus
 from compat.engine.predicates import gpu_gate_holds
@@ -17,8 +17,7 @@ from compat.vocab.hardware import ComputeCapability
 from compat.vocab.terms import Arch, Platform
 
 
-@dataclass(frozen=True, slots=True)
-class Fit:
+class Fit(msgspec.Struct, frozen=True):
     """The model and machine a list of backends is worded for: SGLang's lists are often
     broader (every platform, both architectures), and a message names only what can run."""
 

@@ -10,10 +10,13 @@ pre, post, dev or local part: 0.5.23.post1 and 0.5.23+cu128 run 0.5.23's code.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from functools import cache
 
-# PEP 440, appendix B, as `packaging.version` spells it.
-_PEP440 = re.compile(
+import msgspec
+
+# PEP 440, appendix B, as `packaging.version` spells it; compiled when a version is first
+# read (the plugin's start-up path imports this module, and most launches never read one).
+_PEP440 = (
     r"""
     v?
     (?:(?P<epoch>[0-9]+)!)?
@@ -22,9 +25,13 @@ _PEP440 = re.compile(
     (?P<post>(?:-(?P<post_n1>[0-9]+))|(?:[-_.]?(?P<post_l>post|rev|r)[-_.]?(?P<post_n2>[0-9]+)?))?
     (?P<dev>[-_.]?(?P<dev_l>dev)[-_.]?(?P<dev_n>[0-9]+)?)?
     (?:\+(?P<local>[a-z0-9]+(?:[-_.][a-z0-9]+)*))?
-    """,
-    re.VERBOSE | re.IGNORECASE,
+    """
 )
+
+
+@cache
+def _pep440() -> re.Pattern[str]:
+    return re.compile(_PEP440, re.VERBOSE | re.IGNORECASE)
 # Longer than any real version; it also keeps int() below Python's digit limit (4300).
 MAX_VERSION_CHARS = 256
 # Pre-release letters in PEP 440 order, each spelling with its normal form's rank.
@@ -33,8 +40,7 @@ _PRE_RANK = {"a": 0, "alpha": 0, "b": 1, "beta": 1, "c": 2, "rc": 2, "pre": 2, "
 SortKey = tuple[int, tuple[int, ...], tuple[int, ...], tuple[int, int], tuple[int, int]]
 
 
-@dataclass(frozen=True)
-class Version:
+class Version(msgspec.Struct, frozen=True):
     """A PEP 440 version: `release` without trailing zeros (0.5.23.0 is 0.5.23)."""
 
     epoch: int
@@ -68,7 +74,7 @@ def parse_version(text: str) -> Version | None:
     """`text` as a PEP 440 version (surrounding spaces allowed), or None when it is not one."""
     if len(text) > MAX_VERSION_CHARS:
         return None
-    match = _PEP440.fullmatch(text.strip())
+    match = _pep440().fullmatch(text.strip())
     if match is None:
         return None
     release = tuple(int(part) for part in match["release"].split("."))

@@ -69,7 +69,6 @@ class Parsed(Launch, frozen=True):
 
     kv_dtype: KvDtype
     speculative: bool
-    spec_mode: SpeculativeAttentionMode
     release: ReleaseRules
     version_source: str
     unmodelled_release: str | None

@@ -107,5 +107,5 @@ def replay(launch: Launch, rules: ReleaseRules) -> Startup:
     events = tuple(log.events)
     build = None
     if not any(event.severity is Severity.ERROR for event in events):
-        build = build_after_startup(rules.build, launch, f.phases, f.algorithm)
+        build = build_after_startup(rules.build, launch, f.phases, f.algorithm, f.steps)
     return Startup(f, events, chosen, model, by, build)

@@ -218,7 +218,10 @@ def build_after_startup(
     if not built:
         return None
     failure = predict_build(rules, launch, built, algorithm is not None)
-    if failure is None and algorithm in DRAFT_ALGORITHMS and rules.draft is not None:
+    # A draft backend of its own (`--speculative-draft-attention-backend`) is resolved by
+    # start-up code the replay does not run yet (0.5.20+): its build is not predicted.
+    inherits = launch.draft_backend is None
+    if failure is None and inherits and algorithm in DRAFT_ALGORITHMS and rules.draft is not None:
         decode = decode or built[0]
         # `--speculative-attention-mode decode` builds the draft-extend backend on the
         # target's decode backend.

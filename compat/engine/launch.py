@@ -69,6 +69,8 @@ class Launch(msgspec.Struct, frozen=True):
     remote_code: bool
     """The config names its own code (`auto_map`)."""
     spec_mode: SpeculativeAttentionMode
+    draft_backend: str | None
+    """`--speculative-draft-attention-backend` (None: the draft inherits the target's)."""
     """`--speculative-attention-mode`: the draft-extend backend is the target's prefill
     backend, or its decode one (read after start-up, by the draft's build)."""
 

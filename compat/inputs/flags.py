@@ -75,6 +75,9 @@ SPECULATIVE_EAGLE_TOPK = Flag("speculative_eagle_topk", FlagValue.INTEGER)
 SPECULATIVE_NUM_STEPS = Flag("speculative_num_steps", FlagValue.INTEGER)
 SPECULATIVE_NUM_DRAFT_TOKENS = Flag("speculative_num_draft_tokens", FlagValue.INTEGER)
 SPECULATIVE_ATTENTION_MODE = Flag("speculative_attention_mode", FlagValue.NAME)
+# Read only to know whether the draft model inherits the target's backends (unset): the
+# engine predicts the draft's build only then (`compat.engine.build.build_after_startup`).
+SPECULATIVE_DRAFT_ATTENTION_BACKEND = Flag("speculative_draft_attention_backend", FlagValue.NAME)
 # The flags that move SGLang's start-up decisions besides the attention flags.
 TRUST_REMOTE_CODE = Flag("trust_remote_code", FlagValue.SWITCH)
 QUANTIZATION = Flag("quantization", FlagValue.NAME)
@@ -100,6 +103,7 @@ FLAGS = (
     SPECULATIVE_NUM_STEPS,
     SPECULATIVE_NUM_DRAFT_TOKENS,
     SPECULATIVE_ATTENTION_MODE,
+    SPECULATIVE_DRAFT_ATTENTION_BACKEND,
     TRUST_REMOTE_CODE,
     QUANTIZATION,
     DEVICE,

@@ -193,3 +193,16 @@ def test_hpc_ops_is_built_on_sm90_only() -> None:
     on_b200 = _report("0.5.23", attention_backend="hpc_ops", **B200, **LLAMA)
     assert _build_errors(on_b200) == ["build-gpu"]
     assert "hpc_ops_backend.py:140" in on_b200.errors[0].message
+
+
+def test_a_draft_backend_of_its_own_is_not_predicted_to_inherit() -> None:
+    # With --speculative-draft-attention-backend the draft does not inherit torch_native;
+    # what start-up makes of the flag is not replayed, so its build is not predicted.
+    spec = {"speculative_algorithm": "EAGLE", "speculative_eagle_topk": 1}
+    spec |= {"speculative_num_steps": 3, "speculative_num_draft_tokens": 4}
+    inherits = _report("0.5.23", attention_backend="torch_native", **spec, **B200, **LLAMA)
+    assert _build_errors(inherits) == ["build-no-draft-variant"]
+    assert "for the draft model" in inherits.errors[0].message
+    own = _report("0.5.23", attention_backend="torch_native", **spec, **B200, **LLAMA,
+                  speculative_draft_attention_backend="triton")  # fmt: skip
+    assert not _build_errors(own) and not own.sglang_fails

@@ -48,4 +48,5 @@ def launch_of(gpu: str, case: BuildCase) -> Launch:
         checkpoint_quantization=None,
         remote_code=False,
         spec_mode=SpeculativeAttentionMode.PREFILL,
+        draft_backend=None,
     )

@@ -12,7 +12,14 @@ conformance harness runs each release's own registry over a grid and compares.
 
 Of the backends' own constructors, only the checks of the model family (MiniCPM's sparse
 backends) and of the GPU (hpc_ops) are here; not their kernel packages, page sizes, KV
-dtypes or head dimensions. Not here either: the draft worker's build, the sub-backend flags.
+dtypes or head dimensions. Not here either: the sub-backend flags.
+
+With speculative decoding, the EAGLE worker then builds the draft model's backends through
+its own factory (`DraftBackendFactory` in `sglang/srt/speculative/draft_utils.py`), not the
+registry: a multi-step decode backend (not for one step), then the draft-extend one, each
+looked up in the factory's own map of backends that have a draft variant, by the target's
+decode and prefill backend. `DraftRules` holds, per release, that map and the lines that
+raise; `predict_build` replays the draft after the target.
 """
 
 from __future__ import annotations
@@ -21,10 +28,16 @@ import msgspec
 
 from compat.engine.launch import Launch
 from compat.engine.predicates import GpuGate, gpu_gate_holds
-from compat.vocab.terms import Arch, ModelFeature, Platform, Term
+from compat.vocab.terms import Arch, ModelFeature, Platform, SpeculativeAttentionMode, Term
 
 REGISTRY_FILE = "sglang/srt/layers/attention/attention_registry.py"
 WRAPPER = "attn_backend_wrapper"
+DRAFT_FILE = "sglang/srt/speculative/draft_utils.py"
+DRAFT_LOOKUP = "_create_backend"
+"""The factory's function that raises for a backend without a draft variant."""
+# The algorithms whose worker (the EAGLE worker and the standalone one, its subclass) builds
+# the draft's backends through `DraftBackendFactory`; start-up turns NEXTN into EAGLE.
+DRAFT_ALGORITHMS = frozenset({"EAGLE", "EAGLE3", "STANDALONE", "NEXTN"})
 
 
 # The platforms whose torch answers `torch.cuda.get_device_capability()`.
@@ -41,6 +54,7 @@ class BuildCheck(Term):
     GPU = "gpu"
     MODEL_FAMILY = "model-family"
     HYBRID_GDN_BLACKWELL = "hybrid-gdn-blackwell"
+    NO_DRAFT_VARIANT = "no-draft-variant"
 
     def __init__(self, value: str) -> None:
         self.rule = f"build-{value}"  # `compat.guard.build_words.BUILD_RULE_PREFIX`
@@ -125,11 +139,44 @@ class HybridGdnCheck(msgspec.Struct, frozen=True):
         return self.allowed
 
 
+class DraftRaise(msgspec.Struct, frozen=True):
+    """Where one of the draft factory's backend builders raises for a model without MLA."""
+
+    line: int
+    function: str
+
+
+class DraftRules(msgspec.Struct, frozen=True):
+    """One release's `DraftBackendFactory`: the backends with a draft variant and where it
+    raises otherwise."""
+
+    line: int
+    """`_create_backend`'s `raise ValueError` for a backend outside the map."""
+    backends: frozenset[str]
+    """The keys of its backend map (the decode and the draft-extend maps are the same)."""
+    mla_decode: dict[str, DraftRaise] = msgspec.field(default_factory=dict)
+    """The multi-step decode builders that raise for a model without MLA."""
+    mla_extend: dict[str, DraftRaise] = msgspec.field(default_factory=dict)
+    """The draft-extend builders that raise for a model without MLA."""
+
+    def failure(self, backend: str, launch: Launch, decode: bool) -> BuildFailure | None:
+        """Where building the draft's decode (or draft-extend) backend on `backend` fails."""
+        if backend not in self.backends:
+            return BuildFailure(backend, BuildCheck.NO_DRAFT_VARIANT, DRAFT_LOOKUP, self.line,
+                                self.backends, file=DRAFT_FILE, draft=True)  # fmt: skip
+        raises = (self.mla_decode if decode else self.mla_extend).get(backend)
+        if raises is None or launch.arch is Arch.MLA:
+            return None
+        return BuildFailure(backend, BuildCheck.NEEDS_MLA, raises.function, raises.line,
+                            file=DRAFT_FILE, draft=True)  # fmt: skip
+
+
 class BuildRules(msgspec.Struct, frozen=True):
-    """Every check of one release's registry, in its order."""
+    """Every check of one release's registry, in its order, and its draft factory."""
 
     checks: tuple[FactoryCheck, ...] = ()
     hybrid_gdn: HybridGdnCheck | None = None
+    draft: DraftRules | None = None
 
     def for_backend(self, backend: str) -> tuple[FactoryCheck, ...]:
         return tuple(check for check in self.checks if check.backend == backend)
@@ -149,6 +196,8 @@ class BuildFailure(msgspec.Struct, frozen=True):
     model_types: frozenset[str] = frozenset()
     """The config types the backend is built for (MODEL_FAMILY)."""
     file: str = REGISTRY_FILE
+    draft: bool = False
+    """The draft model's build (`DraftBackendFactory`), not the target's."""
 
     @property
     def where(self) -> str:
@@ -156,13 +205,43 @@ class BuildFailure(msgspec.Struct, frozen=True):
 
 
 def build_after_startup(
-    rules: BuildRules, launch: Launch, phases: tuple[str | None, str | None], algorithm: str | None
+    rules: BuildRules,
+    launch: Launch,
+    phases: tuple[str | None, str | None],
+    algorithm: str | None,
+    steps: int | None = None,
 ) -> BuildFailure | None:
     """`predict_build` over what start-up resolved: the (prefill, decode) backends and the
-    speculative algorithm."""
+    speculative algorithm, then, where that algorithm has a draft model, `predict_draft`."""
     prefill, decode = phases
     built = tuple(backend for backend in (decode, prefill) if backend is not None)
-    return predict_build(rules, launch, built, algorithm is not None) if built else None
+    if not built:
+        return None
+    failure = predict_build(rules, launch, built, algorithm is not None)
+    # A draft backend of its own (`--speculative-draft-attention-backend`) is resolved by
+    # start-up code the replay does not run yet (0.5.20+): its build is not predicted.
+    inherits = launch.draft_backend is None
+    if failure is None and inherits and algorithm in DRAFT_ALGORITHMS and rules.draft is not None:
+        decode = decode or built[0]
+        # `--speculative-attention-mode decode` builds the draft-extend backend on the
+        # target's decode backend.
+        extend = decode if launch.spec_mode is SpeculativeAttentionMode.DECODE else prefill
+        failure = predict_draft(rules.draft, launch, (extend or decode, decode), steps)
+    return failure
+
+
+def predict_draft(
+    rules: DraftRules, launch: Launch, phases: tuple[str, str], steps: int | None
+) -> BuildFailure | None:
+    """The first failure of the draft worker's `DraftBackendFactory` over the (draft-extend,
+    decode) backends: its multi-step decode backend (none for one step), then its
+    draft-extend backend."""
+    prefill, decode = phases
+    if steps is None or steps > 1:
+        failure = rules.failure(decode, launch, decode=True)
+        if failure is not None:
+            return failure
+    return rules.failure(prefill, launch, decode=False)
 
 
 def predict_build(

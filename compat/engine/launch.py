@@ -10,7 +10,7 @@ from __future__ import annotations
 import msgspec
 
 from compat.vocab.hardware import ComputeCapability
-from compat.vocab.terms import Arch, ModelFeature, Platform
+from compat.vocab.terms import Arch, ModelFeature, Platform, SpeculativeAttentionMode
 
 # What SGLang's device detection answers on each machine (ROCm GPUs are torch.cuda devices).
 _MACHINE_DEVICES = {
@@ -68,6 +68,11 @@ class Launch(msgspec.Struct, frozen=True):
     """The checkpoint's `quantization_config.quant_method`."""
     remote_code: bool
     """The config names its own code (`auto_map`)."""
+    spec_mode: SpeculativeAttentionMode
+    draft_backend: str | None
+    """`--speculative-draft-attention-backend` (None: the draft inherits the target's)."""
+    """`--speculative-attention-mode`: the draft-extend backend is the target's prefill
+    backend, or its decode one (read after start-up, by the draft's build)."""
 
     @property
     def kv_heads_per_rank(self) -> int | None:

@@ -1,10 +1,13 @@
 """The guard's words for where SGLang fails building the backends, after start-up.
 
 The engine predicts the failure (`compat.engine.build`); `finding()` words it, enforced at
-the backend build, with the release's registry line as its evidence.
+the backend build, with the release's registry line as its evidence (or, for the draft
+model's backends under speculative decoding, its draft factory's line).
 """
 
 from __future__ import annotations
+
+import msgspec
 
 from compat.engine.build import REGISTRY_FILE, WRAPPER, BuildCheck, BuildFailure, BuildRules
 from compat.guard.report import Enforcement, Finding
@@ -22,12 +25,13 @@ def finding(failure: BuildFailure, release: str) -> Finding:
     """The finding for a backend build that fails in `release`."""
     check = failure.check
     flags: tuple[str, ...] = ("--attention-backend",)
-    if check is BuildCheck.NO_SPECULATIVE:
+    if check is BuildCheck.NO_SPECULATIVE or failure.draft:
         flags = (*flags, "--speculative-algorithm")
+    what = f"{failure.backend} for the draft model" if failure.draft else failure.backend
     return Finding(
         check.rule,
         Severity.ERROR,
-        f"SGLang {release} starts, then fails building {failure.backend} after the weights "
+        f"SGLang {release} starts, then fails building {what} after the weights "
         f"load: {_said(failure)} (sglang {release}, {failure.where}, {failure.function})",
         flags,
         value=failure.backend,
@@ -83,6 +87,16 @@ def _family(model_types: frozenset[str]) -> str:
 
 def _said(failure: BuildFailure) -> str:
     backend, check = failure.backend, failure.check
+    if check is BuildCheck.NO_DRAFT_VARIANT:
+        variants = ", ".join(sorted(failure.allowed))
+        return (
+            f"the draft model inherits the target's {backend}, which has no draft variant "
+            f"in the speculative draft factory (it builds {variants})"
+        )
+    if failure.draft:
+        return f"the draft model inherits the target's {backend}, whose draft variant " + (
+            _said(msgspec.structs.replace(failure, draft=False)).removeprefix(f"{backend} ")
+        )
     if check is BuildCheck.NEEDS_MLA:
         return f"{backend} serves MLA models only"
     if check is BuildCheck.NEEDS_MHA:

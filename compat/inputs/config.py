@@ -66,6 +66,8 @@ class AttentionConfig:
     speculative_algorithm: str | None = None
     speculative_eagle_topk: int | None = None
     speculative_attention_mode: str = "prefill"
+    speculative_draft_attention_backend: str | None = None
+    """The draft model's backend; unset, it inherits the target's."""
     attention_arch: str = "mha"
     platform: str = "cuda"
     compute_capability: tuple[int, int] | str | ComputeCapability | None = None

@@ -126,6 +126,14 @@ SPECULATIVE_ATTENTION_MODE = Flag(
     FlagGroup.SPECULATIVE,
     "the phase whose backend drafts and verifies",
 )
+# Read only to know whether the draft model inherits the target's backends (unset): the
+# engine predicts the draft's build only then (`compat.engine.build.build_after_startup`).
+SPECULATIVE_DRAFT_ATTENTION_BACKEND = Flag(
+    "speculative_draft_attention_backend",
+    FlagValue.NAME,
+    FlagGroup.SPECULATIVE,
+    "the draft model's backend (unset: the target's)",
+)
 # The flags that move SGLang's start-up decisions besides the attention flags.
 TRUST_REMOTE_CODE = Flag(
     "trust_remote_code", FlagValue.SWITCH, FlagGroup.MODEL, "load the checkpoint's own code"
@@ -189,6 +197,7 @@ FLAGS = (
     SPECULATIVE_NUM_STEPS,
     SPECULATIVE_NUM_DRAFT_TOKENS,
     SPECULATIVE_ATTENTION_MODE,
+    SPECULATIVE_DRAFT_ATTENTION_BACKEND,
     TRUST_REMOTE_CODE,
     QUANTIZATION,
     DEVICE,

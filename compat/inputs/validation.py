@@ -37,6 +37,7 @@ from compat.inputs.flags import (
     QUANTIZATION,
     SPECULATIVE_ALGORITHM,
     SPECULATIVE_ATTENTION_MODE,
+    SPECULATIVE_DRAFT_ATTENTION_BACKEND,
     Flag,
     flag_of,
 )
@@ -69,7 +70,6 @@ class Parsed(Launch, frozen=True):
 
     kv_dtype: KvDtype
     speculative: bool
-    spec_mode: SpeculativeAttentionMode
     release: ReleaseRules
     version_source: str
     unmodelled_release: str | None
@@ -160,7 +160,9 @@ def _check_names(
     problems: list[InputProblem], config: AttentionConfig, rules: ReleaseRules
 ) -> None:
     """The backends, KV dtype and algorithm the release accepts; the model and platform."""
-    for flag in BACKEND_FLAGS:
+    for flag in (*BACKEND_FLAGS, SPECULATIVE_DRAFT_ATTENTION_BACKEND):
+        # SGLang's parser takes any draft backend name; one the release does not know
+        # (no `--attention-backend` choice) is refused as a typo, naming who knows it.
         _check_backend(problems, config, rules, flag)
     _check_kv_dtype(problems, config, rules)
     choice(problems, "--attention-arch", config.attention_arch, _ARCHS)
@@ -302,6 +304,7 @@ def _assemble(
     parsed = Parsed(
         **fields,
         spec_mode=_MODES[config.speculative_attention_mode],
+        draft_backend=config.speculative_draft_attention_backend,
         release=release,
         version_source=version_source,
         unmodelled_release=unmodelled_release,

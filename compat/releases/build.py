@@ -12,8 +12,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from compat.engine.build import BuildCheck, BuildRules, FactoryCheck, HybridGdnCheck
+import msgspec
+
+from compat.engine.build import BuildCheck, BuildRules, DraftRules, FactoryCheck, HybridGdnCheck
 from compat.engine.predicates import GpuGate
+from compat.releases.draft import draft_rules
 from compat.releases.shared import BLACKWELL, BLACKWELL_0_5_9
 
 NEEDS_MLA, NEEDS_MHA = BuildCheck.NEEDS_MLA, BuildCheck.NEEDS_MHA
@@ -149,7 +152,7 @@ def _constructors(release: str) -> tuple[FactoryCheck, ...]:
     return tuple(checks)
 
 
-def _rules(release: str, lines: _Lines) -> BuildRules:
+def _rules(release: str, lines: _Lines, draft: DraftRules | None) -> BuildRules:
     factories, (gdn_line, types, blackwell, allowed, sm120_allowed) = lines
     checks = tuple(
         FactoryCheck(backend, check, line,
@@ -166,10 +169,14 @@ def _rules(release: str, lines: _Lines) -> BuildRules:
         None if sm120_allowed is None else SM120,
         sm120_allowed or frozenset(),
     )
-    return BuildRules(checks, gdn)
+    return BuildRules(checks, gdn, draft)
 
 
 def build_rules(release: str, before: BuildRules) -> BuildRules:
-    """The registry checks of `release`: its row of `LINES`, else those of the one before."""
+    """The registry checks of `release`: its row of `LINES`, else those of the one before;
+    and its draft factory (`compat.releases.draft`)."""
     lines = LINES.get(release)
-    return before if lines is None else _rules(release, lines)
+    draft = draft_rules(release, before.draft)
+    if lines is None:
+        return msgspec.structs.replace(before, draft=draft)
+    return _rules(release, lines, draft)

@@ -119,12 +119,35 @@ def test_parity_refuses_a_backend_build_failure_and_passes_a_page_only_problem()
     assert fails.returncode == 1, fails.stderr
     assert "what SGLang 0.5.23 does building the backend:" in fails.stdout
     assert "[build-gpu]" in fails.stdout
-    page_only = ("--attention-backend", "torch_native", "--speculative-algorithm", "EAGLE")
-    page_only += ("--speculative-eagle-topk", "1", "--speculative-num-steps", "3")
-    page_only += ("--speculative-num-draft-tokens", "4")
-    passes = _cli("check", *machine, *page_only, "--parity")
+    # The page documents flashmla for MLA models only; 0.5.23's code builds it for Llama.
+    passes = _cli("check", *machine, "--attention-backend", "flashmla", "--parity")
     assert passes.returncode == 0, passes.stdout + passes.stderr
-    assert "[spec-topk-1]" in passes.stdout
+    assert "[arch-refused]" in passes.stdout
+
+
+def test_parity_refuses_a_draft_model_whose_backend_has_no_draft_variant() -> None:
+    # torch_native passes the registry, but the EAGLE worker's draft factory has no draft
+    # variant of it: the page's topk-1 cell is SGLang's own failure, after the weights load.
+    machine = ("--gpu", "B200", "--model-architecture", "LlamaForCausalLM", "--sglang-version")
+    spec = ("--attention-backend", "torch_native", "--speculative-algorithm", "EAGLE")
+    spec += ("--speculative-eagle-topk", "1", "--speculative-num-steps", "3")
+    spec += ("--speculative-num-draft-tokens", "4", "--parity")
+    fails = _cli("check", *machine, "0.5.23", *spec)
+    assert fails.returncode == 1, fails.stdout + fails.stderr
+    assert "[build-no-draft-variant]" in fails.stdout
+    assert "the draft model" in fails.stdout
+    assert "speculative/draft_utils.py:64, _create_backend" in fails.stdout
+
+
+@pytest.mark.parametrize("release", ["0.5.7", "0.5.16", "0.5.23"])
+def test_an_mla_target_on_trtllm_mla_builds_its_draft(release: str) -> None:
+    # trtllm_mla has a draft variant in every release, for MLA models only.
+    spec = {"speculative_algorithm": "EAGLE", "speculative_eagle_topk": 1}
+    spec |= {"speculative_num_steps": 3, "speculative_num_draft_tokens": 4}
+    report = _report(release, attention_backend="trtllm_mla", **spec, **B200, **DEEPSEEK)
+    assert not _build_errors(report), report.errors
+    no_variant = _report(release, attention_backend="flex_attention", **B200, **LLAMA)
+    assert not _build_errors(no_variant)  # without speculation, no draft is built
 
 
 def test_explain_lists_what_the_registry_requires() -> None:
@@ -170,3 +193,16 @@ def test_hpc_ops_is_built_on_sm90_only() -> None:
     on_b200 = _report("0.5.23", attention_backend="hpc_ops", **B200, **LLAMA)
     assert _build_errors(on_b200) == ["build-gpu"]
     assert "hpc_ops_backend.py:140" in on_b200.errors[0].message
+
+
+def test_a_draft_backend_of_its_own_is_not_predicted_to_inherit() -> None:
+    # With --speculative-draft-attention-backend the draft does not inherit torch_native;
+    # what start-up makes of the flag is not replayed, so its build is not predicted.
+    spec = {"speculative_algorithm": "EAGLE", "speculative_eagle_topk": 1}
+    spec |= {"speculative_num_steps": 3, "speculative_num_draft_tokens": 4}
+    inherits = _report("0.5.23", attention_backend="torch_native", **spec, **B200, **LLAMA)
+    assert _build_errors(inherits) == ["build-no-draft-variant"]
+    assert "for the draft model" in inherits.errors[0].message
+    own = _report("0.5.23", attention_backend="torch_native", **spec, **B200, **LLAMA,
+                  speculative_draft_attention_backend="triton")  # fmt: skip
+    assert not _build_errors(own) and not own.sglang_fails

@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from conformance.build import BuildCase, run_cases
+from conformance.build import BuildCase, DraftCase, run_cases, run_draft_cases
 from conformance.compare import model_inputs
 from conformance.fake_torch import GPU_PROFILES
 from conformance.grid import grid
@@ -21,6 +21,7 @@ from conformance.harness import open_runtime
 from conformance.releases import selected
 
 from compat import IncompatibleConfigError, InvalidConfigError, enforce
+from compat.engine.build import DRAFT_ALGORITHMS
 from compat.guard.report import Report
 from compat.releases import RELEASES
 
@@ -43,8 +44,9 @@ def test_enforce_with_parity_raises_exactly_when_sglang_fails(release: str, gpu:
     assert launches
     wrong: list[str] = []
     compared = 0
-    # (launch, whether enforce raised on SGLang's resolved ServerArgs, the backends to build)
-    started: list[tuple[Any, bool, tuple[BuildCase, ...]]] = []
+    # (launch, whether enforce raised on SGLang's resolved ServerArgs, the backends to build,
+    # the draft's build where the algorithm has a draft model)
+    started: list[tuple[Any, bool, tuple[BuildCase, ...], DraftCase | None]] = []
     with open_runtime(release, gpu) as runtime:
         for launch in launches:
             outcome = runtime.outcome(launch.model, launch.argv)
@@ -73,16 +75,26 @@ def test_enforce_with_parity_raises_exactly_when_sglang_fails(release: str, gpu:
                 BuildCase(backend, mla=mla, speculative=speculative)
                 for backend in dict.fromkeys(b for b in (*want,) if b is not None)
             )
-            started.append((launch, raised, cases))
-    # SGLang then builds the backends of each launch it started: its own registry decides.
-    built = run_cases(release, GPU_PROFILES[gpu], (c for _, _, cases in started for c in cases))
+            draft = None
+            if (speculative or "").upper() in DRAFT_ALGORITHMS and want[1] is not None:
+                # `--speculative-attention-mode decode`: the draft extends on decode's.
+                on_decode = outcome.speculative_attention_mode == "decode"
+                extend = want[1] if on_decode else want[0]
+                draft = DraftCase(want[1], mla, outcome.num_steps or 3, extend)
+            started.append((launch, raised, cases, draft))
+    # SGLang then builds the backends of each launch it started: its own registry decides,
+    # then, with a draft model, the draft worker's factory.
+    profile = GPU_PROFILES[gpu]
+    built = run_cases(release, profile, (c for _, _, cases, _ in started for c in cases))
+    drafts = run_draft_cases(release, profile, (d for *_, d in started if d is not None))
     # The harness runs the registry alone; a backend whose constructor's checks the engine
     # reads (hpc_ops, MiniCPM's) is left out here: test_conformance_build reads those lines.
     read_only = {c.backend for c in RELEASES[release].build.checks if c.in_constructor}
-    for launch, raised, cases in started:
+    for launch, raised, cases, draft in started:
         if any(case.backend in read_only for case in cases):
             continue
         fails = any(built[case].failed for case in cases)
+        fails = fails or (draft is not None and drafts[draft].failed)
         if raised != fails:
             wrong.append(f"raw {launch}: SGLang's build fails={fails}, enforce raised {raised}")
     assert compared

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import dataclasses
 import importlib
+import inspect
 import json
 import os
 import types
@@ -34,6 +35,8 @@ from conformance.wheel import FRESH, cache_dir, harness_digest, source_root
 
 REGISTRY = "sglang.srt.layers.attention.attention_registry"
 REGISTRY_FILE = "sglang/srt/layers/attention/attention_registry.py"
+DRAFT = "sglang.srt.speculative.draft_utils"
+DRAFT_FILE = "sglang/srt/speculative/draft_utils.py"
 _LINEAR_KERNELS = "sglang.srt.layers.attention.linear.utils"
 
 # The machines of the build grid, by exact compute capability (CUDA 12.8, as the releases'
@@ -76,6 +79,17 @@ class BuildOutcome:
     @property
     def failed(self) -> bool:
         return self.built is None
+
+
+@dataclasses.dataclass(frozen=True)
+class DraftCase:
+    """What the draft worker's `DraftBackendFactory` reads, the draft flag unset: the
+    target's backend (both phases), the model's architecture and the draft's steps."""
+
+    backend: str  # the target's decode backend (and prefill one, unless `prefill` is set)
+    mla: bool = False
+    steps: int = 3  # `--speculative-num-steps`: 1 builds no multi-step decode backend
+    prefill: str | None = None  # the target's prefill backend, where it differs
 
 
 class _Config(types.SimpleNamespace):
@@ -133,6 +147,56 @@ class BuildRuntime(SglangRuntime):
             registry.__dict__.clear()
             registry.__dict__.update(saved)
         return BuildOutcome(type(built).__name__)
+
+    def build_draft(self, case: DraftCase) -> BuildOutcome:
+        """The EAGLE worker's draft backends: `DraftBackendFactory(...)`, then
+        `create_decode_backend()` and `create_draft_extend_backend()`, in the worker's order.
+        `built` names the two classes (decode, then draft extend; `None` for none)."""
+        factory_module = self._draft_module()
+        target = BuildCase(case.backend, case.mla, speculative="EAGLE")
+        runner = self._runner(target)
+        runner.draft_attention_backend = None  # 0.5.18+: the runner carries the draft flag
+        server_args = runner.server_args
+        prefill = case.prefill or case.backend
+        server_args.prefill_attention_backend = prefill
+        server_args.use_mla_backend = case.mla
+        server_args.speculative_attention_mode = "prefill"
+        server_args.speculative_draft_attention_backend = None
+        spec = types.SimpleNamespace(speculative_attention_mode="prefill",
+                                     speculative_draft_attention_backend=None)  # fmt: skip
+        context = {
+            "get_global_server_args": lambda: server_args,
+            "get_spec": lambda: spec,
+            "attention_backends": lambda: (prefill, case.backend),
+        }
+        saved = dict(factory_module.__dict__)
+        factory_module.__dict__.update(
+            {name: value for name, value in context.items() if name in saved}
+        )
+        arguments = {"draft_model_runner": runner, "topk": 1,
+                     "speculative_num_steps": case.steps, "server_args": server_args}  # fmt: skip
+        accepted = inspect.signature(factory_module.DraftBackendFactory).parameters
+        # 0.5.23 sets the children's phase names on a per-step container; a stand-in
+        # container has none.
+        stubs.inert_attribute("attn_backends", ())
+        try:
+            factory = factory_module.DraftBackendFactory(
+                **{name: value for name, value in arguments.items() if name in accepted}
+            )
+            decode = factory.create_decode_backend()
+            extend = factory.create_draft_extend_backend()
+        except REFUSALS as exc:
+            line, function = _frame_in(exc, DRAFT_FILE)
+            return BuildOutcome(None, f"{type(exc).__name__}: {exc}", line, function)
+        finally:
+            stubs.inert_attribute("attn_backends", None)
+            factory_module.__dict__.clear()
+            factory_module.__dict__.update(saved)
+        return BuildOutcome(f"{_name(decode)},{_name(extend)}")
+
+    def _draft_module(self) -> types.ModuleType:
+        self._finder.real = self._finder.real | {DRAFT}
+        return importlib.import_module(DRAFT)
 
     def _runner(self, case: BuildCase) -> types.SimpleNamespace:
         hybrid = _Config(full_attention_layer_ids=[3]) if case.hybrid_gdn else None
@@ -195,14 +259,26 @@ class BuildRuntime(SglangRuntime):
 
     def _registry_frame(self, exc: BaseException) -> tuple[int | None, str | None]:
         """The line and function of the innermost registry frame that raised."""
-        found: tuple[int | None, str | None] = (None, None)
-        traceback = exc.__traceback__
-        while traceback is not None:
-            code = traceback.tb_frame.f_code
-            if code.co_filename.endswith(REGISTRY_FILE):
-                found = (traceback.tb_lineno, code.co_name)
-            traceback = traceback.tb_next
-        return found
+        return _frame_in(exc, REGISTRY_FILE)
+
+
+def _frame_in(exc: BaseException, file: str) -> tuple[int | None, str | None]:
+    """The line and function of the innermost frame of `file` that raised."""
+    found: tuple[int | None, str | None] = (None, None)
+    traceback = exc.__traceback__
+    while traceback is not None:
+        code = traceback.tb_frame.f_code
+        if code.co_filename.endswith(file):
+            found = (traceback.tb_lineno, code.co_name)
+        traceback = traceback.tb_next
+    return found
+
+
+def _name(backend: object) -> str:
+    """A built backend's class (a tuple: 0.5.23's `(phase name, backend)`), or "None"."""
+    if isinstance(backend, tuple):
+        backend = backend[-1]
+    return "None" if backend is None else type(backend).__name__
 
 
 def _profile(gpu: str) -> GpuProfile:
@@ -262,3 +338,46 @@ def run_cases(
     """SGLang `version`'s outcome for each of `wanted` on `profile` (not cached)."""
     with BuildRuntime(source_root(version), profile) as runtime:
         return {case: runtime.build(case) for case in dict.fromkeys(wanted)}
+
+
+def draft_cases(version: str) -> Iterator[DraftCase]:
+    """The draft grid of a release: every registered backend as the target's, on an MHA and
+    an MLA model, with one draft step (no multi-step decode backend) and three."""
+    for backend in registered(version):
+        for mla in (False, True):
+            for steps in (1, 3):
+                yield DraftCase(backend, mla, steps)
+
+
+def run_draft_grid(
+    version: str, gpus: Iterable[str] = BUILD_PROFILES
+) -> dict[tuple[str, DraftCase], BuildOutcome]:
+    """SGLang `version`'s draft build for every case of its draft grid on every machine;
+    cached beside the wheels, keyed on the wheel and the harness."""
+    gpus = tuple(gpus)
+    digest = harness_digest(version)
+    digest.update(json.dumps(["draft", *gpus]).encode())
+    cache = cache_dir() / f"draft-{version}-{digest.hexdigest()[:16]}.json"
+    if cache.is_file() and not os.environ.get(FRESH):
+        rows = json.loads(cache.read_text())
+        return {(gpu, DraftCase(**case)): BuildOutcome(**outcome) for gpu, case, outcome in rows}
+    grid = tuple(draft_cases(version))
+    results: dict[tuple[str, DraftCase], BuildOutcome] = {}
+    for gpu in gpus:
+        with BuildRuntime(source_root(version), _profile(gpu)) as runtime:
+            for case in grid:
+                results[gpu, case] = runtime.build_draft(case)
+    rows = [
+        (gpu, dataclasses.asdict(case), dataclasses.asdict(outcome))
+        for (gpu, case), outcome in results.items()
+    ]
+    cache.write_text(json.dumps(rows))
+    return results
+
+
+def run_draft_cases(
+    version: str, profile: GpuProfile, wanted: Iterable[DraftCase]
+) -> dict[DraftCase, BuildOutcome]:
+    """SGLang `version`'s draft build for each of `wanted` on `profile` (not cached)."""
+    with BuildRuntime(source_root(version), profile) as runtime:
+        return {case: runtime.build_draft(case) for case in dict.fromkeys(wanted)}

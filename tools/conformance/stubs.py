@@ -55,6 +55,16 @@ class _Inert:
         raise StubUsedError(f"{self._stub_name}.{name} is a harness stub, not modelled")
 
 
+def inert_attribute(name: str, value: object) -> None:
+    """Give every stand-in object the attribute `name` (None: take it away again), for a
+    harness that lets SGLang code read one plain attribute of what a stand-in built."""
+    if value is None:
+        if name in _Inert.__dict__:
+            delattr(_Inert, name)
+    else:
+        setattr(_Inert, name, value)
+
+
 def _inert_class(qualname: str) -> type:
     return type(qualname.rsplit(".", 1)[-1], (_Inert,), {"_stub_name": qualname})
 

@@ -110,6 +110,6 @@ def replay(launch: Launch, rules: ReleaseRules) -> Startup:
     events = tuple(log.events)
     build = None
     if not any(event.severity is Severity.ERROR for event in events):
-        build = build_after_startup(rules.build, launch, f.phases, f.algorithm)
+        build = build_after_startup(rules.build, launch, f.phases, f.algorithm, f.steps)
     move = log.default_move if default is not None else None
     return Startup(f, events, chosen, model, by, build, move)

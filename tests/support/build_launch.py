@@ -1,0 +1,52 @@
+"""The engine's launch for one case of the backend-build grids (tools/conformance/build.py)."""
+
+from __future__ import annotations
+
+from conformance.build import BUILD_PROFILES, BuildCase
+
+from compat.engine.launch import Launch
+from compat.vocab.hardware import ComputeCapability
+from compat.vocab.terms import Arch, ModelFeature, Platform, SpeculativeAttentionMode
+
+_GDN_MODEL_TYPE = "qwen3_next"  # a hybrid GDN model in every release
+
+
+def launch_of(gpu: str, case: BuildCase) -> Launch:
+    """The engine's launch for one case of the build grid."""
+    profile = BUILD_PROFILES[gpu]
+    platform = Platform(profile.platform)
+    cuda = platform is Platform.CUDA and profile.capability is not None
+    capability = ComputeCapability(*profile.capability) if cuda and profile.capability else None
+    features = frozenset({ModelFeature.ENCODER_DECODER}) if case.encoder_decoder else frozenset()
+    return Launch(
+        arch=Arch.MLA if case.mla else Arch.MHA,
+        platform=platform,
+        capability=capability,
+        cuda_version=profile.cuda_version_tuple,
+        backend=case.backend,
+        prefill=None,
+        decode=None,
+        kv_spelling="auto",
+        page_size=None,
+        algorithm=case.speculative,
+        topk=None,
+        steps=None,
+        draft_tokens=None,
+        model_architecture=None,
+        kv_heads=None,
+        features=features,
+        device=None,
+        tp_size=1,
+        dp_size=1,
+        dp_attention=False,
+        deterministic=False,
+        quantization=None,
+        disaggregation="null",
+        trust_remote_code=False,
+        round_robin_balance=False,
+        model_type=_GDN_MODEL_TYPE if case.hybrid_gdn else "llama",
+        checkpoint_quantization=None,
+        remote_code=False,
+        spec_mode=SpeculativeAttentionMode.PREFILL,
+        draft_backend=None,
+    )

@@ -158,9 +158,15 @@ class DraftRules(msgspec.Struct, frozen=True):
     """The multi-step decode builders that raise for a model without MLA."""
     mla_extend: dict[str, DraftRaise] = msgspec.field(default_factory=dict)
     """The draft-extend builders that raise for a model without MLA."""
+    model_own: frozenset[str] = frozenset()
+    """Backends whose models bring a draft path of their own, ahead of the map: the factory
+    builds a QSA model's draft on QSA's own backends (`qsa_profile`), and `qsa` serves only
+    QSA models. Never predicted to fail here."""
 
     def failure(self, backend: str, launch: Launch, decode: bool) -> BuildFailure | None:
         """Where building the draft's decode (or draft-extend) backend on `backend` fails."""
+        if backend in self.model_own:
+            return None
         if backend not in self.backends:
             return BuildFailure(backend, BuildCheck.NO_DRAFT_VARIANT, DRAFT_LOOKUP, self.line,
                                 self.backends, file=DRAFT_FILE, draft=True)  # fmt: skip

@@ -83,10 +83,7 @@ class Dispute:
     def sites(self) -> tuple[tuple[Launch, str | None], ...]:
         """Each launch that is evidence, with where the release's code raised on it."""
         launches = self.refusals or (self.evidence_launch,)
-        return tuple(
-            (launch, raised_at(self.release, launch.machine, self.arch, launch.argv))
-            for launch in launches
-        )
+        return tuple((launch, _site(launch, self.release, self.arch)) for launch in launches)
 
     @property
     def code_says(self) -> str:
@@ -130,3 +127,10 @@ class Dispute:
             ],
             "page_evidence": {"source": self.page_evidence.source, "url": self.page_evidence.url},
         }
+
+
+def _site(launch: Launch, release: str, arch: Arch) -> str | None:
+    """Where the code raised on `launch`: the backend build's own line (the engine holds it),
+    else the start-up line recorded from the release's code (`tools/audit_sites.py`)."""
+    built = next((f.raised_at for f in launch.findings if f.raised_at is not None), None)
+    return built or raised_at(release, launch.machine, arch, launch.argv)

@@ -38,6 +38,7 @@ def finding(failure: BuildFailure, release: str) -> Finding:
         allowed=tuple(sorted(failure.allowed)),
         backend=failure.backend,
         enforced=Enforcement.BACKEND_BUILD,
+        raised_at=f"{failure.where} ({failure.function})",
     )
 
 

@@ -46,6 +46,9 @@ class Finding:
     backend: str | None = None
     phases: tuple[Phase, ...] = ()
     enforced: Enforcement = Enforcement.DOCUMENTED
+    raised_at: str | None = None
+    """Where the release's code raises (`file:line (function)`), when the finding is that
+    code's and the engine holds the line (the backend build's findings)."""
 
     def to_dict(self) -> dict[str, Any]:
         return {

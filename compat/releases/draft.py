@@ -26,6 +26,9 @@ _ADDED: Mapping[str, frozenset[str]] = {
     "0.5.20": frozenset({"intel_xpu"}),
 }
 _REMOVED: Mapping[str, frozenset[str]] = {"0.5.23": frozenset({"tokenspeed_mla"})}
+# The releases from which the factory builds a QSA model's draft on QSA's own backends
+# (`if self.qsa_profile is not None:` ahead of each backend map).
+_MODEL_OWN: Mapping[str, frozenset[str]] = {"0.5.20": frozenset({"qsa"})}
 _TRTLLM_DECODE, _TRTLLM_EXTEND = (
     "_create_trtllm_mla_decode_backend",
     "_create_trtllm_mla_prefill_backend",
@@ -94,7 +97,8 @@ def draft_rules(release: str, before: DraftRules | None) -> DraftRules | None:
     backends = (before.backends | _ADDED.get(release, frozenset())) - _REMOVED.get(
         release, frozenset()
     )
+    own = before.model_own | _MODEL_OWN.get(release, frozenset())
     if lines is None:
-        return DraftRules(before.line, backends, before.mla_decode, before.mla_extend)
+        return DraftRules(before.line, backends, before.mla_decode, before.mla_extend, own)
     line, decode, extend = lines
-    return DraftRules(line, backends, _raises(decode), _raises(extend))
+    return DraftRules(line, backends, _raises(decode), _raises(extend), own)

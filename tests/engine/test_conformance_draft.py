@@ -29,6 +29,8 @@ def _disagreements(version: str, grid: dict[tuple[str, DraftCase], object]) -> l
     assert rules is not None
     found = []
     for (gpu, case), outcome in grid.items():
+        if case.backend in rules.model_own:
+            continue  # the grid's models are no QSA model: `test_a_model_own_draft_path...`
         launch = launch_of(gpu, BuildCase(case.backend, case.mla, speculative="EAGLE"))
         failure = predict_draft(rules, launch, (case.backend, case.backend), case.steps)
         predicted = None if failure is None else (failure.line, failure.function)
@@ -77,6 +79,18 @@ def test_the_recorded_map_is_the_release_own(version: str) -> None:
     assert lines[rules.line - 1].strip() == (
         "raise ValueError(error_template.format(backend_type=backend_type))"
     )
+
+
+@pytest.mark.parametrize("version", releases.selected())
+def test_a_model_own_draft_path_is_the_release_own(version: str) -> None:
+    """The backends never predicted to fail in the draft (`DraftRules.model_own`) are those of
+    the release's model-own branch: `qsa` where the factory reads a QSA model's profile."""
+    root = require_source(version)
+    rules = RELEASES[version].build.draft
+    assert rules is not None
+    source = (root / DRAFT_FILE).read_text(encoding="utf-8")
+    branches = source.count("if self.qsa_profile is not None:")
+    assert rules.model_own == (frozenset({"qsa"}) if branches == 2 else frozenset()), branches
 
 
 def test_an_mha_target_on_trtllm_mla_fails_in_the_draft_where_the_release_says() -> None:

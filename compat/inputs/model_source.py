@@ -49,12 +49,13 @@ def add_model_config(
         problems.append(f"{named}: {error}")
         return
     name = facts.architectures[0] if facts.architectures else None
-    # As `--model-architecture NAME` is answered: an architecture the release does not serve
-    # is not judged as some default one.
     not_served = models is not None and name is not None and models.attention_arch(name) is None
-    if name is not None and not_served and request.model.get("attention_arch") is None:
-        problems.append(f"{named}: {facts.path}: architectures[0]: {unserved(name, models)}")
-        return
+    if name is not None and not_served:
+        # SGLang's start-up reads the config and starts (its model loader looks the name up
+        # later): judged from the config's keys, with the words `--model-architecture NAME`
+        # is refused with.
+        note = f"{named}: {facts.path}: architectures[0]: {unserved(name, models)}"
+        context.setdefault("launch_notes", []).append(note)
     add_model_facts(request, facts, fields, context)
 
 

@@ -163,7 +163,7 @@ def test_a_model_path_the_zoo_knows_is_judged_from_its_published_config() -> Non
     known = compat("check", *B200, *launch, "OpenAI/gpt-oss-120b")
     assert known.returncode in (0, 1), known.stderr
     assert known.returncode == (0 if known.stdout.startswith("compatible") else 1)
-    assert "judged from openai/gpt-oss-120b's published config.json" in known.stdout
+    assert "model config: openai/gpt-oss-120b's published config.json" in known.stdout
     unknown = compat("check", *B200, *launch, "example-org/no-such-model")
     assert unknown.returncode == 2 and "--attention-arch" in unknown.stderr
     followed = compat("check", *B200, "--model", "gpt-oss-120b", *launch, "openai/gpt-oss-120b")

@@ -245,22 +245,25 @@ def test_l2_a_long_config_string_is_cut(
 def test_l3_an_unknown_architecture_in_a_config_is_answered_as_by_name(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    # SGLang's start-up starts it (the model loader looks the name up later): the launch is
+    # judged from the config's keys, and says what `--model-architecture NAME` says.
     path = _config(tmp_path, architectures=["NoSuchModelForCausalLM"])
-    by_file = refused([*H100, "--model-config", path], capsys, "serves no architecture")
+    code, by_file, err = cli([*H100, "--model-config", path], capsys)
+    assert code in (0, 1), err
     by_name = refused(
         [*H100, "--model-architecture", "NoSuchModelForCausalLM"], capsys, "serves no architecture"
     )
-    assert by_file.split("architectures[0]: ")[1] == by_name.split("--model-architecture: ")[1]
-    code, _, err = cli([*H100, "--model-config", path, "--attention-arch", "mha"], capsys)
-    assert code == 0, err  # checked anyway, as the message says
+    said = by_name.split("--model-architecture: ")[1]
+    assert f"architectures[0]: {said}" in by_file
 
 
-def test_l3_a_two_megabyte_architecture_name_is_refused_in_one_short_line(
+def test_l3_a_two_megabyte_architecture_name_is_said_in_one_short_line(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    line = refused([*H100, "--model-config", _config(tmp_path, architectures=["A" * 2_000_000])],
-                   capsys, "(2000000 characters)")  # fmt: skip
-    assert len(line) < 1_000
+    path = _config(tmp_path, architectures=["A" * 2_000_000])
+    _, out, err = cli([*H100, "--model-config", path], capsys)
+    said = [line for line in out.splitlines() if "(2000000 characters)" in line]
+    assert said and all(len(line) < 1_000 for line in said) and len(out + err) < 5_000
 
 
 # -- L1: an integer over Python's digit limit in a --config YAML -------------------------------

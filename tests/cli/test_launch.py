@@ -18,9 +18,10 @@ from compat import AttentionConfig, IncompatibleConfigError, check, enforce
 from compat.inputs.gpus import GPUS, gpu_named
 from compat.vocab.terms import Platform
 
+# triton's FP4 ❌ is undisputed (flashmla's is a disputed cell, a warning: `compat audit`).
 DEEPSEEK = (
     "python3 -m sglang.launch_server --model-path deepseek-ai/DeepSeek-R1 --tp 8 "
-    "--attention-backend flashmla --kv-cache-dtype fp4_e2m1 --page-size 64 "
+    "--attention-backend triton --kv-cache-dtype fp4_e2m1 --page-size 64 "
     "--speculative-algorithm EAGLE --speculative-eagle-topk 4"
 )
 
@@ -78,11 +79,11 @@ def test_a_hub_id_missing_from_the_cache_says_where_it_looked(tmp_path: Path) ->
     env = {"HF_HUB_CACHE": str(tmp_path)}
     result = compat("check", "--gpu", "h100", "--", *shlex.split(DEEPSEEK), env=env)
     assert result.returncode in (0, 1), result.stderr  # a checkpoint the package knows (#43)
-    assert "judged from deepseek-ai/DeepSeek-R1's published config.json" in result.stdout
+    assert "model config: deepseek-ai/DeepSeek-R1's published config.json" in result.stdout
     with_arch = compat(
         "check", "--gpu", "h100", "--attention-arch", "mla", "--", *shlex.split(DEEPSEEK), env=env
     )
-    assert "no config.json found locally" in with_arch.stdout
+    assert "no local config.json in " in with_arch.stdout
     assert str(tmp_path) in with_arch.stdout
 
 

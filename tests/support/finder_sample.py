@@ -23,3 +23,10 @@ def sample_env(env: Mapping[str, str] | None = None) -> dict[str, str]:
         RELEASES_VARIABLE: ",".join(SAMPLE_RELEASES),
         MODELS_VARIABLE: ",".join(SAMPLE_MODELS),
     }
+
+
+DATA_BUDGET_BYTES = 160_000
+DATA_BUDGET_GZIP_BYTES = 40_000
+"""The most one release and model's finder data file may weigh, as served and gzipped (the
+browser test and `benchmarks/loop.py` hold it). Worded per machine, the guard's lists name
+what runs on the GPU asked about, so each hardware class has texts of its own."""

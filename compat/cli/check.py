@@ -80,7 +80,8 @@ def one_line_help(prog: str) -> argparse.HelpFormatter:
     return argparse.HelpFormatter(prog, max_help_position=HELP_COLUMN)
 
 
-HELP_COLUMN = 38
+HELP_COLUMN = 4 + max(len(f"{flag.option} NAME") for flag in FLAGS) + 2
+"""Where each flag's help starts: after its indent and the longest flag with its value."""
 
 
 def add_model_arguments(parser: argparse.ArgumentParser) -> None:

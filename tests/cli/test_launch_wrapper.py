@@ -18,12 +18,13 @@ MLA = str(MODELS / "deepseek-r1")
 MHA = str(MODELS / "llama-3.1-8b-instruct")
 SERVER = ["python3", "-m", "sglang.launch_server"]
 # The page documents FP4 KV on flashmla as unsupported; SGLang 0.5.7 starts it.
-# The page documents EAGLE topk 1 on torch_native (MLA) as unsupported; SGLang does not check
-# it. (FlashMLA with an FP4 KV cache was the example until `compat audit` found SGLang 0.5.7's
-# own KV4 check accepting it: a disputed ❌, only warned about.)
-DOC_ONLY = [*SERVER, "--model-path", MLA, "--attention-backend", "torch_native"]
-DOC_ONLY += ["--speculative-algorithm", "EAGLE", "--speculative-eagle-topk", "1"]
-DOC_ONLY += ["--speculative-num-steps", "3", "--speculative-num-draft-tokens", "4"]
+# The page documents EAGLE topk > 1 on flashinfer (MLA) as unsupported; SGLang starts it and
+# builds it, the draft too. (FlashMLA with an FP4 KV cache was the example until `compat
+# audit` found SGLang 0.5.7's own KV4 check accepting it, a disputed ❌; then EAGLE on
+# torch_native, until the draft's build: torch_native has no draft variant.)
+DOC_ONLY = [*SERVER, "--model-path", MLA, "--attention-backend", "flashinfer"]
+DOC_ONLY += ["--speculative-algorithm", "EAGLE", "--speculative-eagle-topk", "4"]
+DOC_ONLY += ["--speculative-num-steps", "3", "--speculative-num-draft-tokens", "8"]
 FP8_FLASHMLA = [*SERVER, "--model-path", MLA, "--attention-backend", "flashmla"]
 FP8_FLASHMLA += ["--kv-cache-dtype", "fp8_e4m3"]
 # SGLang's own start-up refuses EAGLE topk > 1 with paged KV on torch_native.
@@ -57,7 +58,7 @@ def test_a_documented_unsupported_launch_is_refused_and_not_run(
     code, out, err = cli([*ON_B200_07, "--dry-run", "--", *DOC_ONLY], capsys)
     assert code == 1
     assert execs == []
-    assert "incompatible: 1 error" in out and "[spec-topk-1]" in out
+    assert "incompatible: 1 error" in out and "[spec-topk-gt1]" in out
     assert "would run" not in out
     assert "not running it (COMPAT_POLICY=documented; the page documents it" in err
 

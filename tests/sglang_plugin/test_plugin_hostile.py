@@ -84,19 +84,21 @@ def _registered(root: Path, version: bytes, monkeypatch: pytest.MonkeyPatch) -> 
     for variable in (JUDGED_VARIABLE, SPOKEN_VARIABLE):  # a new launch: no release known yet
         monkeypatch.delenv(variable, raising=False)
     plugin_dist.install_raw(root, version)
-    monkeypatch.syspath_prepend(str(root))
     registry = types.ModuleType("sglang.srt.plugins.hook_registry")
     registry.HookRegistry = _Registry  # type: ignore[attr-defined]
     registry.HookType = types.SimpleNamespace(AFTER="after")  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, "sglang.srt.plugins.hook_registry", registry)
     _Registry.hooks = []
-    try:
-        sglang_plugin.register()  # never raises: a failure is logged
-        yield _Registry.hooks[0][1] if _Registry.hooks else None
-    finally:
-        installed_sglang_version.cache_clear()
-        sys.path.remove(str(root))
-        importlib.invalidate_caches()
+    # Undone when this block ends, not with the test: inside a release's runtime the real
+    # registry is what the stand-in replaces, and the runtime removes it on its own exit.
+    with pytest.MonkeyPatch.context() as local:
+        local.syspath_prepend(str(root))
+        local.setitem(sys.modules, "sglang.srt.plugins.hook_registry", registry)
+        try:
+            sglang_plugin.register()  # never raises: a failure is logged
+            yield _Registry.hooks[0][1] if _Registry.hooks else None
+        finally:
+            installed_sglang_version.cache_clear()
+            importlib.invalidate_caches()
 
 
 class _Unreadable:

@@ -128,13 +128,10 @@ def test_sglang_agrees_with_the_model_inputs_the_comparison_states(source: Path)
 
 def test_nothing_leaks_out_of_the_runtime(source: Path) -> None:
     before_torch = sys.modules.get("torch")
-    # What another test of this process left (a plugin test's stand-in registry) is not this
-    # runtime's: only what the run adds counts.
-    before = {name for name in sys.modules if name.split(".")[0] == "sglang"}
     environ = dict(os.environ)
     run_startup(VERSION, "CPU-AMX", "Llama-3.1-8B", [])
     assert sys.modules.get("torch") is before_torch
-    assert not [n for n in sys.modules if n.split(".")[0] == "sglang" and n not in before]
+    assert not [name for name in sys.modules if name.split(".")[0] == "sglang"]
     assert dict(os.environ) == environ
 
 

@@ -44,6 +44,11 @@ DRAFT_ALGORITHMS = frozenset({"EAGLE", "EAGLE3", "STANDALONE", "NEXTN"})
 _TORCH_CUDA = frozenset({Platform.CUDA, Platform.ROCM})
 
 
+BUILD_RULE_PREFIX = "build-"
+"""The rule ids of the guard's findings for a failing backend build: the prefix, then the
+check (`BuildCheck.rule`)."""
+
+
 class BuildCheck(Term):
     """What one check of a backend factory refuses."""
 
@@ -57,7 +62,7 @@ class BuildCheck(Term):
     NO_DRAFT_VARIANT = "no-draft-variant"
 
     def __init__(self, value: str) -> None:
-        self.rule = f"build-{value}"  # `compat.guard.build_words.BUILD_RULE_PREFIX`
+        self.rule = f"{BUILD_RULE_PREFIX}{value}"
         """The id of the guard's finding."""
 
 

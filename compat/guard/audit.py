@@ -33,7 +33,7 @@ from compat.claim.matrix import Matrix, Row, Table
 from compat.engine.sites import raised_at
 from compat.guard.audit_facts import CodeVerdict, Dispute, Launch
 from compat.guard.marks import DISPUTED_NO
-from compat.guard.report import Enforcement, Finding, Report
+from compat.guard.report import STARTUP_PREFIX, Enforcement, Finding, Report
 from compat.inputs.config import AttentionConfig
 from compat.inputs.flags import flag_of
 from compat.inputs.gpus import Gpu, gpu_named
@@ -168,13 +168,13 @@ def _page_rule_twins(matrix: Matrix) -> frozenset[str]:
     """The engine's ids of the page's own cross-field rules (`startup-<id>`)."""
     ids = [rule.id for rule in matrix.cross_field_rules]
     ids += [requirement.rule_id for requirement in matrix.dtype_requirements]
-    return frozenset(f"startup-{rule}" for rule in ids)
+    return frozenset(f"{STARTUP_PREFIX}{rule}" for rule in ids)
 
 
 def _twin(column: Column, finding: Finding) -> bool:
     """Whether `finding` is the code's own check of `column` (its rule, as the engine names it)."""
     rule = column.id.rule_id
-    return finding.rule in (f"startup-{rule}", rule)
+    return finding.rule in (f"{STARTUP_PREFIX}{rule}", rule)
 
 
 def _verdict(launches: tuple[Launch, ...]) -> CodeVerdict:

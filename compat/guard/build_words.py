@@ -9,11 +9,16 @@ from __future__ import annotations
 
 import msgspec
 
-from compat.engine.build import REGISTRY_FILE, WRAPPER, BuildCheck, BuildFailure, BuildRules
+from compat.engine.build import (
+    BUILD_RULE_PREFIX,
+    REGISTRY_FILE,
+    WRAPPER,
+    BuildCheck,
+    BuildFailure,
+    BuildRules,
+)
 from compat.guard.report import Enforcement, Finding
 from compat.vocab.terms import Severity
-
-BUILD_RULE_PREFIX = "build-"
 
 
 def is_build_finding(finding: Finding) -> bool:

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 from compat.claim.matrix import Matrix
 from compat.engine.rules import ReleaseRules
 from compat.guard.plan import MEMO_LIMIT, FindingMemo
-from compat.guard.report import Enforcement, Finding, Resolved
+from compat.guard.report import STARTUP_PREFIX, Enforcement, Finding, Resolved
 from compat.vocab.terms import Severity
 
 if TYPE_CHECKING:
@@ -78,9 +78,6 @@ def _startup_twins(findings: list[Finding]) -> dict[tuple[str, str | None], int]
         for index, f in enumerate(findings)
         if f.enforced is Enforcement.STARTUP and f.rule.startswith(STARTUP_PREFIX)
     }
-
-
-STARTUP_PREFIX = "startup-"
 
 
 def _same_fact(startup: Finding, page: Finding) -> bool:

@@ -33,6 +33,11 @@ _ENFORCEMENT_LABELS = {
 }
 
 
+STARTUP_PREFIX = "startup-"
+"""The rule ids of the findings for what SGLang's start-up code does: the prefix, then the
+engine's rule id (the page's own id where both state a rule)."""
+
+
 @dataclass(frozen=True, slots=True)
 class Finding:
     """One reason, with a stable rule id, the flags involved, the value and the allowed set."""

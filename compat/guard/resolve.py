@@ -16,7 +16,7 @@ from compat.guard import build_words, startup_findings
 from compat.guard.fit import fit_for
 from compat.guard.plan import MEMO_LIMIT, CompiledGuard, FindingMemo
 from compat.guard.plan import compiled as compiled_guard
-from compat.guard.report import Enforcement, Finding, Resolved
+from compat.guard.report import STARTUP_PREFIX, Enforcement, Finding, Resolved
 from compat.inputs.config import Parsed
 from compat.vocab.hardware import ComputeCapability
 from compat.vocab.terms import KV_DTYPE_SPELLINGS, Arch, KvDtype, Phase, Platform, Severity
@@ -51,7 +51,7 @@ def resolve_applying(
         own: list[Finding] = []
         resolved = _resolve(parsed, own, compiled)
         pairs = [
-            (f.rule.removeprefix("startup-"), f.backend)
+            (f.rule.removeprefix(STARTUP_PREFIX), f.backend)
             for f in own
             if f.severity is not Severity.INFO and f.enforced is Enforcement.STARTUP
         ]

@@ -10,7 +10,7 @@ from functools import singledispatch
 from compat.engine import events as e
 from compat.engine import model_events as m
 from compat.guard.fit import Fit
-from compat.guard.report import Enforcement, Finding
+from compat.guard.report import STARTUP_PREFIX, Enforcement, Finding
 from compat.guard.startup_words import said
 from compat.vocab.terms import Severity
 
@@ -45,7 +45,7 @@ def finding(
     if reason is not None:
         text = f"{reason} {text}"
     return Finding(
-        f"startup-{event.rule}",
+        f"{STARTUP_PREFIX}{event.rule}",
         event.severity,
         f"SGLang {release}{_VERBS[event.severity]}{text}",
         event.flags,

@@ -8,6 +8,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from compat.claim.matrix import Matrix
+from compat.engine.build import BUILD_RULE_PREFIX
 from compat.engine.rules import ReleaseRules
 from compat.guard.plan import MEMO_LIMIT, FindingMemo
 from compat.guard.report import STARTUP_PREFIX, Enforcement, Finding, Resolved
@@ -37,7 +38,8 @@ def mark_enforcement(
 
     A page finding whose rule SGLang's start-up code also applies (its twin `startup-RULE`
     for the same backend) is enforced at start-up; one that the release's backend
-    constructors refuse fails later. A twin that states the same fact (`_same_fact`) is
+    constructors refuse fails later, where the engine's replay of the build fails that
+    backend too. A twin that states the same fact (`_same_fact`) is
     folded into the page's finding, in the twin's place: one finding per fact.
     """
     build = release.backend_build
@@ -46,6 +48,7 @@ def mark_enforcement(
     if applied:
         rules = rules.union(rule for rule, _ in applied)
     twins: dict[tuple[str, str | None], int] | None = None
+    failing: frozenset[str | None] | None = None
     merged: list[int] = []
     for index, finding in enumerate(findings):
         if finding.rule not in rules or finding.enforced is not Enforcement.DOCUMENTED:
@@ -66,9 +69,23 @@ def mark_enforcement(
             else:
                 findings[index] = memo.retagged(finding, Enforcement.STARTUP)
         elif (finding.rule, finding.backend or "") in build:
-            findings[index] = memo.retagged(finding, Enforcement.BACKEND_BUILD)
+            # Said to fail at the build only where the engine's own replay of the build
+            # fails that backend: the page's word alone never moves what SGLang does.
+            if failing is None:
+                failing = _failing_builds(findings)
+            if finding.backend in failing:
+                findings[index] = memo.retagged(finding, Enforcement.BACKEND_BUILD)
     for index in reversed(merged):
         del findings[index]
+
+
+def _failing_builds(findings: list[Finding]) -> frozenset[str | None]:
+    """The backends whose build the engine predicts to fail (its `build-` findings)."""
+    return frozenset(
+        f.backend
+        for f in findings
+        if f.severity is Severity.ERROR and f.rule.startswith(BUILD_RULE_PREFIX)
+    )
 
 
 def _startup_twins(findings: list[Finding]) -> dict[tuple[str, str | None], int]:

@@ -185,10 +185,12 @@ def verdict(report: Report) -> tuple[tuple[str, ...], ...]:
 
 
 def startup(report: Report) -> tuple[object, ...]:
-    """What SGLang's start-up is predicted to do: refuse, or the backends and page size."""
+    """What SGLang is predicted to do: refuse at start-up, or the backends and page size it
+    runs, and whether it then fails building them."""
     resolved = report.resolved
     return (
         report.refused_at_startup,
+        report.sglang_fails,
         resolved.prefill_backend,
         resolved.decode_backend,
         resolved.page_size,

@@ -33,7 +33,7 @@ from compat.vocab.terms import Severity
 FLOORS = {
     Outcome.REFUSED: 0,
     Outcome.FAILED_AFTER_LOAD: 0,
-    Outcome.RAN: 8,
+    Outcome.RAN: 14,
 }
 
 
@@ -57,6 +57,38 @@ def test_the_agreement_of_each_class_holds_its_floor(
         f"{outcome.value}: {counts.matched} of {counts.cases} agree now; raise its floor "
         f"from {FLOORS[outcome]} to {counts.matched}"
     )
+
+
+def test_no_launch_that_ran_on_sglangs_own_backend_choice_is_refused_at_startup(
+    scores: tuple[Score, ...],
+) -> None:
+    # The default policy is what a new user meets first: refusing a launch that served with
+    # it would tell them to change a working command.
+    on_default = [
+        s
+        for s in scores
+        if s.report.outcome is Outcome.RAN and s.report.on_default_backend and not s.report.disputed
+    ]
+    assert on_default, "no undisputed report ran on SGLang's own backend choice"
+    refused = [s for s in on_default if s.predicted is Outcome.REFUSED]
+    assert not refused, "\n".join(disagreements(refused))
+
+
+@pytest.mark.parametrize(
+    ("flags", "default"),
+    [
+        ((), True),
+        (("--tp", "2", "--kv-cache-dtype", "fp8_e4m3"), True),
+        (("--linear-attn-backend", "triton"), True),
+        (("--attention-backend", "fa3"), False),
+        (("--attention-backend=fa3",), False),
+        (("--decode-attention-backend", "triton"), False),
+    ],
+)
+def test_a_launch_is_on_the_default_backend_until_a_flag_names_one(
+    flags: tuple[str, ...], default: bool
+) -> None:
+    assert _launch(flags=flags).on_default_backend is default
 
 
 def test_every_report_is_scored_and_the_table_counts_them(scores: tuple[Score, ...]) -> None:

@@ -15,6 +15,7 @@ from typing import Any
 
 import msgspec
 
+from compat.inputs.flags import BACKEND_FLAGS
 from compat.inputs.gpus import find_gpu
 from compat.inputs.zoo import UnknownModelError, known_model
 from compat.releases import RELEASE_NAMES
@@ -23,6 +24,10 @@ FIELD_REPORTS = Path(__file__).parents[1] / "fixtures" / "field_reports.json"
 
 # Every report comes from SGLang's own tracker, so anyone can read the thread.
 SOURCE_PREFIX = "https://github.com/sgl-project/sglang/issues/"
+
+# Every spelling of a flag that names an attention backend: a launch without one of them
+# runs the backend SGLang's own default policy picks.
+_BACKEND_OPTIONS = frozenset(option for flag in BACKEND_FLAGS for option in flag.options)
 
 
 class Outcome(enum.Enum):
@@ -68,6 +73,11 @@ class FieldReport(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fiel
             return known_model(self.model)[0]
         except UnknownModelError:
             return None
+
+    @property
+    def on_default_backend(self) -> bool:
+        """No flag names an attention backend, so SGLang's own policy chose it."""
+        return not any(word.split("=", 1)[0] in _BACKEND_OPTIONS for word in self.flags)
 
 
 class FieldReportError(ValueError):

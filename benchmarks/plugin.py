@@ -32,6 +32,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from machine import installed_env  # benchmarks/, this script's folder
+
 ROOT = Path(__file__).resolve().parent.parent
 RELEASES = ("0.5.11", "0.5.16", "0.5.23")
 BUDGET_MS = 100.0  # the budget of a launch; exit 1 over it
@@ -120,6 +122,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(json.dumps(figures))
         return 0
     worst = 0.0
+    env = installed_env(ROOT / "compat")  # the plugin as pip installs it: byte-compiled
     print("CPU ms (median of fresh interpreters); first = a launch's one resolution")
     print(
         f"{'SGLang':8} {'first':>7} {'load':>7} {'first':>7} {'added':>7} {'(wall)':>7} "
@@ -135,7 +138,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             order = "plugin-first" if index % 2 else "plugin-last"
             command = [sys.executable, __file__, version, "--worker", order]
             command += ["--repeats", str(args.repeats)]
-            done = subprocess.run(command, capture_output=True, text=True, check=False)
+            done = subprocess.run(command, capture_output=True, text=True, check=False, env=env)
             if done.returncode != 0:
                 print(f"{version}: the measurement failed:\n{done.stderr}", file=sys.stderr)
                 return 2

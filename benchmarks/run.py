@@ -44,7 +44,7 @@ os.environ.setdefault("COMPAT_SGLANG_VERSION", "0.5.7")
 
 import consistency  # noqa: E402  (the tests' proof module, importable once tests/ is on the path)
 from finder_sample import sample_env  # noqa: E402
-from machine import machine, pace  # noqa: E402  (benchmarks/, this script's folder)
+from machine import installed_env, machine, pace  # noqa: E402  (benchmarks/, this script's folder)
 
 from compat import MATRIX, AttentionConfig, check  # noqa: E402
 from compat.guard.plan import compiled  # noqa: E402
@@ -238,9 +238,7 @@ def run_seconds(command: Sequence[str], env: dict[str, str] | None = None) -> tu
 
 
 def python_env() -> dict[str, str]:
-    env = dict(os.environ)
-    env.pop("PYTHONSTARTUP", None)
-    return env
+    return installed_env(ROOT / "compat")
 
 
 # -- the figures -------------------------------------------------------------------------------

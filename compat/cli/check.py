@@ -15,6 +15,7 @@ from compat.engine.parser.lookup import RELEASE
 from compat.guard.build_words import is_build_finding
 from compat.guard.findings import UNMODELLED_RELEASE_RULE
 from compat.guard.judge import judge as judge_assembled
+from compat.guard.policy import Policy
 from compat.guard.report import Enforcement, Report, Suggestion, runs_as
 from compat.guard.suggest import ORDER
 from compat.inputs.assemble import Assembled, InputError, LaunchRequest, assemble
@@ -165,7 +166,7 @@ def run(args: argparse.Namespace) -> int:
                 report, assembled.context, assembled.launch, assembled.flag_release, args.verbose
             )
         )
-    passes = not report.sglang_fails if args.parity else report.ok
+    passes = (Policy.PARITY if args.parity else Policy.DOCUMENTED).accepts(report)
     return EXIT_OK if passes else EXIT_INCOMPATIBLE
 
 

@@ -199,11 +199,7 @@ def _exec(words: Sequence[str]) -> int:
 
 def accepts(report: Report, policy: Policy) -> bool:
     """Whether `policy` lets the launch `report` judged run."""
-    if policy is Policy.WARN:
-        return True
-    if policy is Policy.PARITY:
-        return not report.sglang_fails
-    return report.ok
+    return policy.accepts(report)
 
 
 def _why(report: Report) -> str:

@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from compat.guard.judge import judge
+from compat.guard.policy import Policy
 from compat.guard.report import IncompatibleConfigError, Report
 from compat.inputs.assemble import LaunchRequest, assemble
 from compat.inputs.checks import InputProblem, InvalidConfigError
@@ -78,7 +79,7 @@ def enforce(
     report = judge(assembled)
     if log:
         _log(report)
-    if report.sglang_fails if parity else not report.ok:
+    if not (Policy.PARITY if parity else Policy.DOCUMENTED).accepts(report):
         raise IncompatibleConfigError(report, detected=assembled.detected is not None)
     return report
 

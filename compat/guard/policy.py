@@ -5,8 +5,14 @@ from __future__ import annotations
 
 import os
 from enum import Enum
+from typing import TYPE_CHECKING
 
+from compat.guard.report import Enforcement
 from compat.vocab.spelling import closest, did_you_mean
+from compat.vocab.terms import Severity
+
+if TYPE_CHECKING:
+    from compat.guard.report import Report
 
 POLICY_VARIABLE = "COMPAT_POLICY"
 
@@ -22,6 +28,21 @@ class Policy(Enum):
     """Refused only when SGLang's own start-up code refuses it."""
     WARN = "warn"
     """Never refused; the findings are logged."""
+
+    def refuses_where(self, enforced: Enforcement) -> bool:
+        """Whether this policy refuses a launch with an error enforced at `enforced`: the
+        one decision every face (`compat check`, `compat launch`, `enforce()`, the plugin)
+        and the policy page's table read."""
+        if self is Policy.WARN:
+            return False
+        return self is Policy.DOCUMENTED or enforced is not Enforcement.DOCUMENTED
+
+    def accepts(self, report: Report) -> bool:
+        """Whether this policy lets the launch `report` judged run."""
+        return not any(
+            finding.severity is Severity.ERROR and self.refuses_where(finding.enforced)
+            for finding in report.findings
+        )
 
 
 DEFAULT_POLICY = Policy.DOCUMENTED
@@ -60,3 +81,21 @@ def policy_for(explicit: Policy | None, *, unmodelled_release: bool) -> Policy:
     if explicit is not None:
         return explicit
     return Policy.WARN if unmodelled_release else DEFAULT_POLICY
+
+
+POLICY_TABLE_MARKER = "<!-- compat:policy-table -->"
+"""Where the policy page shows `policy_table()`, filled in when the site is built."""
+
+
+def policy_table() -> str:
+    """Which policy refuses a launch with an error, by where that error is enforced: a
+    Markdown table computed from `Policy.refuses_where` and the enforcement labels."""
+    policies = list(Policy)
+    lines = [
+        "| an error found | " + " | ".join(f"`{p.value}`" for p in policies) + " |",
+        "|---|" + "---|" * len(policies),
+    ]
+    for enforced in Enforcement:
+        cells = ("refused" if p.refuses_where(enforced) else "runs, logged" for p in policies)
+        lines.append(f"| `{enforced.value}`: {enforced.label} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)

@@ -126,8 +126,10 @@ def on_files(files: Files, config: MkDocsConfig) -> Files:
 
 
 def on_page_markdown(markdown: str, page: Page, config: MkDocsConfig, files: Files) -> str:
-    """Name the finder's releases on its page; convert each page from the page cache when
-    nothing its conversion reads has changed."""
+    """Name the finder's releases on its page, and show the policy table on the policy
+    page; convert each page from the page cache when nothing its conversion reads has
+    changed."""
+    from compat.guard.policy import POLICY_TABLE_MARKER, policy_table
     from compat.publish.finder_build import name_offered
     from compat.publish.page_cache import convert_once
     from compat.publish.pages import FINDER_PATH
@@ -137,6 +139,8 @@ def on_page_markdown(markdown: str, page: Page, config: MkDocsConfig, files: Fil
             markdown = name_offered(markdown)
         except ValueError as error:
             raise PluginError(str(error)) from None
+    if POLICY_TABLE_MARKER in markdown:  # computed from the policies, never typed
+        markdown = markdown.replace(POLICY_TABLE_MARKER, policy_table())
     page.markdown = markdown  # what the conversion (and its cache key) reads
     convert_once(page, say=_LOG.info)
     return markdown

@@ -11,6 +11,7 @@ from sample_site import build_sample_site
 from site_links import broken_links
 
 from compat.claim.baseline import MATRIX
+from compat.guard.policy import POLICY_TABLE_MARKER, policy_table
 from compat.vocab.terms import Arch
 
 CDN_MARKERS = ("fonts.googleapis", "fonts.gstatic", "cdn.jsdelivr", "unpkg")
@@ -52,6 +53,10 @@ def test_site_builds_strict_without_warnings_or_cdn(tmp_path: Path) -> None:
     assert not [location for location in searched if location.startswith("releases/")]
     # Every link of every page resolves (issue 44).
     assert broken_links(site) == []
+    # The policy page shows the table computed from the policies, not its marker.
+    policy = (site / "policy" / "index.html").read_text(encoding="utf-8")
+    assert POLICY_TABLE_MARKER not in policy
+    assert policy.count("runs, logged") == policy_table().count("runs, logged")
 
 
 def test_the_link_check_finds_each_kind_of_bad_link(tmp_path: Path) -> None:

@@ -139,3 +139,12 @@ def test_a_stated_type_or_a_read_config_is_never_replaced(tmp_path: Path) -> Non
     read = _assembled("0.5.23", "B200", (), model_config=str(config))
     assert read.config.model_architecture == architecture and read.config.model_type is None
     assert "model_type" not in read.context["from_model_config"]
+
+
+def test_a_newer_release_is_answered_by_the_newest_wheel_read() -> None:
+    newest = RELEASE_NAMES[-1]
+    major, minor, patch = newest.split(".")
+    newer = config_type(f"{major}.{minor}.{int(patch) + 1}", "Qwen3NextForCausalLM")
+    assert newer == config_type(newest, "Qwen3NextForCausalLM")
+    assert newer is not None and newer.release == newest
+    assert config_type("0.5.6", "Qwen3NextForCausalLM") is None

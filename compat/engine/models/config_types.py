@@ -50,26 +50,28 @@ class ConfigType(msgspec.Struct, frozen=True):
 
 
 @cache
-def _release_rows(release: str) -> dict[str, Row] | None:
+def _release_rows(release: str) -> tuple[str, dict[str, Row]] | None:
+    """The release whose wheel answers for `release` (itself, or for a release newer than
+    the data the newest before it), and its rows by architecture."""
     from compat.engine.models.config_type_data import CONFIG_TYPES
 
     if release not in CONFIG_TYPES:
-        # A release newer than the data answers with the newest before it.
         older = [name for name in CONFIG_TYPES if release_key(name) < release_key(release)]
         if not older:
             return None
         return _release_rows(max(older, key=release_key))
-    return {row[0]: row for row in CONFIG_TYPES[release]}
+    return release, {row[0]: row for row in CONFIG_TYPES[release]}
 
 
 def config_type(release: str, architecture: str) -> ConfigType | None:
-    """The config type `release`'s model for `architecture` takes; None where its code names
-    none, several, or one that no build check reads."""
-    rows = _release_rows(release)
-    row = None if rows is None else rows.get(architecture)
-    if row is None:
+    """The config type `release`'s model for `architecture` takes (its `release` is the one
+    whose wheel says so); None where its code names none, several, or one that no build
+    check reads."""
+    found = _release_rows(release)
+    row = None if found is None else found[1].get(architecture)
+    if found is None or row is None:
         return None
-    return ConfigType(release, *row)
+    return ConfigType(found[0], *row)
 
 
 def render(releases: Mapping[str, Iterable[Row]]) -> str:

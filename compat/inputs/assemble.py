@@ -8,7 +8,8 @@ nothing, to detect it). `assemble()` reads it in one order, the same for every c
 1. the launch command, with the flag list of the release being predicted;
 2. the flags given beside it (a flag may come once);
 3. the model config (`--model NAME`'s published one, `--model-config`, else the one
-   `--model-path` names), under the model facts given explicitly;
+   `--model-path` names), under the model facts given explicitly; with none, the config
+   type the release's model for `--model-architecture` takes;
 4. the machine: `--gpu` / `--compute-capability` / `--platform`, else detected with torch.
 
 It returns the configuration and what was read to make it (for the report).
@@ -32,6 +33,7 @@ from compat.inputs.command import (
 )
 from compat.inputs.config import AttentionConfig, InputProblem, InvalidConfigError, chosen_release
 from compat.inputs.flags import FLAGS, flag_of
+from compat.inputs.implied_type import add_implied_model_type
 from compat.inputs.model_source import (
     add_known_model,
     add_model_config,
@@ -138,6 +140,8 @@ def assemble(request: LaunchRequest) -> Assembled:
         fields["sglang_version"] = request.sglang_version
     if "attention_arch" not in fields and not problems:
         _implied_arch(fields, models, context, problems)
+    if not problems:
+        add_implied_model_type(fields, models, context)
     detected = _add_machine(request, fields, context, problems)
     if problems:
         raise _input_error(problems, fields)

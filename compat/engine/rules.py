@@ -24,6 +24,7 @@ from compat.engine.model_rules import (
     QuantizationRules,
 )
 from compat.engine.models.lookup import ModelKnowledge, release_models
+from compat.engine.parser.sub_choices import Choices, sub_choices
 
 # The predicates, re-exported: the release files name them from here.
 from compat.engine.predicates import AB as AB
@@ -250,6 +251,12 @@ class ReleaseRules(msgspec.Struct, frozen=True, dict=True):
     def models(self) -> ModelKnowledge:
         """What the release's own code knows about models (generated from its wheel)."""
         return release_models(self.release)
+
+    @cached_property
+    def sub_choices(self) -> Choices:
+        """The sub-backend flags the release's parser declares (by ServerArgs field), each
+        with its choices (generated from its wheel)."""
+        return sub_choices(self.release)
 
     @property
     def quantization_choices(self) -> tuple[str, ...]:

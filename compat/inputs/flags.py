@@ -99,8 +99,8 @@ DECODE_ATTENTION_BACKEND = Flag(
 )
 # The sub-backend flags: each chooses the kernels of one part of the model (DeepSeek sparse
 # attention, the linear-attention layers of hybrid models, the vision encoder). Their choices
-# are each release's own (`compat.engine.parser.sub_data`); 0.5.16 renamed `--nsa-*` to
-# `--dsa-*` and kept the old spelling, which is the only one up to 0.5.15.
+# are each release's own (`compat.engine.parser.sub_data`). `--nsa-*` is the only spelling up
+# to 0.5.12; 0.5.13 brought `--dsa-*` and kept `--nsa-*` as another name up to 0.5.19.
 DSA_PREFILL_BACKEND = Flag(
     "dsa_prefill_backend",
     FlagValue.NAME,

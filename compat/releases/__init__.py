@@ -16,8 +16,9 @@ import importlib
 import pkgutil
 import re
 import sys
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Collection, Iterator, Mapping
 from functools import cache
+from operator import attrgetter
 from typing import Any, cast
 
 from msgspec.structs import replace
@@ -49,6 +50,9 @@ __all__ = [
     "releases_accepting",
     "stand_in",
 ]
+
+ChoicesOf = Callable[[ReleaseRules], Collection[str]]
+"""A release's choices for one flag, read from its rules."""
 
 _MODULE = re.compile(r"^v(\d+)_(\d+)_(\d+)$")
 
@@ -302,9 +306,11 @@ def stand_in(name: str, rules_of: str | None = None) -> Release:
     return entry
 
 
-def releases_accepting(attribute: str, value: str) -> tuple[str, ...]:
-    """The releases whose `attribute` (e.g. kv_choices) holds `value`."""
-    return tuple(r for r, rules in RELEASES.items() if value in getattr(rules, attribute))
+def releases_accepting(attribute: str | ChoicesOf, value: str) -> tuple[str, ...]:
+    """The releases whose `attribute` (e.g. kv_choices, or a function of the release's
+    rules that answers its choices) holds `value`."""
+    choices_of = attrgetter(attribute) if isinstance(attribute, str) else attribute
+    return tuple(r for r, rules in RELEASES.items() if value in choices_of(rules))
 
 
 def changes_of(release: str) -> tuple[Change, ...]:

@@ -5,7 +5,7 @@ choose the kernels inside a backend; each release declares its own `choices=` fo
 lists are data (`compat.engine.parser.sub_data`, generated from each release's own parser by
 `tools/flags.py`, as the flag lists are): the first release whole, then, per later release,
 the flags whose choices it changes or adds. A flag a release does not declare has no entry.
-Keyed by the ServerArgs field of 0.5.16+ (`dsa_prefill_backend` for `--nsa-prefill-backend`).
+Keyed by the ServerArgs field of 0.5.13+ (`dsa_prefill_backend` for `--nsa-prefill-backend`).
 """
 
 from __future__ import annotations
@@ -33,17 +33,18 @@ def sub_choices(release: str) -> Choices:
 
 
 def render_sub_data(releases: Mapping[str, Choices], order: list[str]) -> str:
-    """The data module holding `releases` (in `order`): the oldest whole, then changes.
+    """The data module holding `releases` (in `order`): the oldest whole, then changes,
+    each by field name.
 
-    A release never drops a sub-backend flag (0.5.16 kept the `--nsa-*` spellings): one
+    A release never drops a sub-backend flag (0.5.20 dropped only the `--nsa-*` names): one
     that did would need a removal key, so it is refused here rather than lost."""
-    base = releases[order[0]]
+    base = dict(sorted(releases[order[0]].items()))
     deltas = []
     for before, after in itertools.pairwise(order):
         dropped = set(releases[before]) - set(releases[after])
         if dropped:
             raise ValueError(f"SGLang {after} drops {', '.join(sorted(dropped))}")
-        delta = {k: v for k, v in releases[after].items() if releases[before].get(k) != v}
+        delta = {k: v for k, v in sorted(releases[after].items()) if releases[before].get(k) != v}
         deltas.append((after, delta))
     docstring = [
         '"""The choices of each SGLang release\'s sub-backend flags, read from its own parser.',

@@ -9,7 +9,7 @@ it changes ({} for none). Read by compat.engine.parser.sub_choices.
 BASE_RELEASE = "0.5.7"
 
 BASE: dict[str, tuple[str, ...]] = {
-    "dsa_prefill_backend": (
+    "dsa_decode_backend": (
         "flashmla_sparse",
         "flashmla_kv",
         "flashmla_auto",
@@ -17,7 +17,7 @@ BASE: dict[str, tuple[str, ...]] = {
         "tilelang",
         "aiter",
     ),
-    "dsa_decode_backend": (
+    "dsa_prefill_backend": (
         "flashmla_sparse",
         "flashmla_kv",
         "flashmla_auto",
@@ -31,7 +31,7 @@ BASE: dict[str, tuple[str, ...]] = {
 CHANGES: dict[str, dict[str, tuple[str, ...]]] = {
     "0.5.8": {},
     "0.5.9": {
-        "dsa_prefill_backend": (
+        "dsa_decode_backend": (
             "flashmla_sparse",
             "flashmla_kv",
             "flashmla_auto",
@@ -40,7 +40,7 @@ CHANGES: dict[str, dict[str, tuple[str, ...]]] = {
             "aiter",
             "trtllm",
         ),
-        "dsa_decode_backend": (
+        "dsa_prefill_backend": (
             "flashmla_sparse",
             "flashmla_kv",
             "flashmla_auto",
@@ -53,8 +53,8 @@ CHANGES: dict[str, dict[str, tuple[str, ...]]] = {
     },
     "0.5.10": {
         "linear_attn_backend": ("triton", "cutedsl", "flashinfer"),
-        "linear_attn_prefill_backend": ("triton", "cutedsl", "flashinfer"),
         "linear_attn_decode_backend": ("triton", "cutedsl", "flashinfer"),
+        "linear_attn_prefill_backend": ("triton", "cutedsl", "flashinfer"),
         "mm_attention_backend": (
             "sdpa",
             "fa3",
@@ -83,11 +83,11 @@ CHANGES: dict[str, dict[str, tuple[str, ...]]] = {
     "0.5.14": {},
     "0.5.15": {
         "linear_attn_backend": ("triton", "cutedsl", "flashinfer", "flashkda"),
-        "linear_attn_prefill_backend": ("triton", "cutedsl", "flashinfer", "flashkda"),
         "linear_attn_decode_backend": ("triton", "cutedsl", "flashinfer", "flashkda"),
+        "linear_attn_prefill_backend": ("triton", "cutedsl", "flashinfer", "flashkda"),
     },
     "0.5.16": {
-        "dsa_prefill_backend": (
+        "dsa_decode_backend": (
             "flashmla_sparse",
             "flashmla_sparse_q8",
             "flashmla_kv",
@@ -97,7 +97,7 @@ CHANGES: dict[str, dict[str, tuple[str, ...]]] = {
             "aiter",
             "trtllm",
         ),
-        "dsa_decode_backend": (
+        "dsa_prefill_backend": (
             "flashmla_sparse",
             "flashmla_sparse_q8",
             "flashmla_kv",
@@ -109,7 +109,7 @@ CHANGES: dict[str, dict[str, tuple[str, ...]]] = {
         ),
     },
     "0.5.17": {
-        "dsa_prefill_backend": (
+        "dsa_decode_backend": (
             "flashmla_sparse",
             "flashmla_sparse_q8",
             "flashmla_kv",
@@ -120,7 +120,7 @@ CHANGES: dict[str, dict[str, tuple[str, ...]]] = {
             "aiter",
             "trtllm",
         ),
-        "dsa_decode_backend": (
+        "dsa_prefill_backend": (
             "flashmla_sparse",
             "flashmla_sparse_q8",
             "flashmla_kv",
@@ -139,7 +139,7 @@ CHANGES: dict[str, dict[str, tuple[str, ...]]] = {
             "nvidia_kda",
             "ptx_kda",
         ),
-        "linear_attn_prefill_backend": (
+        "linear_attn_decode_backend": (
             "triton",
             "cutedsl",
             "flashinfer",
@@ -147,7 +147,7 @@ CHANGES: dict[str, dict[str, tuple[str, ...]]] = {
             "nvidia_kda",
             "ptx_kda",
         ),
-        "linear_attn_decode_backend": (
+        "linear_attn_prefill_backend": (
             "triton",
             "cutedsl",
             "flashinfer",
@@ -166,7 +166,7 @@ CHANGES: dict[str, dict[str, tuple[str, ...]]] = {
             "ptx_kda",
             "helion",
         ),
-        "linear_attn_prefill_backend": (
+        "linear_attn_decode_backend": (
             "triton",
             "cutedsl",
             "flashinfer",
@@ -175,7 +175,7 @@ CHANGES: dict[str, dict[str, tuple[str, ...]]] = {
             "ptx_kda",
             "helion",
         ),
-        "linear_attn_decode_backend": (
+        "linear_attn_prefill_backend": (
             "triton",
             "cutedsl",
             "flashinfer",
@@ -196,7 +196,7 @@ CHANGES: dict[str, dict[str, tuple[str, ...]]] = {
             "helion",
             "intel_xpu",
         ),
-        "linear_attn_prefill_backend": (
+        "linear_attn_decode_backend": (
             "triton",
             "cutedsl",
             "flashinfer",
@@ -206,7 +206,7 @@ CHANGES: dict[str, dict[str, tuple[str, ...]]] = {
             "helion",
             "intel_xpu",
         ),
-        "linear_attn_decode_backend": (
+        "linear_attn_prefill_backend": (
             "triton",
             "cutedsl",
             "flashinfer",
@@ -218,7 +218,7 @@ CHANGES: dict[str, dict[str, tuple[str, ...]]] = {
         ),
     },
     "0.5.20": {
-        "dsa_prefill_backend": (
+        "dsa_decode_backend": (
             "flashmla_sparse",
             "flashmla_sparse_q8",
             "flashmla_kv",
@@ -230,7 +230,7 @@ CHANGES: dict[str, dict[str, tuple[str, ...]]] = {
             "aiter",
             "trtllm",
         ),
-        "dsa_decode_backend": (
+        "dsa_prefill_backend": (
             "flashmla_sparse",
             "flashmla_sparse_q8",
             "flashmla_kv",
@@ -245,13 +245,12 @@ CHANGES: dict[str, dict[str, tuple[str, ...]]] = {
     },
     "0.5.21": {},
     "0.5.22": {
-        "dsa_prefill_backend": (
+        "dsa_decode_backend": (
             "flashmla_sparse",
             "flashmla_sparse_q8",
             "flashmla_kv",
             "flashmla_auto",
             "flashinfer_sparse_mla",
-            "triton_sparse_mla",
             "fa3",
             "tilelang",
             "triton",
@@ -259,12 +258,13 @@ CHANGES: dict[str, dict[str, tuple[str, ...]]] = {
             "trtllm",
             "intel_xpu",
         ),
-        "dsa_decode_backend": (
+        "dsa_prefill_backend": (
             "flashmla_sparse",
             "flashmla_sparse_q8",
             "flashmla_kv",
             "flashmla_auto",
             "flashinfer_sparse_mla",
+            "triton_sparse_mla",
             "fa3",
             "tilelang",
             "triton",

@@ -38,6 +38,7 @@ from compat.engine.predicates import RUNS_PREFILL as RUNS_PREFILL
 from compat.engine.predicates import BackendField as BackendField
 from compat.engine.predicates import GpuGate as GpuGate
 from compat.engine.predicates import Machine as Machine
+from compat.engine.sub_backends import SubRefusalAt
 from compat.vocab.evidence import Evidence
 from compat.vocab.terms import Arch, Platform
 
@@ -227,6 +228,8 @@ class ReleaseRules(msgspec.Struct, frozen=True, dict=True):
     build: BuildRules = BuildRules()
     """What the attention registry checks when `ModelRunner` builds the backends, after
     start-up (`compat.releases.build`)."""
+    sub_refusals: tuple[SubRefusalAt, ...] = ()
+    """The start-up checks of the sub-backend flags (`compat.releases.sub_startup`)."""
 
     def assumed_architecture(self, arch: Arch) -> str:
         return self.assumed_architectures[arch]

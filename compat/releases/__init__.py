@@ -28,6 +28,7 @@ from compat.claim.matrix import Matrix, Row
 from compat.engine.rules import ReleaseRules
 from compat.releases.build import build_rules
 from compat.releases.entry import Change, DocChange, Release
+from compat.releases.sub_startup import sub_refusals
 from compat.releases.versions import SortKey, parse_version
 from compat.vocab.evidence import Evidence
 
@@ -95,7 +96,8 @@ class _Releases(Mapping[str, ReleaseRules]):
                 raise KeyError(release)
             if release == BASELINE:
                 baseline = _baseline().RULES
-                rules = replace(baseline, build=build_rules(BASELINE, baseline.build))
+                rules = replace(baseline, build=build_rules(BASELINE, baseline.build),
+                                sub_refusals=sub_refusals(BASELINE, ()))  # fmt: skip
             else:
                 before = self[RELEASE_NAMES[RELEASE_NAMES.index(release) - 1]]
                 rules = _apply(before, ENTRIES[release])
@@ -119,6 +121,7 @@ class _Releases(Mapping[str, ReleaseRules]):
 def _apply(before: ReleaseRules, entry: Release) -> ReleaseRules:
     updates: dict[str, Any] = {"release": entry.name}
     updates["build"] = build_rules(entry.name, before.build)
+    updates["sub_refusals"] = sub_refusals(entry.name, before.sub_refusals)
     for change in entry.changes:
         for name, value in change.updates.items():
             current = updates.get(name, getattr(before, name))

@@ -1,4 +1,5 @@
-"""The checks SGLang makes of the sub-backend flags as it builds the parts that read them.
+"""The checks SGLang makes of the sub-backend flags at start-up and as it builds the parts
+that read them.
 
 The vision encoder's and the DSA backend's checks (`compat.releases.sub_build`) are read,
 not run (their modules import the kernels): each line is read back from every release's
@@ -16,11 +17,14 @@ import pytest
 from conformance import releases
 from conformance.availability import require_source
 
+from compat import check as guard_check
 from compat.engine.build import BuildCheck, build_after_startup
+from compat.engine.sub_backends import SubRefusal
 from compat.engine.sub_build import DSA_BACKENDS, SubBuildCheck, SubCheck, SubPart
 from compat.inputs.config import AttentionConfig
 from compat.releases import RELEASE_NAMES, RELEASES
 from compat.releases.sub_build import ENCODERS, Q8, TRITON_SPARSE
+from compat.releases.sub_startup import EXTRA_BUFFER
 
 # The condition each check models, as the line before its `raise` writes it.
 _CONDITIONS = {
@@ -162,3 +166,89 @@ def test_the_rule_of_a_sub_backend_failure_is_its_own() -> None:
     checked = {c.part for v in RELEASE_NAMES for c in RELEASES[v].build.sub_checks}
     assert checked == set(SubPart)
     assert releases.selected()  # the conformance selection is read the same way
+
+
+# -- start-up ---------------------------------------------------------------------------------
+
+# The condition of each start-up check, as the lines before its `raise` write it.
+_STARTUP_CONDITIONS = {
+    SubRefusal.LINEAR_DECODE_FLASHINFER: (
+        'decode == "flashinfer"',
+        "get_device_capability()[0] >= 10",
+    ),
+    SubRefusal.LINEAR_PREFILL_FLASHINFER: ('prefill == "flashinfer"', "cuda_major < 13"),
+    SubRefusal.LINEAR_DECODE_FLASHKDA: ('linear_attn_decode_backend == "flashkda"',),
+    SubRefusal.DSA_TRITON_ROCM_ONLY: ("not hip and rocm_only",),
+    SubRefusal.DSA_TILELANG_FP8: ('kv_cache_dtype == "fp8_e4m3"', "not hip"),
+    SubRefusal.DSA_TILELANG_FP8_MIXED: (
+        'prefill_backend != "tilelang" or decode_backend != "tilelang"',
+    ),
+}
+
+
+@pytest.mark.parametrize("version", RELEASE_NAMES)
+def test_each_sub_backend_startup_check_is_where_the_release_raises(version: str) -> None:
+    root = require_source(version)
+    checks = RELEASES[version].sub_refusals
+    for at in checks:
+        text = (root / at.file).read_text(encoding="utf-8")
+        lines = text.splitlines()
+        assert lines[at.line - 1].strip().startswith("raise ValueError("), at
+        before = " ".join(line.strip() for line in lines[at.line - 8 : at.line - 1])
+        assert all(part in before for part in _STARTUP_CONDITIONS[at.check]), (at, before)
+        assert _enclosing(ast.parse(text), at.line).endswith(at.function.split(".")[-1]), at
+    # Every release whose start-up code has the linear-attention hook's FlashInfer check
+    # is modelled with it (and none before).
+    hook = "--linear-attn-decode-backend flashinfer on SM100+ requires"
+    sources = [root / "sglang/srt/server_args.py", root / "sglang/srt/arg_groups/attention_hook.py"]
+    has = any(p.exists() and hook in p.read_text(encoding="utf-8") for p in sources)
+    assert has == any(at.check is SubRefusal.LINEAR_DECODE_FLASHINFER for at in checks)
+    extra = EXTRA_BUFFER.get(version)
+    assert (extra is not None) == (
+        RELEASES[version].hybrid_cache.extra_buffer_linear_attn == "triton"
+    )
+    if extra is not None:
+        file, function, line = extra
+        text = (root / file).read_text(encoding="utf-8")
+        assert 'linear_attn_backend == "triton"' in text.splitlines()[line - 1]
+        assert _enclosing(ast.parse(text), line).endswith(function.split(".")[-1])
+
+
+def _startup(version: str, **flags: object) -> list[str]:
+    config = AttentionConfig(sglang_version=version, **flags)  # type: ignore[arg-type]
+    return [
+        f.rule
+        for f in guard_check(config).findings
+        if f.enforced.value == "startup" and f.severity.value == "error"
+    ]
+
+
+def test_the_linear_attention_checks_refuse_on_blackwell_only() -> None:
+    b200 = {"attention_arch": "mha", "platform": "cuda", "compute_capability": "10.0"}
+    h200 = {**b200, "compute_capability": "9.0"}
+    rule = f"startup-{SubRefusal.LINEAR_DECODE_FLASHINFER.value}"
+    assert rule in _startup("0.5.23", linear_attn_backend="flashinfer", **b200)
+    assert rule not in _startup("0.5.23", linear_attn_backend="flashinfer", **h200)
+    kda = f"startup-{SubRefusal.LINEAR_DECODE_FLASHKDA.value}"
+    assert kda in _startup("0.5.23", linear_attn_decode_backend="flashkda", **h200)
+    # Inherited from --linear-attn-backend, FlashKDA's decode falls back to triton.
+    assert kda not in _startup("0.5.23", linear_attn_backend="flashkda", **h200)
+    cuda13 = f"startup-{SubRefusal.LINEAR_PREFILL_FLASHINFER.value}"
+    assert cuda13 in _startup("0.5.23", linear_attn_prefill_backend="flashinfer", **b200)
+    newer = {**b200, "cuda_version": (13, 0)}
+    assert cuda13 not in _startup("0.5.23", linear_attn_prefill_backend="flashinfer", **newer)
+
+
+def test_the_dsa_checks_read_the_machine_and_the_kv_cache() -> None:
+    dsa = {"attention_arch": "mla", "sparse_attention": True, "platform": "cuda",
+           "compute_capability": "9.0", "model_architecture": "DeepseekV32ForCausalLM"}  # fmt: skip
+    triton = f"startup-{SubRefusal.DSA_TRITON_ROCM_ONLY.value}"
+    assert triton in _startup("0.5.23", dsa_decode_backend="triton", **dsa)
+    assert triton not in _startup("0.5.19", dsa_decode_backend="tilelang", **dsa)
+    mixed = f"startup-{SubRefusal.DSA_TILELANG_FP8_MIXED.value}"
+    fp8 = {**dsa, "kv_cache_dtype": "fp8_e4m3"}
+    assert mixed in _startup("0.5.23", dsa_prefill_backend="tilelang", **fp8)
+    assert mixed not in _startup(
+        "0.5.23", dsa_prefill_backend="tilelang", dsa_decode_backend="tilelang", **fp8
+    )
+    assert mixed not in _startup("0.5.23", dsa_prefill_backend="tilelang", **dsa)

@@ -1,0 +1,61 @@
+"""SGLang's start-up checks of the sub-backend flags, replayed.
+
+`_handle_linear_attn_backend` (0.5.10+; `handle_linear_attn_backend` from 0.5.19) refuses
+linear-attention kernels a machine cannot run, for every model; the DSA backends' defaults
+of a DeepSeek sparse attention model (0.5.17+) refuse DSA kernels the machine or the KV
+cache cannot run. Each release's checks are `ReleaseRules.sub_refusals`, with their lines.
+They run after the KV dtype is resolved: the DSA checks read it.
+"""
+
+from __future__ import annotations
+
+from compat.engine.events import StartupEvent
+from compat.engine.launch import Launch
+from compat.engine.rules import ReleaseRules
+from compat.engine.startup.state import ServerArgsFields, StartupLog
+from compat.engine.sub_backends import SubRefusal
+
+# The flags each check reads, by the ServerArgs field of 0.5.13+ (the guard spells them
+# as the release does).
+_FIELDS = {
+    SubRefusal.LINEAR_DECODE_FLASHINFER: ("linear_attn_decode_backend", "linear_attn_backend"),
+    SubRefusal.LINEAR_PREFILL_FLASHINFER: ("linear_attn_prefill_backend", "linear_attn_backend"),
+    SubRefusal.LINEAR_DECODE_FLASHKDA: ("linear_attn_decode_backend",),
+    SubRefusal.DSA_TRITON_ROCM_ONLY: ("dsa_prefill_backend", "dsa_decode_backend"),
+    SubRefusal.DSA_TILELANG_FP8: ("dsa_prefill_backend", "dsa_decode_backend"),
+    SubRefusal.DSA_TILELANG_FP8_MIXED: ("dsa_prefill_backend", "dsa_decode_backend"),
+}
+
+
+class SubBackendRefused(StartupEvent, frozen=True, kw_only=True):
+    """A sub-backend flag's value that a start-up check refuses."""
+
+    check: SubRefusal
+    fields: tuple[str, ...]
+    """The ServerArgs fields of the flags set, that the check read."""
+    where: str
+    function: str
+    kv_dtype: str
+
+
+def handle_sub_backends(
+    launch: Launch, rules: ReleaseRules, f: ServerArgsFields, log: StartupLog
+) -> None:
+    """The release's checks of the sub-backend flags, over the KV dtype start-up resolved."""
+    subs = launch.sub_backends
+    for at in rules.sub_refusals:
+        if not at.check.refuses(launch, f.kv_dtype):
+            continue
+        fields = tuple(name for name in _FIELDS[at.check] if getattr(subs, name) is not None)
+        log.add(
+            SubBackendRefused(
+                rule=at.check.value,
+                flags=tuple("--" + name.replace("_", "-") for name in fields),
+                value=getattr(subs, fields[0]),
+                check=at.check,
+                fields=fields,
+                where=at.where,
+                function=at.function,
+                kv_dtype=f.kv_dtype,
+            )
+        )

@@ -24,7 +24,6 @@ from compat.engine.model_rules import (
     QuantizationRules,
 )
 from compat.engine.models.lookup import ModelKnowledge, release_models
-from compat.engine.parser.sub_choices import Choices, sub_choices
 
 # The predicates, re-exported: the release files name them from here.
 from compat.engine.predicates import AB as AB
@@ -256,9 +255,12 @@ class ReleaseRules(msgspec.Struct, frozen=True, dict=True):
         return release_models(self.release)
 
     @cached_property
-    def sub_choices(self) -> Choices:
+    def sub_choices(self) -> Mapping[str, tuple[str, ...]]:
         """The sub-backend flags the release's parser declares (by ServerArgs field), each
         with its choices (generated from its wheel)."""
+        # Imported here: only a launch that sets a sub-backend flag reads them.
+        from compat.engine.parser.sub_choices import sub_choices
+
         return sub_choices(self.release)
 
     @property

@@ -46,6 +46,9 @@ class SubRefusal(Term):
     """FlashInfer's linear-attention prefill kernel on SM100+ needs CUDA 13."""
     LINEAR_DECODE_FLASHKDA = "linear-decode-flashkda"
     """FlashKDA has no decode kernel (named for decode itself; inherited, decode runs triton)."""
+    LINEAR_DECODE_FLASHINFER_NO_BUFFER = "linear-decode-flashinfer-no-buffer"
+    """FlashInfer's linear-attention decode kernel named for decode, with a hybrid model's
+    Mamba cache on no_buffer (0.5.10; read off the replay's state, not here)."""
     DSA_TRITON_ROCM_ONLY = "dsa-triton-rocm-only"
     """The triton DSA kernels run on ROCm only."""
     DSA_TILELANG_FP8 = "dsa-tilelang-fp8"
@@ -65,6 +68,8 @@ class SubRefusal(Term):
             return _dsa_refuses(self, launch, kv_dtype)
         if self is SubRefusal.LINEAR_DECODE_FLASHKDA:
             return subs.linear_attn_decode_backend == "flashkda"
+        if self is SubRefusal.LINEAR_DECODE_FLASHINFER_NO_BUFFER:
+            return subs.linear_attn_decode_backend == "flashinfer"
         if self is SubRefusal.LINEAR_DECODE_FLASHINFER:
             kernel = subs.linear_attn_decode_backend or subs.linear_attn_backend
         else:

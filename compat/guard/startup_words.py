@@ -315,6 +315,9 @@ _SUB_SAID = {
     "needs --mamba-ssm-dtype bfloat16",
     SubRefusal.LINEAR_PREFILL_FLASHINFER: "FlashInfer's linear-attention prefill kernel on "
     "SM100+ needs CUDA 13+",
+    SubRefusal.LINEAR_DECODE_FLASHINFER_NO_BUFFER: "FlashInfer's linear-attention decode "
+    "kernel does not run with the Mamba cache's no_buffer strategy (--mamba-scheduler-strategy "
+    "extra_buffer does)",
     SubRefusal.LINEAR_DECODE_FLASHKDA: "FlashKDA is a prefill-only kernel; use "
     "--linear-attn-prefill-backend flashkda (decode stays on triton)",
     SubRefusal.DSA_TRITON_ROCM_ONLY: "the triton DSA kernels run on ROCm only (on CUDA: "

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from compat.engine.parser.lookup import release_flags
 from compat.engine.rules import ReleaseRules
 from compat.engine.sub_backends import NO_SUB_BACKENDS, SubBackends
 from compat.inputs.checks import InputProblem, release_choice, shown
@@ -24,6 +23,9 @@ if TYPE_CHECKING:
 def spelling(flag: Flag, release: str) -> str:
     """The flag as `release`'s parser spells it: its own name, else the older one it kept
     (`--nsa-prefill-backend` alone up to 0.5.12)."""
+    # Imported here: only a launch that sets a sub-backend flag reads the parser's lists.
+    from compat.engine.parser.lookup import release_flags
+
     declared = release_flags(release)
     return next((option for option in flag.options if option in declared), flag.option)
 

@@ -30,10 +30,12 @@ _DSA_CHECK = "_check_dsa_backend_constraints"
 LDF, LPF = SubRefusal.LINEAR_DECODE_FLASHINFER, SubRefusal.LINEAR_PREFILL_FLASHINFER
 LDK, DTR = SubRefusal.LINEAR_DECODE_FLASHKDA, SubRefusal.DSA_TRITON_ROCM_ONLY
 DTF, DTM = SubRefusal.DSA_TILELANG_FP8, SubRefusal.DSA_TILELANG_FP8_MIXED
+LDN = SubRefusal.LINEAR_DECODE_FLASHINFER_NO_BUFFER
+_SA_MAMBA = "ServerArgs._handle_mamba_radix_cache"
 
 # release -> (check, file, function, line of its `raise`), in SGLang's order of reading.
 LINES: Mapping[str, tuple[tuple[SubRefusal, str, str, int], ...]] = {
-    "0.5.10": ((LDF, SERVER_ARGS, _SA_LINEAR, 2594),),
+    "0.5.10": ((LDN, SERVER_ARGS, _SA_MAMBA, 2158), (LDF, SERVER_ARGS, _SA_LINEAR, 2594)),
     "0.5.11": ((LDF, SERVER_ARGS, _SA_LINEAR, 2884),),
     "0.5.12": ((LDF, SERVER_ARGS, _SA_LINEAR, 3018),),
     "0.5.13": ((LDF, SERVER_ARGS, _SA_LINEAR, 3244), (LPF, SERVER_ARGS, _SA_LINEAR, 3261)),

@@ -178,6 +178,10 @@ _STARTUP_CONDITIONS = {
     ),
     SubRefusal.LINEAR_PREFILL_FLASHINFER: ('prefill == "flashinfer"', "cuda_major < 13"),
     SubRefusal.LINEAR_DECODE_FLASHKDA: ('linear_attn_decode_backend == "flashkda"',),
+    SubRefusal.LINEAR_DECODE_FLASHINFER_NO_BUFFER: (
+        'linear_attn_decode_backend == "flashinfer"',
+        'mamba_scheduler_strategy == "no_buffer"',
+    ),
     SubRefusal.DSA_TRITON_ROCM_ONLY: ("not hip and rocm_only",),
     SubRefusal.DSA_TILELANG_FP8: ('kv_cache_dtype == "fp8_e4m3"', "not hip"),
     SubRefusal.DSA_TILELANG_FP8_MIXED: (

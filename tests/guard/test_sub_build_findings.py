@@ -70,3 +70,21 @@ def test_a_launch_without_the_part_has_no_sub_backend_finding() -> None:
         sglang_version="0.5.23", mm_attention_backend="fa3", **B200, **no_vision
     )
     assert _sub_findings(config) == []
+
+
+def test_a_start_up_refusal_of_a_sub_backend_names_flag_value_line_and_fix() -> None:
+    h200 = {"attention_arch": "mha", "platform": "cuda", "compute_capability": "9.0"}
+    config = AttentionConfig(sglang_version="0.5.23", linear_attn_decode_backend="flashkda", **h200)
+    report = check(config)
+    (finding,) = [f for f in report.findings if f.rule == "startup-linear-decode-flashkda"]
+    at = next(
+        a for a in RELEASES["0.5.23"].sub_refusals if a.check.value == "linear-decode-flashkda"
+    )
+    assert finding.enforced is Enforcement.STARTUP
+    assert finding.flags == ("--linear-attn-decode-backend",) and finding.value == "flashkda"
+    assert f"{at.file}:{at.line}" in finding.message and at.function in finding.message
+    assert "leave --linear-attn-decode-backend unset" in finding.message
+    assert report.refused_at_startup
+    # A verified fix unsets or changes the flag.
+    assert report.suggestions
+    assert any("--linear-attn-decode-backend" in s.removes for s in report.suggestions)

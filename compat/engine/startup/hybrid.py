@@ -33,6 +33,7 @@ def handle_mamba_cache(
         return
     if not f.radix_cache:
         return
+    f.mamba_no_buffer = not hybrid.picks_strategy
     if (
         hybrid.picks_strategy
         and rule.mamba is MambaCache.EXTRA_BUFFER

@@ -21,6 +21,7 @@ _FIELDS = {
     SubRefusal.LINEAR_DECODE_FLASHINFER: ("linear_attn_decode_backend", "linear_attn_backend"),
     SubRefusal.LINEAR_PREFILL_FLASHINFER: ("linear_attn_prefill_backend", "linear_attn_backend"),
     SubRefusal.LINEAR_DECODE_FLASHKDA: ("linear_attn_decode_backend",),
+    SubRefusal.LINEAR_DECODE_FLASHINFER_NO_BUFFER: ("linear_attn_decode_backend",),
     SubRefusal.DSA_TRITON_ROCM_ONLY: ("dsa_prefill_backend", "dsa_decode_backend"),
     SubRefusal.DSA_TILELANG_FP8: ("dsa_prefill_backend", "dsa_decode_backend"),
     SubRefusal.DSA_TILELANG_FP8_MIXED: ("dsa_prefill_backend", "dsa_decode_backend"),
@@ -46,6 +47,8 @@ def handle_sub_backends(
     for at in rules.sub_refusals:
         if not at.check.refuses(launch, f.kv_dtype):
             continue
+        if at.check is SubRefusal.LINEAR_DECODE_FLASHINFER_NO_BUFFER and not f.mamba_no_buffer:
+            continue  # checked in the Mamba cache handler, for a hybrid model on no_buffer
         fields = tuple(name for name in _FIELDS[at.check] if getattr(subs, name) is not None)
         log.add(
             SubBackendRefused(

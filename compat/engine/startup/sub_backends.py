@@ -14,6 +14,7 @@ from compat.engine.launch import Launch
 from compat.engine.rules import ReleaseRules
 from compat.engine.startup.state import ServerArgsFields, StartupLog
 from compat.engine.sub_backends import SubRefusal
+from compat.vocab.terms import ModelFeature, Platform
 
 # The flags each check reads, by the ServerArgs field of 0.5.13+ (the guard spells them
 # as the release does).
@@ -45,7 +46,7 @@ def handle_sub_backends(
     """The release's checks of the sub-backend flags, over the KV dtype start-up resolved."""
     subs = launch.sub_backends
     for at in rules.sub_refusals:
-        if not at.check.refuses(launch, f.kv_dtype):
+        if not refuses(at.check, launch, f.kv_dtype):
             continue
         if at.check is SubRefusal.LINEAR_DECODE_FLASHINFER_NO_BUFFER and not f.mamba_no_buffer:
             continue  # checked in the Mamba cache handler, for a hybrid model on no_buffer
@@ -62,3 +63,42 @@ def handle_sub_backends(
                 kv_dtype=f.kv_dtype,
             )
         )
+
+
+def refuses(check: SubRefusal, launch: Launch, kv_dtype: str) -> bool:
+    """Whether `check` refuses the launch, given the KV dtype start-up resolved."""
+    subs = launch.sub_backends
+    if check.value.startswith("dsa-"):
+        return _dsa_refuses(check, launch, kv_dtype)
+    if check is SubRefusal.LINEAR_DECODE_FLASHKDA:
+        return subs.linear_attn_decode_backend == "flashkda"
+    if check is SubRefusal.LINEAR_DECODE_FLASHINFER_NO_BUFFER:
+        return subs.linear_attn_decode_backend == "flashinfer"
+    if check is SubRefusal.LINEAR_DECODE_FLASHINFER:
+        kernel = subs.linear_attn_decode_backend or subs.linear_attn_backend
+    else:
+        kernel = subs.linear_attn_prefill_backend or subs.linear_attn_backend
+    capability = launch.capability
+    sm100 = launch.platform is Platform.CUDA and capability is not None and capability.major >= 10
+    if kernel != "flashinfer" or not sm100:
+        return False
+    if check is SubRefusal.LINEAR_DECODE_FLASHINFER:
+        return True
+    # `int(torch.version.cuda.split(".")[0]) < 13`. An unknown CUDA is taken as 12.x: the
+    # default PyPI builds of the torch these releases pin are CUDA 12 builds.
+    return launch.cuda_version is None or launch.cuda_version[0] < 13
+
+
+def _dsa_refuses(refusal: SubRefusal, launch: Launch, kv_dtype: str) -> bool:
+    """The DSA backends' checks, for a DSA model on CUDA (SGLang's `not hip`; its CPU and
+    XPU paths are not modelled). The flags the launch leaves unset get SGLang's defaults,
+    never triton nor tilelang on CUDA."""
+    if ModelFeature.SPARSE_DSA not in launch.features or launch.platform is not Platform.CUDA:
+        return False
+    subs = launch.sub_backends
+    chosen = {subs.dsa_prefill_backend, subs.dsa_decode_backend}
+    if refusal is SubRefusal.DSA_TRITON_ROCM_ONLY:
+        return "triton" in chosen
+    if kv_dtype != "fp8_e4m3" or "tilelang" not in chosen:
+        return False
+    return refusal is SubRefusal.DSA_TILELANG_FP8 or chosen != {"tilelang"}

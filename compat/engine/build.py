@@ -12,7 +12,9 @@ conformance harness runs each release's own registry over a grid and compares.
 
 Of the backends' own constructors, only the checks of the model family (MiniCPM's sparse
 backends) and of the GPU (hpc_ops) are here; not their kernel packages, page sizes, KV
-dtypes or head dimensions. Not here either: the sub-backend flags.
+dtypes or head dimensions. The checks SGLang makes of the sub-backend flags as it builds
+the parts that read them (the vision encoder, the DSA backend) are `compat.engine.sub_build`,
+replayed here in their place.
 
 With speculative decoding, the EAGLE worker then builds the draft model's backends through
 its own factory (`DraftBackendFactory` in `sglang/srt/speculative/draft_utils.py`), not the
@@ -28,6 +30,7 @@ import msgspec
 
 from compat.engine.launch import Launch
 from compat.engine.predicates import GpuGate, gpu_gate_holds
+from compat.engine.sub_build import SubBuildCheck, dsa_failure, vision_failure
 from compat.vocab.terms import Arch, ModelFeature, Platform, SpeculativeAttentionMode, Term
 
 REGISTRY_FILE = "sglang/srt/layers/attention/attention_registry.py"
@@ -60,6 +63,8 @@ class BuildCheck(Term):
     MODEL_FAMILY = "model-family"
     HYBRID_GDN_BLACKWELL = "hybrid-gdn-blackwell"
     NO_DRAFT_VARIANT = "no-draft-variant"
+    SUB_BACKEND = "sub-backend"
+    """A sub-backend flag's value, refused as the part that reads it is built."""
 
     def __init__(self, value: str) -> None:
         self.rule = f"{BUILD_RULE_PREFIX}{value}"
@@ -188,6 +193,8 @@ class BuildRules(msgspec.Struct, frozen=True):
     checks: tuple[FactoryCheck, ...] = ()
     hybrid_gdn: HybridGdnCheck | None = None
     draft: DraftRules | None = None
+    sub_checks: tuple[SubBuildCheck, ...] = ()
+    """The checks of the sub-backends (`compat.engine.sub_build`), in SGLang's order."""
 
     def for_backend(self, backend: str) -> tuple[FactoryCheck, ...]:
         return tuple(check for check in self.checks if check.backend == backend)
@@ -209,6 +216,8 @@ class BuildFailure(msgspec.Struct, frozen=True):
     file: str = REGISTRY_FILE
     draft: bool = False
     """The draft model's build (`DraftBackendFactory`), not the target's."""
+    sub: SubBuildCheck | None = None
+    """SUB_BACKEND: the check of the sub-backend flag that fails."""
 
     @property
     def where(self) -> str:
@@ -228,7 +237,15 @@ def build_after_startup(
     built = tuple(backend for backend in (decode, prefill) if backend is not None)
     if not built:
         return None
+    # The model, its vision encoder included, is built before its attention backends.
+    sub = vision_failure(rules.sub_checks, launch)
+    if sub is not None:
+        return _sub_failure(sub)
     failure = predict_build(rules, launch, built, algorithm is not None)
+    if failure is None:
+        sub = dsa_failure(rules.sub_checks, launch, built)
+        if sub is not None:
+            return _sub_failure(sub)
     # A draft backend of its own (`--speculative-draft-attention-backend`) is resolved by
     # start-up code the replay does not run yet (0.5.20+): its build is not predicted.
     inherits = launch.draft_backend is None
@@ -239,6 +256,11 @@ def build_after_startup(
         extend = decode if launch.spec_mode is SpeculativeAttentionMode.DECODE else prefill
         failure = predict_draft(rules.draft, launch, (extend or decode, decode), steps)
     return failure
+
+
+def _sub_failure(check: SubBuildCheck) -> BuildFailure:
+    return BuildFailure(check.value, BuildCheck.SUB_BACKEND, check.function, check.line,
+                        majors=check.majors, file=check.file, sub=check)  # fmt: skip
 
 
 def predict_draft(

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import msgspec
 
+from compat.engine.sub_backends import SubBackends
 from compat.vocab.hardware import ComputeCapability
 from compat.vocab.terms import Arch, ModelFeature, Platform, SpeculativeAttentionMode
 
@@ -69,10 +70,12 @@ class Launch(msgspec.Struct, frozen=True):
     remote_code: bool
     """The config names its own code (`auto_map`)."""
     spec_mode: SpeculativeAttentionMode
-    draft_backend: str | None
-    """`--speculative-draft-attention-backend` (None: the draft inherits the target's)."""
     """`--speculative-attention-mode`: the draft-extend backend is the target's prefill
     backend, or its decode one (read after start-up, by the draft's build)."""
+    draft_backend: str | None
+    """`--speculative-draft-attention-backend` (None: the draft inherits the target's)."""
+    sub_backends: SubBackends
+    """The sub-backend flags (`--dsa-*`, `--linear-attn-*`, `--mm-attention-backend`)."""
 
     @property
     def kv_heads_per_rank(self) -> int | None:

@@ -189,3 +189,6 @@ class HybridCacheRules(msgspec.Struct, frozen=True):
     decode_radix_off_first: bool = False
     """A decode server's radix cache is off before the model branches run (0.5.11+:
     `_handle_pd_disaggregation` runs first)."""
+    extra_buffer_linear_attn: str | None = None
+    """The `--linear-attn-backend` a model's extra_buffer support needs (0.5.14+: triton,
+    the flag's default); with another, the model takes no_buffer."""

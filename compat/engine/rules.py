@@ -37,6 +37,7 @@ from compat.engine.predicates import RUNS_PREFILL as RUNS_PREFILL
 from compat.engine.predicates import BackendField as BackendField
 from compat.engine.predicates import GpuGate as GpuGate
 from compat.engine.predicates import Machine as Machine
+from compat.engine.sub_backends import SubRefusalAt
 from compat.vocab.evidence import Evidence
 from compat.vocab.terms import Arch, Platform
 
@@ -226,6 +227,8 @@ class ReleaseRules(msgspec.Struct, frozen=True, dict=True):
     build: BuildRules = BuildRules()
     """What the attention registry checks when `ModelRunner` builds the backends, after
     start-up (`compat.releases.build`)."""
+    sub_refusals: tuple[SubRefusalAt, ...] = ()
+    """The start-up checks of the sub-backend flags (`compat.releases.sub_startup`)."""
 
     def assumed_architecture(self, arch: Arch) -> str:
         return self.assumed_architectures[arch]
@@ -250,6 +253,15 @@ class ReleaseRules(msgspec.Struct, frozen=True, dict=True):
     def models(self) -> ModelKnowledge:
         """What the release's own code knows about models (generated from its wheel)."""
         return release_models(self.release)
+
+    @cached_property
+    def sub_choices(self) -> Mapping[str, tuple[str, ...]]:
+        """The sub-backend flags the release's parser declares (by ServerArgs field), each
+        with its choices (generated from its wheel)."""
+        # Imported here: only a launch that sets a sub-backend flag reads them.
+        from compat.engine.parser.sub_choices import sub_choices
+
+        return sub_choices(self.release)
 
     @property
     def quantization_choices(self) -> tuple[str, ...]:

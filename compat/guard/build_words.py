@@ -18,6 +18,7 @@ from compat.engine.build import (
     BuildRules,
 )
 from compat.guard.report import Enforcement, Finding
+from compat.guard.sub_build_words import sub_backend_finding
 from compat.vocab.terms import Severity
 
 
@@ -28,6 +29,8 @@ def is_build_finding(finding: Finding) -> bool:
 
 def finding(failure: BuildFailure, release: str) -> Finding:
     """The finding for a backend build that fails in `release`."""
+    if failure.sub is not None:
+        return sub_backend_finding(failure, failure.sub, release)
     check = failure.check
     flags: tuple[str, ...] = ("--attention-backend",)
     if check is BuildCheck.NO_SPECULATIVE or failure.draft:

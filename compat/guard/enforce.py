@@ -10,7 +10,7 @@ from compat.guard.policy import Policy
 from compat.guard.report import IncompatibleConfigError, Report
 from compat.inputs.assemble import LaunchRequest, assemble
 from compat.inputs.checks import InputProblem, InvalidConfigError
-from compat.inputs.flags import FLAG_FIELDS
+from compat.inputs.flags import FLAG_FIELDS, SUB_BACKEND_FLAGS, flag_field
 
 
 def enforce(
@@ -112,7 +112,18 @@ def _server_args_fields(server_args: Any) -> dict[str, Any]:
     ):
         resolved = server_args.resolved_dict()
         return {name: resolved.get(name) for name in FLAG_FIELDS}
-    return {name: getattr(server_args, name, None) for name in FLAG_FIELDS}
+    fields = {name: getattr(server_args, name, None) for name in FLAG_FIELDS}
+    # Up to 0.5.12 the DSA sub-backends are ServerArgs fields of their older names.
+    for name, older in _OLDER_FIELDS.items():
+        if fields[name] is None:
+            fields[name] = getattr(server_args, older, None)
+    return fields
+
+
+_OLDER_FIELDS = {
+    flag.field: flag_field(alias) for flag in SUB_BACKEND_FLAGS for alias in flag.aliases
+}
+"""The fields older releases' ServerArgs name the sub-backend flags by (`nsa_prefill_backend`)."""
 
 
 def _model_facts(server_args: Any) -> dict[str, Any]:

@@ -28,6 +28,8 @@ from compat.engine.startup.models import model_rule_of
 from compat.guard.check_memo import CheckMemo
 from compat.guard.intent import KEEPS_ALL, Intent, Misses, named_backend, runs_here
 from compat.guard.report import Report, Resolved, Suggestion
+from compat.guard.sub_fixes import KIND as SUB
+from compat.guard.sub_fixes import sub_backend_moves
 from compat.inputs.config import AttentionConfig
 from compat.vocab.terms import KV_DTYPE_SPELLINGS, KvDtype, Phase
 
@@ -52,13 +54,13 @@ Flags = tuple[tuple[str, str], ...]
 _EXCLUSIVE = {frozenset({"backend", "prefill"}), frozenset({"backend", "decode"})}
 # The order kinds rank in when the backend order ties: backend changes alter nothing the
 # model computes; the KV dtype changes memory and accuracy, so it comes last.
-_KIND_ORDER = {"backend": 0, "prefill": 1, "decode": 1, "page": 2, "spec": 3, "kv": 4}
+_KIND_ORDER = {"backend": 0, "prefill": 1, "decode": 1, SUB: 1, "page": 2, "spec": 3, "kv": 4}
 # SGLang's own choice: the launch without a backend flag.
 _NO_BACKEND_FLAGS = MappingProxyType(
     {"attention_backend": None, "prefill_attention_backend": None, "decode_attention_backend": None}
 )
 # The order a fix's flags are written in: the backends (prefill before decode), then the rest.
-_SHOWN_ORDER = ("backend", "prefill", "decode", "page", "spec", "kv")
+_SHOWN_ORDER = ("backend", "prefill", "decode", SUB, "page", "spec", "kv")
 
 
 class Move(msgspec.Struct, frozen=True):
@@ -281,6 +283,7 @@ def candidate_moves(report: Report, checks: CheckMemo, matrix: Matrix) -> list[M
     moves += _dtype_moves(config)
     moves += _spec_moves(config)
     moves += _page_size_moves(config, matrix)
+    moves += (Move(SUB, *move) for move in sub_backend_moves(config))
     # When one phase alone fails, changing that phase is the smallest fix of all.
     failing = {phase for finding in report.errors for phase in finding.phases}
     alone = next(iter(failing)).value if len(failing) == 1 else None

@@ -9,11 +9,12 @@ from __future__ import annotations
 import re
 from collections.abc import Collection, Iterable, Sequence
 from functools import cache
+from operator import attrgetter
 
 import msgspec
 
 from compat.engine.rules import ReleaseRules
-from compat.releases import RELEASES, releases_accepting
+from compat.releases import RELEASES, ChoicesOf, releases_accepting
 from compat.vocab.hardware import ComputeCapability
 from compat.vocab.spelling import closest, did_you_mean
 
@@ -113,13 +114,15 @@ def release_choice(
     flag: str,
     value: object,
     rules: ReleaseRules,
-    attribute: str,
-    accepted: frozenset[str],
+    attribute: str | ChoicesOf,
+    accepted: Collection[str],
 ) -> None:
-    """`value` must be in `accepted`, the release's `attribute`; say which releases take it."""
+    """`value` must be in `accepted`, the release's `attribute` (or what a function of its
+    rules answers); say which releases take it."""
     if type(value) is str and value in accepted:
         return
-    choices: tuple[str, ...] = getattr(rules, attribute)
+    choices_of = attrgetter(attribute) if isinstance(attribute, str) else attribute
+    choices = tuple(choices_of(rules))
     accepting = releases_accepting(attribute, value) if isinstance(value, str) else ()
     if not accepting:
         choice(problems, flag, value, choices)

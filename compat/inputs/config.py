@@ -68,6 +68,14 @@ class AttentionConfig:
     speculative_attention_mode: str = "prefill"
     speculative_draft_attention_backend: str | None = None
     """The draft model's backend; unset, it inherits the target's."""
+    dsa_prefill_backend: str | None = None
+    """`--dsa-prefill-backend` (`--nsa-prefill-backend`: alone up to 0.5.12, kept to 0.5.19)."""
+    dsa_decode_backend: str | None = None
+    """`--dsa-decode-backend` (`--nsa-decode-backend`: alone up to 0.5.12, kept to 0.5.19)."""
+    linear_attn_backend: str | None = None
+    linear_attn_prefill_backend: str | None = None
+    linear_attn_decode_backend: str | None = None
+    mm_attention_backend: str | None = None
     attention_arch: str = "mha"
     platform: str = "cuda"
     compute_capability: tuple[int, int] | str | ComputeCapability | None = None

@@ -38,6 +38,7 @@ class FlagGroup(Enum):
     """What a flag is about: `compat check --help` lists the flags under these headings."""
 
     BACKENDS = "SGLang attention backends"
+    SUB_BACKENDS = "SGLang sub-backends (the kernels inside a backend)"
     KV_CACHE = "SGLang KV cache"
     SPECULATIVE = "SGLang speculative decoding"
     MODEL = "SGLang model loading"
@@ -95,6 +96,48 @@ DECODE_ATTENTION_BACKEND = Flag(
     FlagValue.NAME,
     FlagGroup.BACKENDS,
     "the decode phase's backend, over --attention-backend",
+)
+# The sub-backend flags: each chooses the kernels of one part of the model (DeepSeek sparse
+# attention, the linear-attention layers of hybrid models, the vision encoder). Their choices
+# are each release's own (`compat.engine.parser.sub_data`). `--nsa-*` is the only spelling up
+# to 0.5.12; 0.5.13 brought `--dsa-*` and kept `--nsa-*` as another name up to 0.5.19.
+DSA_PREFILL_BACKEND = Flag(
+    "dsa_prefill_backend",
+    FlagValue.NAME,
+    FlagGroup.SUB_BACKENDS,
+    "DeepSeek sparse attention's prefill kernel",
+    aliases=("--nsa-prefill-backend",),
+)
+DSA_DECODE_BACKEND = Flag(
+    "dsa_decode_backend",
+    FlagValue.NAME,
+    FlagGroup.SUB_BACKENDS,
+    "DeepSeek sparse attention's decode kernel",
+    aliases=("--nsa-decode-backend",),
+)
+LINEAR_ATTN_BACKEND = Flag(
+    "linear_attn_backend",
+    FlagValue.NAME,
+    FlagGroup.SUB_BACKENDS,
+    "linear-attention layers' kernel (hybrid models)",
+)
+LINEAR_ATTN_PREFILL_BACKEND = Flag(
+    "linear_attn_prefill_backend",
+    FlagValue.NAME,
+    FlagGroup.SUB_BACKENDS,
+    "their prefill kernel, over --linear-attn-backend",
+)
+LINEAR_ATTN_DECODE_BACKEND = Flag(
+    "linear_attn_decode_backend",
+    FlagValue.NAME,
+    FlagGroup.SUB_BACKENDS,
+    "their decode kernel, over --linear-attn-backend",
+)
+MM_ATTENTION_BACKEND = Flag(
+    "mm_attention_backend",
+    FlagValue.NAME,
+    FlagGroup.SUB_BACKENDS,
+    "the vision encoder's attention (unset: by GPU)",
 )
 KV_CACHE_DTYPE = Flag(
     "kv_cache_dtype", FlagValue.NAME, FlagGroup.KV_CACHE, "the KV cache's dtype (auto: the model's)"
@@ -190,6 +233,12 @@ FLAGS = (
     ATTENTION_BACKEND,
     PREFILL_ATTENTION_BACKEND,
     DECODE_ATTENTION_BACKEND,
+    DSA_PREFILL_BACKEND,
+    DSA_DECODE_BACKEND,
+    LINEAR_ATTN_BACKEND,
+    LINEAR_ATTN_PREFILL_BACKEND,
+    LINEAR_ATTN_DECODE_BACKEND,
+    MM_ATTENTION_BACKEND,
     KV_CACHE_DTYPE,
     PAGE_SIZE,
     SPECULATIVE_ALGORITHM,
@@ -213,6 +262,16 @@ the order SGLang's `--help` lists them (and `compat check` too)."""
 
 BACKEND_FLAGS = (ATTENTION_BACKEND, PREFILL_ATTENTION_BACKEND, DECODE_ATTENTION_BACKEND)
 """The flags that name a backend: one for both phases, then one per phase."""
+
+SUB_BACKEND_FLAGS = (
+    DSA_PREFILL_BACKEND,
+    DSA_DECODE_BACKEND,
+    LINEAR_ATTN_BACKEND,
+    LINEAR_ATTN_PREFILL_BACKEND,
+    LINEAR_ATTN_DECODE_BACKEND,
+    MM_ATTENTION_BACKEND,
+)
+"""The flags that name a sub-backend: each release accepts its own names for each."""
 
 FLAG_FIELDS = tuple(flag.field for flag in FLAGS)
 """The AttentionConfig fields that are SGLang launch flags, in SGLang's order."""

@@ -38,10 +38,12 @@ from compat.inputs.flags import (
     SPECULATIVE_ALGORITHM,
     SPECULATIVE_ATTENTION_MODE,
     SPECULATIVE_DRAFT_ATTENTION_BACKEND,
+    SUB_BACKEND_FLAGS,
     Flag,
     flag_of,
 )
 from compat.inputs.release_choice import chosen_release
+from compat.inputs.sub_backend_checks import check_sub_backend, sub_backends
 from compat.releases import NEWEST, RELEASES, UnknownReleaseError
 from compat.vocab.hardware import ComputeCapability
 from compat.vocab.terms import (
@@ -164,6 +166,8 @@ def _check_names(
         # SGLang's parser takes any draft backend name; one the release does not know
         # (no `--attention-backend` choice) is refused as a typo, naming who knows it.
         _check_backend(problems, config, rules, flag)
+    for flag in SUB_BACKEND_FLAGS:
+        check_sub_backend(problems, flag, getattr(config, flag.field), rules)
     _check_kv_dtype(problems, config, rules)
     choice(problems, "--attention-arch", config.attention_arch, _ARCHS)
     choice(problems, "--platform", config.platform, _PLATFORMS)
@@ -305,6 +309,7 @@ def _assemble(
         **fields,
         spec_mode=_MODES[config.speculative_attention_mode],
         draft_backend=config.speculative_draft_attention_backend,
+        sub_backends=sub_backends(config),
         release=release,
         version_source=version_source,
         unmodelled_release=unmodelled_release,

@@ -16,8 +16,9 @@ import importlib
 import pkgutil
 import re
 import sys
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Collection, Iterator, Mapping
 from functools import cache
+from operator import attrgetter
 from typing import Any, cast
 
 from msgspec.structs import replace
@@ -27,6 +28,7 @@ from compat.claim.matrix import Matrix, Row
 from compat.engine.rules import ReleaseRules
 from compat.releases.build import build_rules
 from compat.releases.entry import Change, DocChange, Release
+from compat.releases.sub_startup import sub_refusals
 from compat.releases.versions import SortKey, parse_version
 from compat.vocab.evidence import Evidence
 
@@ -49,6 +51,9 @@ __all__ = [
     "releases_accepting",
     "stand_in",
 ]
+
+ChoicesOf = Callable[[ReleaseRules], Collection[str]]
+"""A release's choices for one flag, read from its rules."""
 
 _MODULE = re.compile(r"^v(\d+)_(\d+)_(\d+)$")
 
@@ -91,7 +96,8 @@ class _Releases(Mapping[str, ReleaseRules]):
                 raise KeyError(release)
             if release == BASELINE:
                 baseline = _baseline().RULES
-                rules = replace(baseline, build=build_rules(BASELINE, baseline.build))
+                rules = replace(baseline, build=build_rules(BASELINE, baseline.build),
+                                sub_refusals=sub_refusals(BASELINE, ()))  # fmt: skip
             else:
                 before = self[RELEASE_NAMES[RELEASE_NAMES.index(release) - 1]]
                 rules = _apply(before, ENTRIES[release])
@@ -115,6 +121,7 @@ class _Releases(Mapping[str, ReleaseRules]):
 def _apply(before: ReleaseRules, entry: Release) -> ReleaseRules:
     updates: dict[str, Any] = {"release": entry.name}
     updates["build"] = build_rules(entry.name, before.build)
+    updates["sub_refusals"] = sub_refusals(entry.name, before.sub_refusals)
     for change in entry.changes:
         for name, value in change.updates.items():
             current = updates.get(name, getattr(before, name))
@@ -302,9 +309,11 @@ def stand_in(name: str, rules_of: str | None = None) -> Release:
     return entry
 
 
-def releases_accepting(attribute: str, value: str) -> tuple[str, ...]:
-    """The releases whose `attribute` (e.g. kv_choices) holds `value`."""
-    return tuple(r for r, rules in RELEASES.items() if value in getattr(rules, attribute))
+def releases_accepting(attribute: str | ChoicesOf, value: str) -> tuple[str, ...]:
+    """The releases whose `attribute` (e.g. kv_choices, or a function of the release's
+    rules that answers its choices) holds `value`."""
+    choices_of = attrgetter(attribute) if isinstance(attribute, str) else attribute
+    return tuple(r for r, rules in RELEASES.items() if value in choices_of(rules))
 
 
 def changes_of(release: str) -> tuple[Change, ...]:

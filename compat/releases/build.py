@@ -18,6 +18,7 @@ from compat.engine.build import BuildCheck, BuildRules, DraftRules, FactoryCheck
 from compat.engine.predicates import GpuGate
 from compat.releases.draft import draft_rules
 from compat.releases.shared import BLACKWELL, BLACKWELL_0_5_9
+from compat.releases.sub_build import sub_build_checks
 
 NEEDS_MLA, NEEDS_MHA = BuildCheck.NEEDS_MLA, BuildCheck.NEEDS_MHA
 NO_ENC_DEC, NO_SPEC, GPU = BuildCheck.NO_ENCODER_DECODER, BuildCheck.NO_SPECULATIVE, BuildCheck.GPU
@@ -177,6 +178,12 @@ def build_rules(release: str, before: BuildRules) -> BuildRules:
     and its draft factory (`compat.releases.draft`)."""
     lines = LINES.get(release)
     draft = draft_rules(release, before.draft)
-    if lines is None:
-        return msgspec.structs.replace(before, draft=draft)
-    return _rules(release, lines, draft)
+    rules = (
+        msgspec.structs.replace(before, draft=draft)
+        if lines is None
+        else _rules(release, lines, draft)
+    )
+    assert rules.hybrid_gdn is not None  # every release's registry has the wrapper
+    return msgspec.structs.replace(
+        rules, sub_checks=sub_build_checks(release, rules.hybrid_gdn.blackwell)
+    )

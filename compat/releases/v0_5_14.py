@@ -27,6 +27,10 @@ RELEASE = Release(
                     changed("qwen3-next-backend", default_pages={"trtllm_mha": 64}),
                     changed("nemotron-h-backend", mamba=MambaCache.EXTRA_BUFFER),
                     changed("falcon-h1-backend", mamba=MambaCache.EXTRA_BUFFER))}),
+        Change("a model's extra_buffer support also needs --linear-attn-backend triton (the "
+               "default); with another linear-attention kernel it takes no_buffer",
+               code("0.5.14", "ServerArgs._support_mamba_cache_extra_buffer (line 4351)"),
+               {"hybrid_cache": lambda before: replace(before, extra_buffer_linear_attn="triton")}),
         Change("mxfp4 quantization is registered on the CPU engine too",
                code("0.5.14", "QUANTIZATION_METHODS", "sglang/srt/layers/quantization/__init__.py"),
                {"quantization": lambda before: replace(

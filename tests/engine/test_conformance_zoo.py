@@ -3,7 +3,8 @@
 The zoo (tools/conformance/zoo.py) is 18 published checkpoints SGLang special-cases (their
 config.json as published) on the four machines, under the flags the main grid never varies:
 deterministic inference, tensor and data parallelism, `--device`, `--quantization`, PD
-disaggregation, KV dtypes, page sizes and speculation. SGLang's own config loader,
+disaggregation, KV dtypes, page sizes, speculation and the sub-backend flags. SGLang's own
+config loader,
 ModelConfig and start-up resolution run on each launch; the product reads the same launch
 the way `compat check` does (the command after `--`, the model's config.json, `--gpu`) and
 must agree on whether SGLang refuses to start and, where it starts, on the prefill backend,
@@ -26,12 +27,13 @@ from conformance import releases
 from conformance.availability import require_zoo
 from conformance.compare import disagreements, report
 from conformance.dump import rows as zoo_rows
+from conformance.zoo import sub_backend_choices
 
 from compat.cli import main
 from compat.inputs.zoo import ZOO
 
 MIN_ZOO = 2_000
-MAX_ZOO = 2_600
+MAX_ZOO = 3_000
 MACHINES = {"H200", "B200", "MI300X", "CPU-AMX"}
 
 
@@ -66,6 +68,13 @@ def test_zoo_covers_every_model_machine_and_flag(rows: list[dict[str, Any]]) -> 
         assert flags[flag] >= 50, flag
     refused = sum(row["outcome"]["refused"] for row in rows)
     assert 0 < refused < len(rows)
+    # Every sub-backend flag the release has, each of its choices, for a model with the part.
+    version = rows[0]["version"]
+    for field, (option, choices) in sub_backend_choices(version).items():
+        tried = {
+            row["argv"][row["argv"].index(option) + 1] for row in rows if option in row["argv"]
+        }
+        assert tried == set(choices), (field, sorted(set(choices) - tried))
 
 
 def test_product_predicts_every_zoo_outcome(rows: list[dict[str, Any]]) -> None:

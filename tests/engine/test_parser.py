@@ -7,12 +7,14 @@ import re
 import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
 import pytest
 from conformance import releases as conformance_releases
-from conformance.flags import release_flags_in_subprocess
+from conformance.flags import release_flags_in_subprocess, sub_backend_choices
 
 from compat.engine.parser import encoding as flag_source
+from compat.engine.parser import sub_choices
 from compat.engine.parser.encoding import ARITIES, REMOVED, apply, changes, render_data
 from compat.engine.parser.lookup import RELEASES, UnknownFlagError, canonical_flag, release_flags
 from compat.inputs.command import (
@@ -22,7 +24,7 @@ from compat.inputs.command import (
     launch_release,
     parse_launch_command,
 )
-from compat.inputs.flags import FLAGS
+from compat.inputs.flags import FLAGS, SUB_BACKEND_FLAGS
 from compat.releases import RELEASE_NAMES
 from compat.releases import RELEASES as RELEASE_RULES
 
@@ -56,11 +58,33 @@ def test_committed_flags_equal_the_releases_parser(
     assert from_parser["--model"] == from_parser["--model-path"] == "value"
 
 
+@pytest.mark.parametrize("release", SELECTED)
+def test_committed_sub_backend_choices_equal_the_releases_parser(release: str) -> None:
+    """Each sub-backend flag's names are what the release's own parser declares."""
+    from_parser = sub_backend_choices(release)
+    assert dict(sub_choices.sub_choices(release)) == from_parser, (
+        f"regenerate with `python tools/flags.py {release}`"
+    )
+
+
+def test_the_sub_backend_data_is_what_the_generator_writes() -> None:
+    releases = {release: sub_choices.sub_choices(release) for release in RELEASES}
+    text = sub_choices.render_sub_data(releases, list(RELEASES))
+    assert text == Path(sub_choices.__file__).with_name("sub_data.py").read_text(encoding="utf-8")
+    with pytest.raises(ValueError, match=r"SGLang 0\.5\.8 drops --x"):
+        sub_choices.render_sub_data({"0.5.7": {"--x": ("a",)}, "0.5.8": {}}, ["0.5.7", "0.5.8"])
+
+
 def test_every_modelled_release_has_a_flag_list() -> None:
     assert tuple(RELEASE_NAMES) == RELEASES
     for release in RELEASES:
         flags = release_flags(release)
         missing = (set(MODELED_FLAGS) | set(MODEL_PATH_FLAGS)) - set(flags)
+        # A sub-backend flag a release lacks under every spelling has no choices there.
+        for flag in SUB_BACKEND_FLAGS:
+            spelled = [option for option in flag.options if option in flags]
+            assert bool(spelled) == (flag.field in RELEASE_RULES[release].sub_choices), flag
+            missing -= set(flag.options)
         # A modelled flag a release no longer has is one none of its start-up rules reads.
         if missing:
             assert missing == {"--prefill-round-robin-balance"}, release

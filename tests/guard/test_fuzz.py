@@ -27,7 +27,7 @@ from compat import MATRIX, AttentionConfig, InvalidConfigError, Report, Suggesti
 from compat.cli import main
 from compat.guard.report import Finding
 from compat.guard.resolve import refused_at_startup
-from compat.inputs.flags import DEVICE, DISAGGREGATION_MODE
+from compat.inputs.flags import DEVICE, DISAGGREGATION_MODE, FLAGS, SUB_BACKEND_FLAGS
 from compat.releases import BASELINE, RELEASES
 from compat.vocab.hardware import ComputeCapability
 from compat.vocab.terms import KV_DTYPE_SPELLINGS, Arch, Severity
@@ -53,8 +53,12 @@ def fuzz(examples: int) -> settings:
 
 
 def names_of(field: str) -> tuple[str, ...]:
-    """How an error may name a field: as its launch flag, or by the field's own name."""
-    return ("--" + field.replace("_", "-"), field)
+    """How an error may name a field: as its launch flag (or another spelling the release
+    declares for it, `--nsa-prefill-backend`), or by the field's own name."""
+    return ("--" + field.replace("_", "-"), field, *_ALIASES.get(field, ()))
+
+
+_ALIASES = {flag.field: flag.aliases for flag in FLAGS}
 
 
 # -- values --------------------------------------------------------------------------------
@@ -123,6 +127,14 @@ VALID: dict[str, st.SearchStrategy[Any]] = {
     "prefill_attention_backend": st.one_of(st.none(), st.sampled_from(BACKENDS)),
     "decode_attention_backend": st.one_of(st.none(), st.sampled_from(BACKENDS)),
     "speculative_draft_attention_backend": st.one_of(st.none(), st.sampled_from(BACKENDS)),
+    # The sub-backend flags: the names of 0.5.7, the release the fuzz asks about (a flag
+    # it lacks is only ever unset).
+    **{
+        flag.field: st.one_of(st.none(), st.sampled_from(RELEASES["0.5.7"].sub_choices[flag.field]))
+        if flag.field in RELEASES["0.5.7"].sub_choices
+        else st.none()
+        for flag in SUB_BACKEND_FLAGS
+    },
     "kv_cache_dtype": st.sampled_from(sorted(KV_DTYPE_SPELLINGS)),
     "page_size": st.one_of(
         st.none(), st.sampled_from([1, 16, 32, 64, 128]), st.integers(min_value=1)

@@ -15,6 +15,7 @@ from compat.cli import build_parser
 from compat.inputs.command import SWITCH_GIVEN, parse_launch_command
 from compat.inputs.config import AttentionConfig
 from compat.inputs.flags import FLAG_FIELDS, FLAGS, Flag, FlagGroup, FlagValue, flag_of
+from compat.releases import NEWEST
 from compat.vocab.spelling import closest, did_you_mean
 
 BAD_VALUES = {FlagValue.NAME: "no-such-value", FlagValue.INTEGER: 0, FlagValue.SWITCH: "yes"}
@@ -52,14 +53,14 @@ def _group_index(flag: Flag) -> int:
 def test_an_invalid_value_of_every_flag_is_named_by_its_flag() -> None:
     config = {flag.field: BAD_VALUES[flag.value] for flag in FLAGS}
     with pytest.raises(InvalidConfigError) as raised:
-        AttentionConfig(attention_arch="mha", platform="cpu", **config)
+        AttentionConfig(attention_arch="mha", platform="cpu", sglang_version=NEWEST, **config)
     assert {problem.flag for problem in raised.value.problems} == set(FLAGS_BY_OPTION)
 
 
 def test_enforce_reads_every_flag_of_the_table() -> None:
     server_args = {flag.field: BAD_VALUES[flag.value] for flag in FLAGS}
     with pytest.raises(InvalidConfigError) as raised:
-        enforce(server_args, attention_arch="mha", platform="cpu")
+        enforce(server_args, attention_arch="mha", platform="cpu", sglang_version=NEWEST)
     assert {problem.flag for problem in raised.value.problems} == set(FLAGS_BY_OPTION)
 
 
@@ -67,7 +68,9 @@ def test_a_launch_command_sets_every_flag_of_the_table() -> None:
     command = ["python3", "-m", "sglang.launch_server"]
     for flag in FLAGS:
         command += [flag.option] if flag.switch else [flag.option, "1"]
-    launch = parse_launch_command(command)
+    # 0.5.19: the newest release that declares every modelled flag (0.5.20 dropped
+    # --prefill-round-robin-balance, 0.5.13 brought --dsa-*).
+    launch = parse_launch_command(command, "0.5.19")
     assert launch.problems == ()
     assert tuple(launch.values) == FLAG_FIELDS
     assert {launch.values[flag.field] for flag in FLAGS if flag.switch} == {SWITCH_GIVEN}

@@ -5,6 +5,7 @@ from __future__ import annotations
 from conformance.build import BUILD_PROFILES, BuildCase
 
 from compat.engine.launch import Launch
+from compat.engine.sub_backends import NO_SUB_BACKENDS
 from compat.vocab.hardware import ComputeCapability
 from compat.vocab.terms import Arch, ModelFeature, Platform, SpeculativeAttentionMode
 
@@ -49,4 +50,5 @@ def launch_of(gpu: str, case: BuildCase) -> Launch:
         remote_code=False,
         spec_mode=SpeculativeAttentionMode.PREFILL,
         draft_backend=None,
+        sub_backends=NO_SUB_BACKENDS,
     )

@@ -143,11 +143,29 @@ def parser_flags(wheel: Path) -> dict[str, str]:
     )
 
 
-def release_flags_in_subprocess(release: str) -> dict[str, str]:
-    """`parser_flags` of `release`'s wheel, computed in a fresh interpreter."""
+def parser_choices(wheel: Path) -> dict[str, list[str]]:
+    """The `choices=` of every option the wheel's parser declares with some.
+
+    Imports the wheel's modules into this interpreter: call it once per process.
+    """
+    with zipfile.ZipFile(wheel) as archive:
+        sys.meta_path.insert(0, _WheelImporter(archive))
+        server_args = importlib.import_module("sglang.srt.server_args")
+        parser = argparse.ArgumentParser(add_help=False)
+        server_args.ServerArgs.add_cli_args(parser)
+    return {
+        name: [str(choice) for choice in action.choices]
+        for action in parser._actions
+        if action.choices
+        for name in action.option_strings
+    }
+
+
+def _in_subprocess(release: str, mode: str) -> Any:
+    """`mode` (`--print` or `--choices`) of `release`'s wheel, in a fresh interpreter."""
     wheel = wheel_path(release)
     result = subprocess.run(
-        [sys.executable, "-m", "conformance.flags", "--print", str(wheel)],
+        [sys.executable, "-m", "conformance.flags", mode, str(wheel)],
         capture_output=True,
         text=True,
         check=False,
@@ -155,7 +173,26 @@ def release_flags_in_subprocess(release: str) -> dict[str, str]:
     )
     if result.returncode != 0:
         raise RuntimeError(f"sglang {release}: {result.stderr.strip()[-2000:]}")
-    flags: dict[str, str] = json.loads(result.stdout)
+    return json.loads(result.stdout)
+
+
+def sub_backend_choices(release: str) -> dict[str, tuple[str, ...]]:
+    """The choices of the sub-backend flags `release`'s parser declares, by ServerArgs field
+    (the modelled flags' own spelling first, then their older one)."""
+    from compat.inputs.flags import SUB_BACKEND_FLAGS
+
+    declared: dict[str, list[str]] = _in_subprocess(release, "--choices")
+    found = {}
+    for flag in SUB_BACKEND_FLAGS:
+        spelled = next((option for option in flag.options if option in declared), None)
+        if spelled is not None:
+            found[flag.field] = tuple(declared[spelled])
+    return found
+
+
+def release_flags_in_subprocess(release: str) -> dict[str, str]:
+    """`parser_flags` of `release`'s wheel, computed in a fresh interpreter."""
+    flags: dict[str, str] = _in_subprocess(release, "--print")
     return flags
 
 
@@ -164,8 +201,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args[:1] == ["--print"] and len(args) == 2:
         print(json.dumps(parser_flags(Path(args[1]))))
         return 0
+    if args[:1] == ["--choices"] and len(args) == 2:
+        print(json.dumps(parser_choices(Path(args[1]))))
+        return 0
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
     from compat.engine.parser import encoding as flag_source
+    from compat.engine.parser import sub_choices
     from compat.releases import RELEASE_NAMES
 
     releases = list(RELEASE_NAMES) if args == ["--all"] else args
@@ -173,12 +214,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("usage: python tools/flags.py (--all | RELEASE ...)", file=sys.stderr)
         return 2
     data = flag_source.committed_releases()
+    subs = {release: dict(sub_choices.sub_choices(release)) for release in data}
     for release in releases:
         data[release] = release_flags_in_subprocess(release)
+        subs[release] = sub_backend_choices(release)
         print(f"{release}: {len(data[release])} flags", file=sys.stderr)
     flag_source.DATA_MODULE.write_text(flag_source.render_data(data), encoding="utf-8")
     order = sorted(data, key=flag_source.release_key)
-    print(f"wrote {flag_source.DATA_MODULE.name}: releases {', '.join(order)}")
+    sub_module = Path(sub_choices.__file__).with_name("sub_data.py")
+    sub_module.write_text(sub_choices.render_sub_data(subs, order), encoding="utf-8")
+    print(f"wrote {flag_source.DATA_MODULE.name}, {sub_module.name}: releases {', '.join(order)}")
     return 0
 
 

@@ -15,7 +15,11 @@ parallelism (`--tp-size 4/8`, `--dp-size 2 --enable-dp-attention` with TP 1 and 
 `--device` (cpu everywhere, cuda on the GPUs), `--quantization` (fp8, modelopt_fp4, and
 mxfp4 for gpt-oss), `--disaggregation-mode prefill/decode`, KV dtype (fp8_e4m3 and the
 release's FP4 spelling: fp4_e2m1 up to 0.5.15, nvfp4 from 0.5.16), page size (1, 64) and
-speculation (EAGLE topk 1; NEXTN for the models whose cards use it). Values a release's
+speculation (EAGLE topk 1; NEXTN for the models whose cards use it), and the sub-backend
+flags of the parts a model has (every `--dsa-prefill-backend` and `--dsa-decode-backend`
+choice for DeepSeek sparse attention, every `--linear-attn-*` choice for the gated DeltaNet
+model, every `--mm-attention-backend` choice for the models with a vision tower), as the
+release's own parser lists them and spells them. Values a release's
 parser does not list are left out of that release's zoo. Models with remote code also get
 one launch without `--trust-remote-code`.
 
@@ -70,11 +74,41 @@ PARALLEL = {
 }
 DISAGGREGATION = ("prefill", "decode")
 PAGES = (1, 64)
+# The sub-backend flags (their ServerArgs fields) each family's model has a part for.
+_DSA = ("dsa_prefill_backend", "dsa_decode_backend")
+_LINEAR = ("linear_attn_backend", "linear_attn_prefill_backend", "linear_attn_decode_backend")
+_VISION = ("mm_attention_backend",)
+SUB_BACKEND_FAMILIES: dict[str, tuple[str, ...]] = {
+    "deepseek-v3.2": _DSA,
+    "qwen3-next": _LINEAR,
+    "qwen2.5-vl": _VISION,
+    "gemma3": _VISION,
+    "llama4": _VISION,
+}
 
 
 @functools.cache
 def _choices(version: str) -> tuple[frozenset[str], tuple[str, ...]]:
     return frozenset(backends(version)), kv_dtypes(version)
+
+
+@functools.cache
+def sub_backend_choices(version: str) -> dict[str, tuple[str, tuple[str, ...]]]:
+    """field -> (the flag as `version` spells it, its choices), read from its own parser,
+    for each sub-backend flag it has."""
+    from compat.inputs.flags import SUB_BACKEND_FLAGS
+    from conformance.harness import open_runtime
+
+    found = {}
+    with open_runtime(version, "CPU-AMX") as runtime:
+        for flag in SUB_BACKEND_FLAGS:
+            for option in flag.options:
+                try:
+                    found[flag.field] = (option, runtime.choices(option))
+                    break
+                except KeyError:
+                    continue
+    return found
 
 
 def kv_values(version: str) -> tuple[str, ...]:
@@ -117,7 +151,19 @@ def axes(version: str, gpu: str, name: str) -> dict[str, list[tuple[str, tuple[s
         "kv": [(f"kv={kv}", ("--kv-cache-dtype", kv)) for kv in kv_values(version)],
         "page": [(f"page={page}", ("--page-size", str(page))) for page in PAGES],
         "speculation": [(f"spec={s}", SPECULATION[s]) for s in model.speculative],
+        "sub": _sub_values(version, model),
     }
+
+
+def _sub_values(version: str, model: ZooModel) -> list[tuple[str, tuple[str, ...]]]:
+    """One launch per choice of each sub-backend flag the model has a part for."""
+    declared = sub_backend_choices(version)
+    values = []
+    for field in SUB_BACKEND_FAMILIES.get(model.family, ()):
+        if field in declared:
+            option, choices = declared[field]
+            values += [(f"{field}={name}", (option, name)) for name in choices]
+    return values
 
 
 def _launch_flags(model: ZooModel, chosen: list[tuple[str, tuple[str, ...]]]) -> tuple[str, ...]:

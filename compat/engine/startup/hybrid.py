@@ -33,7 +33,12 @@ def handle_mamba_cache(
         return
     if not f.radix_cache:
         return
-    if hybrid.picks_strategy and rule.mamba is MambaCache.EXTRA_BUFFER:
+    f.mamba_no_buffer = not hybrid.picks_strategy
+    if (
+        hybrid.picks_strategy
+        and rule.mamba is MambaCache.EXTRA_BUFFER
+        and _linear_ok(launch, hybrid)
+    ):
         if not any(machine.holds(launch) for machine in hybrid.extra_buffer_machines):
             log.add(
                 HybridCachePlatform(
@@ -81,3 +86,11 @@ def handle_mamba_cache(
                 flags=("--speculative-algorithm",), value=f.algorithm, model=rule.model
             )
         )
+
+
+def _linear_ok(launch: Launch, hybrid: HybridCacheRules) -> bool:
+    """Whether the launch's `--linear-attn-backend` (unset: the default, which the support
+    test names) lets the model take extra_buffer."""
+    needs = hybrid.extra_buffer_linear_attn
+    chosen = launch.sub_backends.linear_attn_backend
+    return needs is None or chosen is None or chosen == needs

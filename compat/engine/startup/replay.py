@@ -37,6 +37,8 @@ from compat.engine.startup.prelude import (
 from compat.engine.startup.serving import handle_data_parallelism, handle_deterministic_inference
 from compat.engine.startup.spec import handle_speculative_decoding
 from compat.engine.startup.state import ServerArgsFields, StartupLog
+from compat.engine.startup.sub_backends import handle_sub_backends
+from compat.engine.sub_backends import NO_SUB_BACKENDS
 from compat.vocab.terms import Severity
 
 
@@ -99,6 +101,8 @@ def replay(launch: Launch, rules: ReleaseRules) -> Startup:
         chosen, by, by_device = default, None, False
     handle_kv_dtype_gpu(launch, rules, f, log)
     handle_kv4_compatibility(launch, rules, f, log)
+    if launch.sub_backends is not NO_SUB_BACKENDS:  # most launches set none of them
+        handle_sub_backends(launch, rules, f, log)
     if f.page_size is None:
         f.page_size = 1  # `_handle_page_size`
     handle_data_parallelism(launch, rules, f, log)

@@ -38,6 +38,9 @@ class ServerArgsFields:
     dp_attention: bool
     radix_cache: bool = True
     """Off when SGLang turns the radix cache off (`disable_radix_cache`)."""
+    mamba_no_buffer: bool = False
+    """A hybrid model's Mamba cache runs the no_buffer strategy with the radix cache on, as
+    the strategy SGLang leaves unasked (up to 0.5.13, before it picks one)."""
 
     @classmethod
     def of(cls, parsed: Launch) -> ServerArgsFields:

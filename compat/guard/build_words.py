@@ -11,6 +11,7 @@ import msgspec
 
 from compat.engine.build import (
     BUILD_RULE_PREFIX,
+    DRAFT_FILE,
     REGISTRY_FILE,
     WRAPPER,
     BuildCheck,
@@ -19,6 +20,8 @@ from compat.engine.build import (
 )
 from compat.guard.report import Enforcement, Finding
 from compat.vocab.terms import Severity
+
+DRAFT_FLAG = "--speculative-draft-attention-backend"
 
 
 def is_build_finding(finding: Finding) -> bool:
@@ -30,7 +33,12 @@ def finding(failure: BuildFailure, release: str) -> Finding:
     """The finding for a backend build that fails in `release`."""
     check = failure.check
     flags: tuple[str, ...] = ("--attention-backend",)
-    if check is BuildCheck.NO_SPECULATIVE or failure.draft:
+    # A draft's failure names the flag that gives the draft a backend of its own.
+    if failure.own:
+        flags = (DRAFT_FLAG, "--speculative-algorithm")
+    elif failure.draft:
+        flags = (*flags, "--speculative-algorithm", DRAFT_FLAG)
+    elif check is BuildCheck.NO_SPECULATIVE:
         flags = (*flags, "--speculative-algorithm")
     what = f"{failure.backend} for the draft model" if failure.draft else failure.backend
     return Finding(
@@ -93,16 +101,8 @@ def _family(model_types: frozenset[str]) -> str:
 
 def _said(failure: BuildFailure) -> str:
     backend, check = failure.backend, failure.check
-    if check is BuildCheck.NO_DRAFT_VARIANT:
-        variants = ", ".join(sorted(failure.allowed))
-        return (
-            f"the draft model inherits the target's {backend}, which has no draft variant "
-            f"in the speculative draft factory (it builds {variants})"
-        )
     if failure.draft:
-        return f"the draft model inherits the target's {backend}, whose draft variant " + (
-            _said(msgspec.structs.replace(failure, draft=False)).removeprefix(f"{backend} ")
-        )
+        return _said_of_draft(failure)
     if check is BuildCheck.NEEDS_MLA:
         return f"{backend} serves MLA models only"
     if check is BuildCheck.NEEDS_MHA:
@@ -118,3 +118,26 @@ def _said(failure: BuildFailure) -> str:
         return f"{backend} is built for {_family(failure.model_types)} only"
     allowed = ", ".join(sorted(failure.allowed))
     return f"hybrid GDN models run only on {allowed} on this Blackwell GPU"
+
+
+def _said_of_draft(failure: BuildFailure) -> str:
+    """The draft's failure: where its backend comes from, then what refuses it (the draft
+    factory's map or builder, or the registry, as the draft's model runner builds it)."""
+    backend = failure.backend
+    source = (
+        f"the draft model runs on {backend} ({DRAFT_FLAG})"
+        if failure.own
+        else f"the draft model inherits the target's {backend}"
+    )
+    if failure.check is BuildCheck.NO_DRAFT_VARIANT:
+        variants = ", ".join(sorted(failure.allowed))
+        return (
+            f"{source}, which has no draft variant in the speculative draft factory "
+            f"(it builds {variants})"
+        )
+    said = _said(msgspec.structs.replace(failure, draft=False))
+    if failure.file == DRAFT_FILE:
+        return f"{source}, whose draft variant {said.removeprefix(f'{backend} ')}"
+    if said.startswith(f"{backend} "):
+        return f"{source}, which {said.removeprefix(f'{backend} ')}"
+    return f"{source}: {said}"

@@ -68,6 +68,9 @@ class AttentionConfig:
     speculative_attention_mode: str = "prefill"
     speculative_draft_attention_backend: str | None = None
     """The draft model's backend; unset, it inherits the target's."""
+    draft_attention_arch: str | None = None
+    """The draft model's attention (`mha` or `mla`); unset, the target's (`attention_arch`).
+    An EAGLE3 draft is usually a Llama-architecture MHA model, whatever the target."""
     attention_arch: str = "mha"
     platform: str = "cuda"
     compute_capability: tuple[int, int] | str | ComputeCapability | None = None

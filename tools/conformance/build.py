@@ -83,13 +83,20 @@ class BuildOutcome:
 
 @dataclasses.dataclass(frozen=True)
 class DraftCase:
-    """What the draft worker's `DraftBackendFactory` reads, the draft flag unset: the
-    target's backend (both phases), the model's architecture and the draft's steps."""
+    """What the draft worker reads: the target's backend (both phases), the model's
+    architecture, the draft's steps, `--speculative-draft-attention-backend` and the draft
+    model's own architecture."""
 
     backend: str  # the target's decode backend (and prefill one, unless `prefill` is set)
     mla: bool = False
     steps: int = 3  # `--speculative-num-steps`: 1 builds no multi-step decode backend
     prefill: str | None = None  # the target's prefill backend, where it differs
+    draft_backend: str | None = None  # `--speculative-draft-attention-backend`
+    draft_mla: bool | None = None  # the draft model's `use_mla_backend` (None: the target's)
+
+    @property
+    def draft_is_mla(self) -> bool:
+        return self.mla if self.draft_mla is None else self.draft_mla
 
 
 class _Config(types.SimpleNamespace):
@@ -128,11 +135,13 @@ class BuildRuntime(SglangRuntime):
         self._finder.real = self._finder.real | {REGISTRY}
         self.registry = importlib.import_module(REGISTRY)
 
-    def build(self, case: BuildCase) -> BuildOutcome:
+    def build(self, case: BuildCase, draft_worker: bool = False) -> BuildOutcome:
         """`ATTENTION_BACKENDS[backend](runner)`, then `attn_backend_wrapper`, as
-        `ModelRunner._get_attention_backend_from_str` calls them."""
+        `ModelRunner._get_attention_backend_from_str` calls them (for the draft's model
+        runner where `draft_worker`)."""
         registry = self.registry
         runner = self._runner(case)
+        runner.is_draft_worker = draft_worker
         saved = dict(registry.__dict__)
         registry.__dict__.update(self._context(case))
         try:
@@ -149,21 +158,43 @@ class BuildRuntime(SglangRuntime):
         return BuildOutcome(type(built).__name__)
 
     def build_draft(self, case: DraftCase) -> BuildOutcome:
-        """The EAGLE worker's draft backends: `DraftBackendFactory(...)`, then
-        `create_decode_backend()` and `create_draft_extend_backend()`, in the worker's order.
-        `built` names the two classes (decode, then draft extend; `None` for none)."""
+        """The target's backends, then the draft worker's, in SGLang's order: the target
+        runner's registry build (decode, then prefill), the draft runner's (its own
+        `use_mla_backend`: the flag alone, else the target's backends, as
+        `ModelRunner._get_attention_backend` and, from 0.5.16,
+        `resolve_attention_backend_strs` choose), then the EAGLE worker's
+        `DraftBackendFactory(...)`, `create_decode_backend()` and
+        `create_draft_extend_backend()`. `built` names the factory's two classes (decode,
+        then draft extend; `None` for none)."""
+        prefill = case.prefill or case.backend
+        target = dict.fromkeys((case.backend, prefill))
+        runner = (case.draft_backend,) if case.draft_backend else tuple(target)
+        for draft, mla, backends in ((False, case.mla, target), (True, case.draft_is_mla, runner)):
+            for backend in backends:
+                outcome = self.build(BuildCase(backend, mla, speculative="EAGLE"), draft)
+                if outcome.failed:
+                    return outcome
+        return self._draft_factory(case)
+
+    def _draft_factory(self, case: DraftCase) -> BuildOutcome:
         factory_module = self._draft_module()
-        target = BuildCase(case.backend, case.mla, speculative="EAGLE")
+        mla = case.draft_is_mla
+        target = BuildCase(case.backend, mla, speculative="EAGLE")
         runner = self._runner(target)
-        runner.draft_attention_backend = None  # 0.5.18+: the runner carries the draft flag
+        # 0.5.18+: the draft runner carries the flag (`resolve_draft_attention_backend`).
+        runner.draft_attention_backend = case.draft_backend
         server_args = runner.server_args
         prefill = case.prefill or case.backend
         server_args.prefill_attention_backend = prefill
-        server_args.use_mla_backend = case.mla
+        # Up to 0.5.15 the factory reads the process-wide `use_mla_backend`, which each
+        # runner sets as it is built: the draft runner, built last, sets its own.
+        server_args.use_mla_backend = mla
         server_args.speculative_attention_mode = "prefill"
-        server_args.speculative_draft_attention_backend = None
-        spec = types.SimpleNamespace(speculative_attention_mode="prefill",
-                                     speculative_draft_attention_backend=None)  # fmt: skip
+        server_args.speculative_draft_attention_backend = case.draft_backend
+        spec = types.SimpleNamespace(
+            speculative_attention_mode="prefill",
+            speculative_draft_attention_backend=case.draft_backend,
+        )
         context = {
             "get_global_server_args": lambda: server_args,
             "get_spec": lambda: spec,
@@ -342,11 +373,23 @@ def run_cases(
 
 def draft_cases(version: str) -> Iterator[DraftCase]:
     """The draft grid of a release: every registered backend as the target's, on an MHA and
-    an MLA model, with one draft step (no multi-step decode backend) and three."""
-    for backend in registered(version):
+    an MLA model, with one draft step (no multi-step decode backend) and three; the draft
+    inheriting it, or on its own backend (`--speculative-draft-attention-backend`, each
+    registered one) with a draft model of the target's architecture or the other one (an
+    EAGLE3 Llama draft on an MLA target)."""
+    backends = registered(version)
+    for backend in backends:
         for mla in (False, True):
             for steps in (1, 3):
                 yield DraftCase(backend, mla, steps)
+                yield DraftCase(backend, mla, steps, draft_mla=not mla)
+    # With the flag set the target's backend matters only for its own build: one that
+    # builds for both architectures stands for them all.
+    for draft in backends:
+        for mla in (False, True):
+            for draft_mla in (False, True):
+                for steps in (1, 3):
+                    yield DraftCase("triton", mla, steps, draft_backend=draft, draft_mla=draft_mla)
 
 
 def run_draft_grid(

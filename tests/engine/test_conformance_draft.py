@@ -1,12 +1,16 @@
-"""The engine predicts what each release's draft backend factory does for the draft model.
+"""The engine predicts what each release's draft worker builds for the draft model.
 
-The harness (tools/conformance/build.py) runs the release's own `DraftBackendFactory`
-(`sglang/srt/speculative/draft_utils.py`) under the fake torch, as the EAGLE worker calls
-it with the draft flag unset: the multi-step decode backend, then the draft-extend one, on
-every backend the registry registers as the target's, for an MHA and an MLA model, with one
-draft step and three, on the build grid's machines (sm80 to sm121, ROCm gfx942, a CPU). The
-engine (`compat.engine.build.predict_draft` over `compat.releases.draft`) must agree on every
-case: whether the draft's build fails, and on which line of which function.
+The harness (tools/conformance/build.py) runs, under the fake torch, the target runner's
+registry build, then the draft runner's (for the draft model's own architecture:
+`--speculative-draft-attention-backend` alone, else the target's backends), then the
+release's own `DraftBackendFactory` (`sglang/srt/speculative/draft_utils.py`) as the EAGLE
+worker calls it: the multi-step decode backend, then the draft-extend one. The grid: every
+backend the registry registers as the target's, for an MHA and an MLA model, with one draft
+step and three, the draft inheriting the target's backend or on each registered backend of
+its own, with a draft of the target's architecture or the other one (an MHA EAGLE3 draft of
+an MLA target), on the build grid's machines (sm80 to sm121, ROCm gfx942, a CPU). The
+engine (`compat.engine.build.build_after_startup` over `compat.releases`) must agree on
+every case: whether the build fails, and on which line of which function.
 """
 
 from __future__ import annotations
@@ -114,3 +118,48 @@ def test_an_mha_target_on_trtllm_mla_fails_in_the_draft_where_the_release_says()
         failure = predict_draft(rules, launch_of("sm100", case), ("trtllm_mla",) * 2, steps)
         assert failure is not None and failure.draft and failure.check is BuildCheck.NEEDS_MLA
         assert failure.where == f"{DRAFT_FILE}:{line}"
+
+
+# Where each release's draft runner chooses its backend (`predict_draft_worker` replays it):
+# `ModelRunner._get_attention_backend` up to 0.5.15, then the attention-backend setup.
+_RUNNER_CHOICE = (
+    (
+        "sglang/srt/model_executor/model_runner.py",
+        "if self.is_draft_worker and draft_attn_backend:",
+    ),
+    (
+        "sglang/srt/model_executor/model_runner_components/attention_backend_setup.py",
+        "if is_draft_worker and draft_attn_backend:",
+    ),
+)
+
+
+@pytest.mark.parametrize("version", releases.selected())
+def test_the_draft_runner_builds_the_flag_alone_else_the_target_backends(version: str) -> None:
+    """The harness builds the draft runner's backends as the release chooses them: the flag
+    alone where it is set (the one branch on it), else the target's pair."""
+    root = require_source(version)
+    found = [
+        (file, line)
+        for file, line in _RUNNER_CHOICE
+        if (root / file).is_file() and line in (root / file).read_text(encoding="utf-8")
+    ]
+    assert len(found) == 1, found
+    file, line = found[0]
+    source = (root / file).read_text(encoding="utf-8")
+    branch = source.split(line, 1)[1].split("\n\n", 1)[0]
+    assert "draft_attn_backend" in branch and "return" in branch
+
+
+def test_an_mha_draft_of_an_mla_target_fails_in_the_draft_runner_where_the_release_says() -> None:
+    # The draft runner's registry refuses trtllm_mla for a model without MLA before the
+    # factory is reached; with the flag on triton the draft builds.
+    case = BuildCase("trtllm_mla", mla=True, speculative="EAGLE3")
+    launch = msgspec.structs.replace(launch_of("sm100", case), draft_arch=Arch.MHA)
+    for version, line in (("0.5.7", 51), ("0.5.11", 59), ("0.5.23", 97)):
+        rules = RELEASES[version].build
+        failure = build_after_startup(rules, launch, ("trtllm_mla",) * 2, "EAGLE3", 3)
+        assert failure is not None and failure.draft and failure.check is BuildCheck.NEEDS_MLA
+        assert failure.where.endswith(f"attention_registry.py:{line}")
+        own = msgspec.structs.replace(launch, draft_backend="triton")
+        assert build_after_startup(rules, own, ("trtllm_mla",) * 2, "EAGLE3", 3) is None

@@ -33,6 +33,7 @@ from compat.inputs.command import (
 from compat.inputs.config import AttentionConfig, InputProblem, InvalidConfigError, chosen_release
 from compat.inputs.flags import FLAGS, flag_of
 from compat.inputs.model_source import (
+    add_draft_model,
     add_known_model,
     add_model_config,
     add_published_config,
@@ -138,6 +139,8 @@ def assemble(request: LaunchRequest) -> Assembled:
         fields["sglang_version"] = request.sglang_version
     if "attention_arch" not in fields and not problems:
         _implied_arch(fields, models, context, problems)
+    if "draft_attention_arch" not in fields and launch.draft_model_path is not None:
+        add_draft_model(launch.draft_model_path, models, fields, context)
     detected = _add_machine(request, fields, context, problems)
     if problems:
         raise _input_error(problems, fields)

@@ -280,18 +280,24 @@ def predict_draft_worker(
         failure = predict_build(rules, draft, runner, True, constructors)
         if failure is not None:
             return msgspec.structs.replace(failure, draft=True, own=own is not None)
-    if own is not None:
-        factory = (own, own)
-    # `--speculative-attention-mode decode` builds the draft-extend backend on the target's
-    # decode backend.
-    elif launch.spec_mode is SpeculativeAttentionMode.DECODE:
-        factory = (decode, decode)
-    else:
-        factory = (prefill, decode)
-    failure = predict_draft(rules.draft, draft, factory, steps)
+    failure = predict_draft(rules.draft, draft, draft_factory_backends(launch, phases), steps)
     if failure is not None and own is not None:
         failure = msgspec.structs.replace(failure, own=True)
     return failure
+
+
+def draft_factory_backends(launch: Launch, phases: tuple[str, str]) -> tuple[str, str]:
+    """The (draft-extend, multi-step decode) backends `DraftBackendFactory._create_backend`
+    looks up, given the target's (prefill, decode): the flag for both where it is set; else
+    the target's prefill and decode backends, the draft-extend one on the decode backend
+    under `--speculative-attention-mode decode`."""
+    own = launch.draft_backend
+    if own is not None:
+        return (own, own)
+    prefill, decode = phases
+    if launch.spec_mode is SpeculativeAttentionMode.DECODE:
+        return (decode, decode)
+    return (prefill, decode)
 
 
 def predict_draft(

@@ -25,16 +25,32 @@ from conformance import releases
 from conformance.availability import require_source
 from conformance.build import BuildCase, BuildOutcome, DraftCase, run_draft_grid
 
-from compat.engine.build import DRAFT_FILE, BuildCheck, build_after_startup, predict_draft
+from compat.engine.build import (
+    DRAFT_FILE,
+    BuildCheck,
+    build_after_startup,
+    draft_factory_backends,
+    predict_draft,
+)
 from compat.engine.launch import Launch
 from compat.releases import RELEASES
-from compat.vocab.terms import Arch
+from compat.vocab.terms import Arch, SpeculativeAttentionMode
 
 
 def _launch(gpu: str, case: DraftCase) -> Launch:
     launch = launch_of(gpu, BuildCase(case.backend, case.mla, speculative="EAGLE"))
     arch = None if case.draft_mla is None else (Arch.MLA if case.draft_mla else Arch.MHA)
-    return msgspec.structs.replace(launch, draft_backend=case.draft_backend, draft_arch=arch)
+    mode = SpeculativeAttentionMode.DECODE if case.decode_mode else SpeculativeAttentionMode.PREFILL
+    return msgspec.structs.replace(
+        launch, draft_backend=case.draft_backend, draft_arch=arch, spec_mode=mode
+    )
+
+
+def _names(launch: Launch, case: DraftCase) -> str:
+    """The backends the engine says the draft factory builds: decode (none for one step),
+    then draft extend."""
+    extend, decode = draft_factory_backends(launch, (case.prefill or case.backend, case.backend))
+    return f"{decode if case.steps > 1 else None},{extend}"
 
 
 def _disagreements(version: str, grid: dict[tuple[str, DraftCase], BuildOutcome]) -> list[str]:
@@ -46,13 +62,18 @@ def _disagreements(version: str, grid: dict[tuple[str, DraftCase], BuildOutcome]
             continue  # the grid's models are no QSA model: `test_a_model_own_draft_path...`
         # The harness runs the registry alone (the backend classes are stand-ins).
         phases = (case.prefill or case.backend, case.backend)
+        launch = _launch(gpu, case)
         failure = build_after_startup(
-            rules, _launch(gpu, case), phases, "EAGLE", case.steps, constructors=False
+            rules, launch, phases, "EAGLE", case.steps, constructors=False
         )
         predicted = None if failure is None else (failure.line, failure.function)
         said = None if outcome.built is not None else (outcome.raised_at, outcome.raised_in)
         if predicted != said:
             found.append(f"{gpu} {case}: sglang {said} {outcome}, engine {predicted}")
+        elif said is None and outcome.names != _names(launch, case):
+            found.append(
+                f"{gpu} {case}: sglang builds {outcome.names}, engine {_names(launch, case)}"
+            )
     return found
 
 
@@ -64,6 +85,9 @@ def test_engine_predicts_every_draft_build(version: str) -> None:
     assert outcomes[True] > 0 and outcomes[False] > 0  # the grid both builds and fails
     kinds = {outcome.raised_in for outcome in grid.values() if outcome.failed}
     assert "_create_backend" in kinds and len(kinds) > 1  # no variant, and MLA only
+    # The flag, the phases and the attention mode each move what the factory builds.
+    names = {outcome.names for outcome in grid.values() if not outcome.failed}
+    assert {"None,triton", "flashinfer,flashinfer", "triton,triton"} <= names
     found = _disagreements(version, grid)
     assert not found, f"sglang {version}: {len(found)} of {len(grid)} disagree:\n" + "\n".join(
         found[:20]

@@ -75,6 +75,7 @@ class BuildOutcome:
     error: str | None = None
     raised_at: int | None = None  # the registry's line that raised
     raised_in: str | None = None  # the registry's function that raised
+    names: str | None = None  # the draft factory's: the backends it looked up (decode,extend)
 
     @property
     def failed(self) -> bool:
@@ -93,6 +94,7 @@ class DraftCase:
     prefill: str | None = None  # the target's prefill backend, where it differs
     draft_backend: str | None = None  # `--speculative-draft-attention-backend`
     draft_mla: bool | None = None  # the draft model's `use_mla_backend` (None: the target's)
+    decode_mode: bool = False  # `--speculative-attention-mode decode`
 
     @property
     def draft_is_mla(self) -> bool:
@@ -189,10 +191,11 @@ class BuildRuntime(SglangRuntime):
         # Up to 0.5.15 the factory reads the process-wide `use_mla_backend`, which each
         # runner sets as it is built: the draft runner, built last, sets its own.
         server_args.use_mla_backend = mla
-        server_args.speculative_attention_mode = "prefill"
+        mode = "decode" if case.decode_mode else "prefill"
+        server_args.speculative_attention_mode = mode
         server_args.speculative_draft_attention_backend = case.draft_backend
         spec = types.SimpleNamespace(
-            speculative_attention_mode="prefill",
+            speculative_attention_mode=mode,
             speculative_draft_attention_backend=case.draft_backend,
         )
         context = {
@@ -206,24 +209,38 @@ class BuildRuntime(SglangRuntime):
         )
         arguments = {"draft_model_runner": runner, "topk": 1,
                      "speculative_num_steps": case.steps, "server_args": server_args}  # fmt: skip
-        accepted = inspect.signature(factory_module.DraftBackendFactory).parameters
+        factory_class = factory_module.DraftBackendFactory
+        accepted = inspect.signature(factory_class).parameters
+        # What `_create_backend` looks up in the map it is handed: the backend it builds.
+        looked_up: list[str] = []
+        original = factory_class._create_backend
+
+        def recording(
+            self: object, name: str, backend_map: dict[str, Any], *a: Any, **k: Any
+        ) -> Any:
+            return original(self, name, _Lookups(backend_map, looked_up), *a, **k)
+
+        factory_class._create_backend = recording
         # 0.5.23 sets the children's phase names on a per-step container; a stand-in
         # container has none.
         stubs.inert_attribute("attn_backends", ())
         try:
-            factory = factory_module.DraftBackendFactory(
+            factory = factory_class(
                 **{name: value for name, value in arguments.items() if name in accepted}
             )
             decode = factory.create_decode_backend()
+            decoded = looked_up[-1] if looked_up else "None"
             extend = factory.create_draft_extend_backend()
         except REFUSALS as exc:
             line, function = _frame_in(exc, DRAFT_FILE)
             return BuildOutcome(None, f"{type(exc).__name__}: {exc}", line, function)
         finally:
+            factory_class._create_backend = original
             stubs.inert_attribute("attn_backends", None)
             factory_module.__dict__.clear()
             factory_module.__dict__.update(saved)
-        return BuildOutcome(f"{_name(decode)},{_name(extend)}")
+        names = f"{decoded},{looked_up[-1]}"
+        return BuildOutcome(f"{_name(decode)},{_name(extend)}", names=names)
 
     def _draft_module(self) -> types.ModuleType:
         self._finder.real = self._finder.real | {DRAFT}
@@ -291,6 +308,18 @@ class BuildRuntime(SglangRuntime):
     def _registry_frame(self, exc: BaseException) -> tuple[int | None, str | None]:
         """The line and function of the innermost registry frame that raised."""
         return _frame_in(exc, REGISTRY_FILE)
+
+
+class _Lookups(dict[str, Any]):
+    """A backend map that records each key it is indexed by."""
+
+    def __init__(self, backend_map: dict[str, Any], looked_up: list[str]) -> None:
+        super().__init__(backend_map)
+        self.looked_up = looked_up
+
+    def __getitem__(self, key: str) -> Any:
+        self.looked_up.append(key)
+        return super().__getitem__(key)
 
 
 def _frame_in(exc: BaseException, file: str) -> tuple[int | None, str | None]:
@@ -390,6 +419,14 @@ def draft_cases(version: str) -> Iterator[DraftCase]:
             for draft_mla in (False, True):
                 for steps in (1, 3):
                     yield DraftCase("triton", mla, steps, draft_backend=draft, draft_mla=draft_mla)
+    # Phases apart (triton prefill): `--speculative-attention-mode` picks the draft-extend
+    # backend, unless the flag is set.
+    for backend in backends:
+        for mla in (False, True):
+            for decode_mode in (False, True):
+                yield DraftCase(backend, mla, 3, prefill="triton", decode_mode=decode_mode)
+                yield DraftCase(backend, mla, 3, prefill="triton", decode_mode=decode_mode,
+                                draft_backend="flashinfer")  # fmt: skip
 
 
 def run_draft_grid(

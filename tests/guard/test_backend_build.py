@@ -257,3 +257,18 @@ def test_a_deprecated_name_for_the_draft_is_renamed_as_start_up_renames_it() -> 
 def test_a_draft_attention_arch_outside_the_choices_is_a_clear_error() -> None:
     with pytest.raises(ValueError, match=r"--draft-attention-arch.*valid choices: mha, mla"):
         AttentionConfig(draft_attention_arch="gqa")
+
+
+def test_the_native_nvfp4_cache_runs_the_draft_on_trtllm_mha() -> None:
+    # 0.5.21's `_handle_kv4_compatibility`: on SM100 with trtllm_mha and an NVFP4 cache, a
+    # draft model runs on trtllm_mha; another draft backend is refused at start-up.
+    nvfp4 = {"attention_backend": "trtllm_mha", "kv_cache_dtype": "nvfp4", **SPEC, **B200}
+    unset = _report("0.5.21", **nvfp4, **LLAMA)
+    assert "startup-nvfp4-draft-backend" in {f.rule for f in unset.infos}
+    assert not unset.sglang_fails
+    other = _report("0.5.21", **nvfp4, **LLAMA, speculative_draft_attention_backend="triton")
+    assert other.refused_at_startup
+    assert "startup-nvfp4-draft-backend" in {f.rule for f in other.errors}
+    # 0.5.20 has no such rule: the draft builds on triton.
+    assert not _report("0.5.20", **nvfp4, **LLAMA,
+                       speculative_draft_attention_backend="triton").refused_at_startup  # fmt: skip

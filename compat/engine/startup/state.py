@@ -38,6 +38,8 @@ class ServerArgsFields:
     dp_attention: bool
     radix_cache: bool = True
     """Off when SGLang turns the radix cache off (`disable_radix_cache`)."""
+    draft_backend: str | None = None
+    """`--speculative-draft-attention-backend` (None: the draft inherits the target's)."""
 
     @classmethod
     def of(cls, parsed: Launch) -> ServerArgsFields:
@@ -53,6 +55,7 @@ class ServerArgsFields:
             parsed.steps,
             parsed.draft_tokens,
             parsed.dp_attention,
+            draft_backend=parsed.draft_backend,
         )
 
     def get(self, field: BackendField) -> str | None:

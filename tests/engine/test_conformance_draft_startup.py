@@ -1,6 +1,6 @@
 """The engine replays what each release's start-up makes of the draft's backend flag.
 
-The harness (tools/conformance/draft_startup.py) runs each release's own argument parser
+The harness (`draft_rows` in tools/conformance/build.py) runs each release's own argument parser
 and start-up over launches with and without `--speculative-draft-attention-backend` (an MHA
 and an MLA model, on H200 and B200, under SGLang's choice of target backend, triton,
 trtllm_mha and the native NVFP4 cache on trtllm_mha). The engine's replay
@@ -17,8 +17,8 @@ from typing import Any
 import pytest
 from conformance import releases
 from conformance.availability import require_source
+from conformance.build import DRAFT_FLAG, draft_rows
 from conformance.compare import config_kwargs
-from conformance.draft_startup import DRAFT_FLAG, draft_rows
 
 from compat import AttentionConfig, InvalidConfigError
 from compat.engine.startup.replay import replay

@@ -96,6 +96,8 @@ class DraftCase:
     draft_backend: str | None = None  # `--speculative-draft-attention-backend`
     draft_mla: bool | None = None  # the draft model's `use_mla_backend` (None: the target's)
     decode_mode: bool = False  # `--speculative-attention-mode decode`
+    hybrid_gdn: bool = False  # a hybrid GDN model (the registry's wrapper reads it)
+    encoder_decoder: bool = False  # cross-attention (the registry's factories read it)
 
     @property
     def draft_is_mla(self) -> bool:
@@ -174,7 +176,8 @@ class BuildRuntime(SglangRuntime):
         runner = (case.draft_backend,) if case.draft_backend else tuple(target)
         for draft, mla, backends in ((False, case.mla, target), (True, case.draft_is_mla, runner)):
             for backend in backends:
-                outcome = self.build(BuildCase(backend, mla, speculative="EAGLE"), draft)
+                built = BuildCase(backend, mla, case.encoder_decoder, case.hybrid_gdn, "EAGLE")
+                outcome = self.build(built, draft)
                 if outcome.failed:
                     return outcome
         return self._draft_factory(case)
@@ -182,7 +185,7 @@ class BuildRuntime(SglangRuntime):
     def _draft_factory(self, case: DraftCase) -> BuildOutcome:
         factory_module = self._draft_module()
         mla = case.draft_is_mla
-        target = BuildCase(case.backend, mla, speculative="EAGLE")
+        target = BuildCase(case.backend, mla, case.encoder_decoder, case.hybrid_gdn, "EAGLE")
         runner = self._runner(target)
         # 0.5.18+: the draft runner carries the flag (`resolve_draft_attention_backend`).
         runner.draft_attention_backend = case.draft_backend

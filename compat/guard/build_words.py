@@ -19,9 +19,10 @@ from compat.engine.build import (
     BuildRules,
 )
 from compat.guard.report import Enforcement, Finding
+from compat.inputs.flags import SPECULATIVE_DRAFT_ATTENTION_BACKEND
 from compat.vocab.terms import Severity
 
-DRAFT_FLAG = "--speculative-draft-attention-backend"
+DRAFT_FLAG = SPECULATIVE_DRAFT_ATTENTION_BACKEND.option
 
 
 def is_build_finding(finding: Finding) -> bool:

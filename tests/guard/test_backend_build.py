@@ -272,3 +272,18 @@ def test_the_native_nvfp4_cache_runs_the_draft_on_trtllm_mha() -> None:
     # 0.5.20 has no such rule: the draft builds on triton.
     assert not _report("0.5.20", **nvfp4, **LLAMA,
                        speculative_draft_attention_backend="triton").refused_at_startup  # fmt: skip
+
+
+def test_an_mha_eagle3_draft_of_kimi_on_h20_builds_on_the_target_backend() -> None:
+    # sglang#25673 (0.5.11, H20): Kimi-K2.6 with its plain (MHA) EAGLE3 draft came up. The
+    # draft runner builds the target's backend for an MHA model; forcing trtllm_mla onto
+    # that draft is refused by the registry, for the draft model.
+    kimi = {"model_architecture": "KimiK25ForConditionalGeneration", "attention_arch": "mla",
+            "trust_remote_code": True, "tp_size": 8, "draft_attention_arch": "mha"}  # fmt: skip
+    h20 = {"platform": "cuda", "compute_capability": (9, 0)}
+    report = _report("0.5.11", **SPEC, **h20, **kimi)
+    assert not report.sglang_fails, [f.message for f in report.errors]
+    forced = _report("0.5.11", **SPEC, **h20, **kimi,
+                     speculative_draft_attention_backend="trtllm_mla")  # fmt: skip
+    assert _build_errors(forced) == ["build-needs-mla"]
+    assert "runs on trtllm_mla (--speculative-draft-attention-backend)" in forced.errors[0].message

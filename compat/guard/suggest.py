@@ -293,15 +293,25 @@ def candidate_moves(report: Report, checks: CheckMemo, matrix: Matrix) -> list[M
 
 
 def _draft_moves(report: Report, order: list[str]) -> Iterable[Move]:
-    """`--speculative-draft-attention-backend NAME`, where the draft model's build fails
-    (a finding that names the flag): each backend the release's draft factory builds, in
-    SGLang's preference; the guard checks each before it is offered."""
+    """Where the draft model's build fails (a finding that names the draft's flag): the
+    draft on the target's backends (the flag dropped, where it is set), then
+    `--speculative-draft-attention-backend NAME` for each backend the release's draft
+    factory builds, in SGLang's preference; the guard checks each before it is offered."""
     if not any(DRAFT_FLAG in finding.flags for finding in report.errors):
         return
+    current = report.config.speculative_draft_attention_backend
+    if current is not None:
+        yield Move(
+            "draft",
+            0,
+            (("speculative_draft_attention_backend", None),),
+            (),
+            (DRAFT_FLAG,),
+            "let the draft model inherit the target's backends",
+        )
     draft = report.config.parsed.release.build.draft
     variants = frozenset() if draft is None else draft.backends
-    current = report.config.speculative_draft_attention_backend
-    for rank, name in enumerate(order):
+    for rank, name in enumerate(order, start=1):
         if name in variants and name != current:
             yield Move(
                 "draft",

@@ -223,6 +223,9 @@ def test_a_draft_flag_without_a_draft_variant_fails_naming_the_flag() -> None:
     assert finding.flags[0] == "--speculative-draft-attention-backend"
     assert "runs on torch_native (--speculative-draft-attention-backend)" in finding.message
     assert "speculative/draft_utils.py:35" in finding.message
+    # The first fix drops the flag: the draft inherits the target's triton, checked to pass.
+    first = report.suggestions[0]
+    assert first.flags == () and first.removes == ("--speculative-draft-attention-backend",)
 
 
 def test_an_mha_draft_of_an_mla_target_fails_in_its_own_runner_on_trtllm_mla() -> None:

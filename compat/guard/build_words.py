@@ -12,6 +12,7 @@ import msgspec
 from compat.engine.build import (
     BUILD_RULE_PREFIX,
     DRAFT_FILE,
+    DRAFT_LOOKUP,
     REGISTRY_FILE,
     WRAPPER,
     BuildCheck,
@@ -77,6 +78,13 @@ def requirement_lines(rules: BuildRules, backend: str, release: str) -> list[str
         else:
             what = _REQUIRES[check.check]
         lines.append(f"SGLang {release}: {what} ({check.file}:{check.line}, {check.function})")
+    draft = rules.draft
+    if draft is not None and backend not in draft.backends | draft.model_own:
+        lines.append(
+            f"SGLang {release}: no draft variant, so an EAGLE-family draft model cannot run "
+            f"on it, inherited from the target or as {DRAFT_FLAG} ({DRAFT_FILE}:{draft.line}, "
+            f"{DRAFT_LOOKUP})"
+        )
     gdn = rules.hybrid_gdn
     if gdn is not None:
         classes = [("Blackwell" if gdn.sm120 is None else "SM100-class Blackwell", gdn.allowed)]

@@ -157,6 +157,10 @@ def test_explain_lists_what_the_registry_requires() -> None:
     assert "non-MLA (MHA) models only" in section
     assert "no speculative decoding" in section
     assert "attention_registry.py:295, create_hpc_ops_backend" in section
+    # Nor has it a draft variant in the draft factory's map.
+    assert "no draft variant" in section and "draft_utils.py:64, _create_backend" in section
+    triton = _cli("explain", "triton").stdout.split("When SGLang builds it")[1]
+    assert "no draft variant" not in triton.split("\n\n")[0]
 
 
 def test_the_catalog_tells_thor_and_the_rocm_architectures_apart() -> None:

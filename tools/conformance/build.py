@@ -492,7 +492,7 @@ STARTUP_TARGETS = (
     ("--attention-backend", "trtllm_mha"),
     ("--attention-backend", "trtllm_mha", "--kv-cache-dtype", "nvfp4"),
 )
-STARTUP_DRAFTS = (None, "triton", "flashinfer", "trtllm_mha", "fa3", "compressed")
+STARTUP_DRAFTS = (None, "triton", "flashinfer", "trtllm_mha", "fa3", "compressed", "tokenspeed_mla")
 
 
 def startup_launches() -> Iterator[tuple[str, str, tuple[str, ...]]]:

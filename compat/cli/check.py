@@ -91,6 +91,12 @@ def add_model_arguments(parser: argparse.ArgumentParser) -> None:
     model = parser.add_argument_group("the model and the machine")
     model.add_argument("--attention-arch", metavar="{mha,mla}", help="the model's attention")
     model.add_argument(
+        "--draft-attention-arch",
+        metavar="{mha,mla}",
+        help="the speculative draft model's attention (unset: the model's; an EAGLE3 draft is "
+        "usually MHA)",
+    )
+    model.add_argument(
         "--model-config",
         metavar="PATH",
         help="a Hugging Face config.json (or its directory): derives architecture, sliding "
@@ -184,7 +190,7 @@ def request_of(args: argparse.Namespace) -> LaunchRequest:
     return LaunchRequest(
         flags={flag.field: getattr(args, flag.field) for flag in FLAGS},
         command=args.launch,
-        model={name: getattr(args, name) for name in MODEL_FACTS},
+        model={name: getattr(args, name) for name in (*MODEL_FACTS, "draft_attention_arch")},
         model_config=args.model_config,
         known_model=args.known_model,
         gpu=args.gpu,

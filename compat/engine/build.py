@@ -16,12 +16,17 @@ dtypes or head dimensions. The checks SGLang makes of the sub-backend flags as i
 the parts that read them (the vision encoder, the DSA backend) are `compat.engine.sub_build`,
 replayed here in their place.
 
-With speculative decoding, the EAGLE worker then builds the draft model's backends through
-its own factory (`DraftBackendFactory` in `sglang/srt/speculative/draft_utils.py`), not the
-registry: a multi-step decode backend (not for one step), then the draft-extend one, each
-looked up in the factory's own map of backends that have a draft variant, by the target's
-decode and prefill backend. `DraftRules` holds, per release, that map and the lines that
-raise; `predict_build` replays the draft after the target.
+With speculative decoding, the draft worker builds the draft model's backends after the
+target's. Its model runner first builds its own through the registry, for the draft model
+(whose architecture may not be the target's: an EAGLE3 draft is a Llama-architecture MHA
+model even for an MLA target): `--speculative-draft-attention-backend` where set, else the
+target's backends. Then the EAGLE worker's factory (`DraftBackendFactory` in
+`sglang/srt/speculative/draft_utils.py`) builds a multi-step decode backend (not for one
+step), then the draft-extend one, each looked up in the factory's own map of backends that
+have a draft variant: the flag where set, else the target's decode and prefill backend.
+`DraftRules` holds, per release, that map and the lines that raise; `predict_draft_worker`
+replays the draft after the target. The flag exists in every release from 0.5.7, free text
+(start-up checks no choices), so any backend name reaches the build.
 """
 
 from __future__ import annotations
@@ -215,7 +220,10 @@ class BuildFailure(msgspec.Struct, frozen=True):
     """The config types the backend is built for (MODEL_FAMILY)."""
     file: str = REGISTRY_FILE
     draft: bool = False
-    """The draft model's build (`DraftBackendFactory`), not the target's."""
+    """The draft model's build (its runner's registry build or `DraftBackendFactory`), not
+    the target's."""
+    own: bool = False
+    """The draft's backend is `--speculative-draft-attention-backend`, not the target's."""
     sub: SubBuildCheck | None = None
     """SUB_BACKEND: the check of the sub-backend flag that fails."""
 
@@ -230,37 +238,89 @@ def build_after_startup(
     phases: tuple[str | None, str | None],
     algorithm: str | None,
     steps: int | None = None,
+    constructors: bool = True,
 ) -> BuildFailure | None:
     """`predict_build` over what start-up resolved: the (prefill, decode) backends and the
-    speculative algorithm, then, where that algorithm has a draft model, `predict_draft`."""
+    speculative algorithm, then, where that algorithm has a draft model,
+    `predict_draft_worker` (`constructors`: as `predict_build`)."""
     prefill, decode = phases
     built = tuple(backend for backend in (decode, prefill) if backend is not None)
     if not built:
         return None
-    # The model, its vision encoder included, is built before its attention backends.
-    sub = vision_failure(rules.sub_checks, launch)
+    # The model, its vision encoder included, is built before its attention backends; the
+    # sub-backends' checks are the model's and the DSA backend's own (`constructors`).
+    sub = vision_failure(rules.sub_checks, launch) if constructors else None
     if sub is not None:
         return _sub_failure(sub)
-    failure = predict_build(rules, launch, built, algorithm is not None)
-    if failure is None:
+    failure = predict_build(rules, launch, built, algorithm is not None, constructors)
+    if failure is None and constructors:
         sub = dsa_failure(rules.sub_checks, launch, built)
         if sub is not None:
             return _sub_failure(sub)
-    # A draft backend of its own (`--speculative-draft-attention-backend`) is resolved by
-    # start-up code the replay does not run yet (0.5.20+): its build is not predicted.
-    inherits = launch.draft_backend is None
-    if failure is None and inherits and algorithm in DRAFT_ALGORITHMS and rules.draft is not None:
+    if failure is None and algorithm in DRAFT_ALGORITHMS and rules.draft is not None:
         decode = decode or built[0]
-        # `--speculative-attention-mode decode` builds the draft-extend backend on the
-        # target's decode backend.
-        extend = decode if launch.spec_mode is SpeculativeAttentionMode.DECODE else prefill
-        failure = predict_draft(rules.draft, launch, (extend or decode, decode), steps)
+        phases = (prefill or decode, decode)
+        failure = predict_draft_worker(rules, launch, phases, steps, constructors)
     return failure
 
 
 def _sub_failure(check: SubBuildCheck) -> BuildFailure:
     return BuildFailure(check.value, BuildCheck.SUB_BACKEND, check.function, check.line,
                         majors=check.majors, file=check.file, sub=check)  # fmt: skip
+
+
+def draft_launch(launch: Launch) -> Launch:
+    """The launch as the draft's model runner reads it: the draft model's architecture
+    (`ModelRunner.use_mla_backend` of the draft runner; up to 0.5.15 the factory reads the
+    process-wide `use_mla_backend`, which the draft runner, built last, sets to the same)."""
+    if launch.draft_arch is None or launch.draft_arch is launch.arch:
+        return launch
+    return msgspec.structs.replace(launch, arch=launch.draft_arch)
+
+
+def predict_draft_worker(
+    rules: BuildRules,
+    launch: Launch,
+    phases: tuple[str, str],
+    steps: int | None,
+    constructors: bool = True,
+) -> BuildFailure | None:
+    """The draft worker's build, after the target's: its model runner builds its backend
+    through the registry (`--speculative-draft-attention-backend` alone, else the target's
+    decode and prefill backends: `ModelRunner._get_attention_backend`, from 0.5.16
+    `resolve_attention_backend_strs` in model_runner_components/attention_backend_setup.py),
+    then the EAGLE worker's `DraftBackendFactory` builds the multi-step decode and
+    draft-extend backends on the flag, else on the target's (`_create_backend`)."""
+    assert rules.draft is not None
+    draft = draft_launch(launch)
+    own = launch.draft_backend
+    prefill, decode = phases
+    # The draft runner builds what the target built, for the same model, unless the flag or
+    # a model of its own moves it: only then can its registry build fail where the
+    # target's passed.
+    if own is not None or draft is not launch:
+        runner = (own,) if own is not None else (decode, prefill)
+        failure = predict_build(rules, draft, runner, True, constructors)
+        if failure is not None:
+            return msgspec.structs.replace(failure, draft=True, own=own is not None)
+    failure = predict_draft(rules.draft, draft, draft_factory_backends(launch, phases), steps)
+    if failure is not None and own is not None:
+        failure = msgspec.structs.replace(failure, own=True)
+    return failure
+
+
+def draft_factory_backends(launch: Launch, phases: tuple[str, str]) -> tuple[str, str]:
+    """The (draft-extend, multi-step decode) backends `DraftBackendFactory._create_backend`
+    looks up, given the target's (prefill, decode): the flag for both where it is set; else
+    the target's prefill and decode backends, the draft-extend one on the decode backend
+    under `--speculative-attention-mode decode`."""
+    own = launch.draft_backend
+    if own is not None:
+        return (own, own)
+    prefill, decode = phases
+    if launch.spec_mode is SpeculativeAttentionMode.DECODE:
+        return (decode, decode)
+    return (prefill, decode)
 
 
 def predict_draft(

@@ -84,6 +84,14 @@ class Nvfp4Disaggregation(StartupEvent, frozen=True, kw_only=True):
     rule: str = "nvfp4-disaggregation"
 
 
+class Nvfp4DraftBackend(StartupEvent, frozen=True, kw_only=True):
+    """SM100's native NVFP4 cache on trtllm_mha: the draft model's backend is set to, or
+    must be, the one that reads its layout."""
+
+    rule: str = "nvfp4-draft-backend"
+    required: str
+
+
 class Nvfp4Backends(StartupEvent, frozen=True, kw_only=True):
     """NVFP4 chose its prefill and decode backends."""
 

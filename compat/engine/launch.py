@@ -76,6 +76,9 @@ class Launch(msgspec.Struct, frozen=True):
     """`--speculative-draft-attention-backend` (None: the draft inherits the target's)."""
     sub_backends: SubBackends
     """The sub-backend flags (`--dsa-*`, `--linear-attn-*`, `--mm-attention-backend`)."""
+    draft_arch: Arch | None
+    """The draft model's attention architecture (its own `ModelConfig.attention_arch`, read
+    from `--speculative-draft-model-path`); None: the target's (an MTP/NEXTN draft)."""
 
     @property
     def kv_heads_per_rank(self) -> int | None:

@@ -145,6 +145,9 @@ class Kv4Rules(msgspec.Struct, frozen=True):
     a hybrid pair, one backend)."""
     native_refuses_disaggregation: bool = False
     """SM100's native NVFP4 on trtllm_mha refuses `--disaggregation-mode` (0.5.21+)."""
+    native_draft_backend: str | None = None
+    """SM100's native NVFP4 on trtllm_mha runs a draft model on this backend only: it sets an
+    unset `--speculative-draft-attention-backend` and refuses another (0.5.21+)."""
 
     @property
     def single_rule(self) -> str:

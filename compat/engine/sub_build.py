@@ -40,10 +40,14 @@ class SubPart(Term):
 
     VISION = "vision encoder"
     DSA = "DeepSeek sparse attention backend"
+    LINEAR = "linear-attention layers"
 
-
-_PARTS = {"mm_attention_backend": SubPart.VISION, "dsa_prefill_backend": SubPart.DSA,
-          "dsa_decode_backend": SubPart.DSA}  # fmt: skip
+    @classmethod
+    def of(cls, field: str) -> SubPart:
+        """The part the sub-backend flag of config field `field` chooses kernels for."""
+        if field == "mm_attention_backend":
+            return cls.VISION
+        return cls.LINEAR if field.startswith("linear_attn_") else cls.DSA
 
 
 class SubCheck(Term):
@@ -78,7 +82,7 @@ class SubBuildCheck(msgspec.Struct, frozen=True):
 
     @property
     def part(self) -> SubPart:
-        return _PARTS[self.field]
+        return SubPart.of(self.field)
 
     @property
     def file(self) -> str:

@@ -11,6 +11,8 @@ import msgspec
 
 from compat.engine.build import (
     BUILD_RULE_PREFIX,
+    DRAFT_FILE,
+    DRAFT_LOOKUP,
     REGISTRY_FILE,
     WRAPPER,
     BuildCheck,
@@ -19,7 +21,10 @@ from compat.engine.build import (
 )
 from compat.guard.report import Enforcement, Finding
 from compat.guard.sub_build_words import sub_backend_finding
+from compat.inputs.flags import SPECULATIVE_DRAFT_ATTENTION_BACKEND
 from compat.vocab.terms import Severity
+
+DRAFT_FLAG = SPECULATIVE_DRAFT_ATTENTION_BACKEND.option
 
 
 def is_build_finding(finding: Finding) -> bool:
@@ -33,7 +38,12 @@ def finding(failure: BuildFailure, release: str) -> Finding:
         return sub_backend_finding(failure, failure.sub, release)
     check = failure.check
     flags: tuple[str, ...] = ("--attention-backend",)
-    if check is BuildCheck.NO_SPECULATIVE or failure.draft:
+    # A draft's failure names the flag that gives the draft a backend of its own.
+    if failure.own:
+        flags = (DRAFT_FLAG, "--speculative-algorithm")
+    elif failure.draft:
+        flags = (*flags, "--speculative-algorithm", DRAFT_FLAG)
+    elif check is BuildCheck.NO_SPECULATIVE:
         flags = (*flags, "--speculative-algorithm")
     what = f"{failure.backend} for the draft model" if failure.draft else failure.backend
     return Finding(
@@ -71,6 +81,13 @@ def requirement_lines(rules: BuildRules, backend: str, release: str) -> list[str
         else:
             what = _REQUIRES[check.check]
         lines.append(f"SGLang {release}: {what} ({check.file}:{check.line}, {check.function})")
+    draft = rules.draft
+    if draft is not None and backend not in draft.backends | draft.model_own:
+        lines.append(
+            f"SGLang {release}: no draft variant, so an EAGLE-family draft model cannot run "
+            f"on it, inherited from the target or as {DRAFT_FLAG} ({DRAFT_FILE}:{draft.line}, "
+            f"{DRAFT_LOOKUP})"
+        )
     gdn = rules.hybrid_gdn
     if gdn is not None:
         classes = [("Blackwell" if gdn.sm120 is None else "SM100-class Blackwell", gdn.allowed)]
@@ -96,16 +113,8 @@ def _family(model_types: frozenset[str]) -> str:
 
 def _said(failure: BuildFailure) -> str:
     backend, check = failure.backend, failure.check
-    if check is BuildCheck.NO_DRAFT_VARIANT:
-        variants = ", ".join(sorted(failure.allowed))
-        return (
-            f"the draft model inherits the target's {backend}, which has no draft variant "
-            f"in the speculative draft factory (it builds {variants})"
-        )
     if failure.draft:
-        return f"the draft model inherits the target's {backend}, whose draft variant " + (
-            _said(msgspec.structs.replace(failure, draft=False)).removeprefix(f"{backend} ")
-        )
+        return _said_of_draft(failure)
     if check is BuildCheck.NEEDS_MLA:
         return f"{backend} serves MLA models only"
     if check is BuildCheck.NEEDS_MHA:
@@ -121,3 +130,26 @@ def _said(failure: BuildFailure) -> str:
         return f"{backend} is built for {_family(failure.model_types)} only"
     allowed = ", ".join(sorted(failure.allowed))
     return f"hybrid GDN models run only on {allowed} on this Blackwell GPU"
+
+
+def _said_of_draft(failure: BuildFailure) -> str:
+    """The draft's failure: where its backend comes from, then what refuses it (the draft
+    factory's map or builder, or the registry, as the draft's model runner builds it)."""
+    backend = failure.backend
+    source = (
+        f"the draft model runs on {backend} ({DRAFT_FLAG})"
+        if failure.own
+        else f"the draft model inherits the target's {backend}"
+    )
+    if failure.check is BuildCheck.NO_DRAFT_VARIANT:
+        variants = ", ".join(sorted(failure.allowed))
+        return (
+            f"{source}, which has no draft variant in the speculative draft factory "
+            f"(it builds {variants})"
+        )
+    said = _said(msgspec.structs.replace(failure, draft=False))
+    if failure.file == DRAFT_FILE:
+        return f"{source}, whose draft variant {said.removeprefix(f'{backend} ')}"
+    if said.startswith(f"{backend} "):
+        return f"{source}, which {said.removeprefix(f'{backend} ')}"
+    return f"{source}: {said}"

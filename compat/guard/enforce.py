@@ -26,12 +26,15 @@ def enforce(
     model_architecture: str | None = None,
     kv_heads: int | None = None,
     log: bool = True,
+    draft_attention_arch: str | None = None,
 ) -> Report:
     """Check SGLang's ServerArgs (duck-typed) at start-up; raise if the model would not run.
 
     Call it after SGLang resolved its arguments (after `ServerArgs.__post_init__`). The
     model's architecture, name and KV heads are read from `server_args.model_config` when
     SGLang has built it; `attention_arch`, `model_architecture` and `kv_heads` override.
+    `draft_attention_arch` is the speculative draft model's, where it is not the model's
+    (an EAGLE3 draft is MHA even for an MLA model).
     Platform and compute capability are detected with torch when not given. Raises
     IncompatibleConfigError when the page documents the launch as unsupported, or, with
     `parity=True`, only when SGLang's own code fails it (it refuses at start-up, or
@@ -70,6 +73,7 @@ def enforce(
                 "model_architecture": model_architecture or model.get("model_architecture"),
                 "kv_heads": kv_heads or model.get("kv_heads"),
                 "checkpoint_quantization": model.get("checkpoint_quantization"),
+                "draft_attention_arch": draft_attention_arch,
             },
             platform=platform,
             compute_capability=compute_capability,

@@ -62,6 +62,19 @@ def _(event: e.Nvfp4Disaggregation) -> str:
 
 
 @said.register
+def _(event: e.Nvfp4DraftBackend) -> str:
+    if event.value is None:
+        return (
+            f"SM100's native NVFP4 cache on trtllm_mha runs the draft model on "
+            f"{event.required}: --speculative-draft-attention-backend is set to it"
+        )
+    return (
+        f"SM100's native NVFP4 cache on trtllm_mha runs the draft model on {event.required} "
+        f"only (the draft's cache has the same layout), not {event.value}"
+    )
+
+
+@said.register
 def _(event: e.Nvfp4Backends) -> str:
     return f"--kv-cache-dtype nvfp4 runs prefill on {event.prefill} and decode on {event.decode}"
 

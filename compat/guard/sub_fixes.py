@@ -20,7 +20,6 @@ from compat.inputs.sub_backend_checks import spelling
 
 KIND = "sub"
 """The kind of move (`compat.guard.suggest.Move.kind`)."""
-_PARTS = {"mm_attention_backend": SubPart.VISION}
 
 
 SubMove = tuple[int, tuple[tuple[str, Any], ...], tuple[tuple[str, str], ...], tuple[str, ...], str]
@@ -36,8 +35,8 @@ def sub_backend_moves(config: AttentionConfig) -> Iterable[SubMove]:
         if value is None:
             continue
         option = spelling(flag, release)
-        part = _PARTS.get(flag.field, SubPart.DSA).value
-        yield 0, ((flag.field, None),), (), (option,), f"let SGLang choose the {part}'s kernels"
+        part = SubPart.of(flag.field).value
+        yield 0, ((flag.field, None),), (), (option,), f"let SGLang choose the kernels of the {part}"
         for rank, name in enumerate(accepted_here(parsed, flag.field), start=1):
             if name != value:
                 yield (

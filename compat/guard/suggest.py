@@ -25,6 +25,7 @@ import msgspec.structs
 
 from compat.claim.matrix import Matrix
 from compat.engine.startup.models import model_rule_of
+from compat.guard.build_words import DRAFT_FLAG
 from compat.guard.check_memo import CheckMemo
 from compat.guard.intent import KEEPS_ALL, Intent, Misses, named_backend, runs_here
 from compat.guard.report import Report, Resolved, Suggestion
@@ -54,13 +55,15 @@ Flags = tuple[tuple[str, str], ...]
 _EXCLUSIVE = {frozenset({"backend", "prefill"}), frozenset({"backend", "decode"})}
 # The order kinds rank in when the backend order ties: backend changes alter nothing the
 # model computes; the KV dtype changes memory and accuracy, so it comes last.
-_KIND_ORDER = {"backend": 0, "prefill": 1, "decode": 1, SUB: 1, "page": 2, "spec": 3, "kv": 4}
+_KIND_ORDER = {
+    "backend": 0, "prefill": 1, "decode": 1, SUB: 1, "draft": 1, "page": 2, "spec": 3, "kv": 4
+}  # fmt: skip
 # SGLang's own choice: the launch without a backend flag.
 _NO_BACKEND_FLAGS = MappingProxyType(
     {"attention_backend": None, "prefill_attention_backend": None, "decode_attention_backend": None}
 )
 # The order a fix's flags are written in: the backends (prefill before decode), then the rest.
-_SHOWN_ORDER = ("backend", "prefill", "decode", SUB, "page", "spec", "kv")
+_SHOWN_ORDER = ("backend", "prefill", "decode", SUB, "draft", "page", "spec", "kv")
 
 
 class Move(msgspec.Struct, frozen=True):
@@ -280,6 +283,7 @@ def candidate_moves(report: Report, checks: CheckMemo, matrix: Matrix) -> list[M
                         backend=name,
                     )
                 )
+    moves += _draft_moves(report, order)
     moves += _dtype_moves(config)
     moves += _spec_moves(config)
     moves += _page_size_moves(config, matrix)
@@ -291,6 +295,38 @@ def candidate_moves(report: Report, checks: CheckMemo, matrix: Matrix) -> list[M
         msgspec.structs.replace(move, priority=-1 if move.kind == alone else _KIND_ORDER[move.kind])
         for move in moves
     ]
+
+
+def _draft_moves(report: Report, order: list[str]) -> Iterable[Move]:
+    """Where the draft model's build fails (a finding that names the draft's flag): the
+    draft on the target's backends (the flag dropped, where it is set), then
+    `--speculative-draft-attention-backend NAME` for each backend the release's draft
+    factory builds, in SGLang's preference; the guard checks each before it is offered."""
+    if not any(DRAFT_FLAG in finding.flags for finding in report.errors):
+        return
+    current = report.config.speculative_draft_attention_backend
+    if current is not None:
+        yield Move(
+            "draft",
+            0,
+            (("speculative_draft_attention_backend", None),),
+            (),
+            (DRAFT_FLAG,),
+            "let the draft model inherit the target's backends",
+        )
+    draft = report.config.parsed.release.build.draft
+    variants = frozenset() if draft is None else draft.backends
+    for rank, name in enumerate(order, start=1):
+        if name in variants and name != current:
+            yield Move(
+                "draft",
+                rank,
+                (("speculative_draft_attention_backend", name),),
+                ((DRAFT_FLAG, name),),
+                (),
+                f"run the draft model on {name}",
+                backend=name,
+            )
 
 
 def _dtype_moves(config: AttentionConfig) -> Iterable[Move]:

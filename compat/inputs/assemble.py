@@ -35,6 +35,7 @@ from compat.inputs.config import AttentionConfig, InputProblem, InvalidConfigErr
 from compat.inputs.flags import FLAGS, flag_of
 from compat.inputs.implied_type import add_implied_model_type
 from compat.inputs.model_source import (
+    add_draft_model,
     add_known_model,
     add_model_config,
     add_published_config,
@@ -142,6 +143,8 @@ def assemble(request: LaunchRequest) -> Assembled:
         _implied_arch(fields, models, context, problems)
     if not problems:
         add_implied_model_type(fields, models, context)
+    if "draft_attention_arch" not in fields and launch.draft_model_path is not None:
+        add_draft_model(launch.draft_model_path, models, fields, context)
     detected = _add_machine(request, fields, context, problems)
     if problems:
         raise _input_error(problems, fields)

@@ -29,6 +29,9 @@ SWITCH_GIVEN = "true"
 """What a modelled switch of the launch command (`--trust-remote-code`) is read as."""
 # Flags of the launch command that say where the model is; used to find its config.json.
 MODEL_PATH_FLAGS = ("--model-path", "--model")
+# The draft model of speculative decoding: SGLang reads its own config (`ModelConfig` with
+# `is_draft_model=True`) and builds the draft's backends for its architecture.
+DRAFT_MODEL_PATH_FLAGS = ("--speculative-draft-model-path", "--speculative-draft-model")
 # What starts an SGLang server: `python -m sglang.launch_server`, the script itself, or the
 # `sglang serve` command (every release from 0.5.7).
 LAUNCH_MODULE = "sglang.launch_server"
@@ -57,6 +60,8 @@ class LaunchFlags:
     """The `--config` file SGLang reads, when the command names one."""
     from_config_file: frozenset[str] = frozenset()
     """The flags the config file sets (the command line's own value wins over it)."""
+    draft_model_path: str | None = None
+    """`--speculative-draft-model-path`, as written."""
 
     @property
     def sglang_launch(self) -> bool:
@@ -134,6 +139,7 @@ def parse_launch_command(
     used: list[str] = []
     file_flags: set[str] = set()
     model_path: str | None = None
+    draft_model_path: str | None = None
     index = 0
     while index < len(argv):
         token = argv[index]
@@ -187,6 +193,9 @@ def parse_launch_command(
         elif flag in MODEL_PATH_FLAGS:
             model_path = taken[0]
             used.append(shown_flag)
+        elif flag in DRAFT_MODEL_PATH_FLAGS and taken:
+            draft_model_path = taken[0]
+            used.append(shown_flag)
         elif flag != CONFIG_FLAG or token != CONFIG_FLAG:
             ignored.append(shown_flag)
     if config_file is not None:
@@ -204,6 +213,7 @@ def parse_launch_command(
         tuple(words),
         config_file,
         frozenset(file_flags),
+        draft_model_path,
     )
 
 

@@ -76,6 +76,9 @@ class AttentionConfig:
     linear_attn_prefill_backend: str | None = None
     linear_attn_decode_backend: str | None = None
     mm_attention_backend: str | None = None
+    draft_attention_arch: str | None = None
+    """The draft model's attention (`mha` or `mla`); unset, the target's (`attention_arch`).
+    An EAGLE3 draft is usually a Llama-architecture MHA model, whatever the target."""
     attention_arch: str = "mha"
     platform: str = "cuda"
     compute_capability: tuple[int, int] | str | ComputeCapability | None = None

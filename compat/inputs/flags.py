@@ -169,8 +169,8 @@ SPECULATIVE_ATTENTION_MODE = Flag(
     FlagGroup.SPECULATIVE,
     "the phase whose backend drafts and verifies",
 )
-# Read only to know whether the draft model inherits the target's backends (unset): the
-# engine predicts the draft's build only then (`compat.engine.build.build_after_startup`).
+# The draft model's backend: unset, it inherits the target's
+# (`compat.engine.build.predict_draft_worker` replays both).
 SPECULATIVE_DRAFT_ATTENTION_BACKEND = Flag(
     "speculative_draft_attention_backend",
     FlagValue.NAME,

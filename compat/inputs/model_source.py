@@ -164,3 +164,42 @@ def model_config_conflicts(
         for name, value in explicit.items()
         if value is not None and name in derived and derived[name] != value
     ]
+
+
+def add_draft_model(
+    draft_path: str,
+    models: ModelKnowledge | None,
+    fields: dict[str, Any],
+    context: dict[str, Any],
+) -> None:
+    """The draft model's attention, from the config `--speculative-draft-model-path` names
+    (a local directory, the offline Hugging Face cache, or a checkpoint of the zoo): SGLang
+    reads the draft's own `ModelConfig` and builds the draft's backends for it. A draft it
+    cannot read is taken to be of the target's architecture, and the report says so."""
+    from compat.inputs.config_file import ModelConfigError
+    from compat.inputs.hf_cache import locate_model_config
+    from compat.inputs.model_config import load_model_facts
+    from compat.inputs.zoo import UnknownModelError, known_model, known_model_facts
+
+    notes = context.setdefault("launch_notes", [])
+    named = f"--speculative-draft-model-path {draft_path}"
+    located = locate_model_config(draft_path)
+    try:
+        if located.config is not None:
+            facts = load_model_facts(located.config, models)
+            source = str(facts.path)
+        else:
+            key, model = known_model(draft_path)
+            facts = known_model_facts(key, models)
+            source = f"{model.source}'s published config.json (the package's copy)"
+    except (ModelConfigError, UnknownModelError) as error:
+        reason = "no config.json found locally" if located.config is None else str(error)
+        notes.append(
+            f"{named}: {reason}; the draft model is taken to be of the target's "
+            "architecture (pass --draft-attention-arch {mha,mla} where it is not)"
+        )
+        return
+    arch = facts.attention_arch
+    fields["draft_attention_arch"] = arch.value
+    name = facts.architectures[0] if facts.architectures else "no architectures"
+    notes.append(f"{named}: the draft model is {arch.label} ({name}, {source})")

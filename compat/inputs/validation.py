@@ -170,6 +170,8 @@ def _check_names(
         check_sub_backend(problems, flag, getattr(config, flag.field), rules)
     _check_kv_dtype(problems, config, rules)
     choice(problems, "--attention-arch", config.attention_arch, _ARCHS)
+    if config.draft_attention_arch is not None:
+        choice(problems, "--draft-attention-arch", config.draft_attention_arch, _ARCHS)
     choice(problems, "--platform", config.platform, _PLATFORMS)
     mode = SPECULATIVE_ATTENTION_MODE
     choice(problems, mode.option, config.speculative_attention_mode, _MODES)
@@ -310,6 +312,9 @@ def _assemble(
         spec_mode=_MODES[config.speculative_attention_mode],
         draft_backend=config.speculative_draft_attention_backend,
         sub_backends=sub_backends(config),
+        draft_arch=None
+        if config.draft_attention_arch is None
+        else _ARCHS[config.draft_attention_arch],
         release=release,
         version_source=version_source,
         unmodelled_release=unmodelled_release,

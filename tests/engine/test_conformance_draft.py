@@ -1,12 +1,16 @@
-"""The engine predicts what each release's draft backend factory does for the draft model.
+"""The engine predicts what each release's draft worker builds for the draft model.
 
-The harness (tools/conformance/build.py) runs the release's own `DraftBackendFactory`
-(`sglang/srt/speculative/draft_utils.py`) under the fake torch, as the EAGLE worker calls
-it with the draft flag unset: the multi-step decode backend, then the draft-extend one, on
-every backend the registry registers as the target's, for an MHA and an MLA model, with one
-draft step and three, on the build grid's machines (sm80 to sm121, ROCm gfx942, a CPU). The
-engine (`compat.engine.build.predict_draft` over `compat.releases.draft`) must agree on every
-case: whether the draft's build fails, and on which line of which function.
+The harness (tools/conformance/build.py) runs, under the fake torch, the target runner's
+registry build, then the draft runner's (for the draft model's own architecture:
+`--speculative-draft-attention-backend` alone, else the target's backends), then the
+release's own `DraftBackendFactory` (`sglang/srt/speculative/draft_utils.py`) as the EAGLE
+worker calls it: the multi-step decode backend, then the draft-extend one. The grid: every
+backend the registry registers as the target's, for an MHA and an MLA model, with one draft
+step and three, the draft inheriting the target's backend or on each registered backend of
+its own, with a draft of the target's architecture or the other one (an MHA EAGLE3 draft of
+an MLA target), on the build grid's machines (sm80 to sm121, ROCm gfx942, a CPU). The
+engine (`compat.engine.build.build_after_startup` over `compat.releases`) must agree on
+every case: whether the build fails, and on which line of which function.
 """
 
 from __future__ import annotations
@@ -14,29 +18,62 @@ from __future__ import annotations
 import ast
 import collections
 
+import msgspec
 import pytest
 from build_launch import launch_of
 from conformance import releases
 from conformance.availability import require_source
-from conformance.build import BuildCase, DraftCase, run_draft_grid
+from conformance.build import BuildCase, BuildOutcome, DraftCase, run_draft_grid
 
-from compat.engine.build import DRAFT_FILE, BuildCheck, predict_draft
+from compat.engine.build import (
+    DRAFT_FILE,
+    BuildCheck,
+    build_after_startup,
+    draft_factory_backends,
+    predict_draft,
+)
+from compat.engine.launch import Launch
 from compat.releases import RELEASES
+from compat.vocab.terms import Arch, SpeculativeAttentionMode
 
 
-def _disagreements(version: str, grid: dict[tuple[str, DraftCase], object]) -> list[str]:
-    rules = RELEASES[version].build.draft
-    assert rules is not None
+def _launch(gpu: str, case: DraftCase) -> Launch:
+    launch = launch_of(gpu, BuildCase(case.backend, case.mla, speculative="EAGLE"))
+    arch = None if case.draft_mla is None else (Arch.MLA if case.draft_mla else Arch.MHA)
+    mode = SpeculativeAttentionMode.DECODE if case.decode_mode else SpeculativeAttentionMode.PREFILL
+    return msgspec.structs.replace(
+        launch, draft_backend=case.draft_backend, draft_arch=arch, spec_mode=mode
+    )
+
+
+def _names(launch: Launch, case: DraftCase) -> str:
+    """The backends the engine says the draft factory builds: decode (none for one step),
+    then draft extend."""
+    extend, decode = draft_factory_backends(launch, (case.prefill or case.backend, case.backend))
+    return f"{decode if case.steps > 1 else None},{extend}"
+
+
+def _disagreements(version: str, grid: dict[tuple[str, DraftCase], BuildOutcome]) -> list[str]:
+    rules = RELEASES[version].build
+    assert rules.draft is not None
     found = []
     for (gpu, case), outcome in grid.items():
-        if case.backend in rules.model_own:
+        if {case.backend, case.draft_backend} & rules.draft.model_own:
             continue  # the grid's models are no QSA model: `test_a_model_own_draft_path...`
-        launch = launch_of(gpu, BuildCase(case.backend, case.mla, speculative="EAGLE"))
-        failure = predict_draft(rules, launch, (case.backend, case.backend), case.steps)
+        # The harness runs the registry alone (the backend classes are stand-ins).
+        phases = (case.prefill or case.backend, case.backend)
+        launch = _launch(gpu, case)
+        failure = build_after_startup(
+            rules, launch, phases, "EAGLE", case.steps, constructors=False
+        )
         predicted = None if failure is None else (failure.line, failure.function)
-        said = None if outcome.built is not None else (outcome.raised_at, outcome.raised_in)  # type: ignore[attr-defined]
+        said = None if outcome.built is not None else (outcome.raised_at, outcome.raised_in)
         if predicted != said:
             found.append(f"{gpu} {case}: sglang {said} {outcome}, engine {predicted}")
+        elif said is None and outcome.names != _names(launch, case):
+            found.append(
+                f"{gpu} {case}: sglang builds {outcome.names}, engine {_names(launch, case)}"
+            )
     return found
 
 
@@ -48,7 +85,10 @@ def test_engine_predicts_every_draft_build(version: str) -> None:
     assert outcomes[True] > 0 and outcomes[False] > 0  # the grid both builds and fails
     kinds = {outcome.raised_in for outcome in grid.values() if outcome.failed}
     assert "_create_backend" in kinds and len(kinds) > 1  # no variant, and MLA only
-    found = _disagreements(version, grid)  # type: ignore[arg-type]
+    # The flag, the phases and the attention mode each move what the factory builds.
+    names = {outcome.names for outcome in grid.values() if not outcome.failed}
+    assert {"None,triton", "flashinfer,flashinfer", "triton,triton"} <= names
+    found = _disagreements(version, grid)
     assert not found, f"sglang {version}: {len(found)} of {len(grid)} disagree:\n" + "\n".join(
         found[:20]
     )
@@ -102,3 +142,48 @@ def test_an_mha_target_on_trtllm_mla_fails_in_the_draft_where_the_release_says()
         failure = predict_draft(rules, launch_of("sm100", case), ("trtllm_mla",) * 2, steps)
         assert failure is not None and failure.draft and failure.check is BuildCheck.NEEDS_MLA
         assert failure.where == f"{DRAFT_FILE}:{line}"
+
+
+# Where each release's draft runner chooses its backend (`predict_draft_worker` replays it):
+# `ModelRunner._get_attention_backend` up to 0.5.15, then the attention-backend setup.
+_RUNNER_CHOICE = (
+    (
+        "sglang/srt/model_executor/model_runner.py",
+        "if self.is_draft_worker and draft_attn_backend:",
+    ),
+    (
+        "sglang/srt/model_executor/model_runner_components/attention_backend_setup.py",
+        "if is_draft_worker and draft_attn_backend:",
+    ),
+)
+
+
+@pytest.mark.parametrize("version", releases.selected())
+def test_the_draft_runner_builds_the_flag_alone_else_the_target_backends(version: str) -> None:
+    """The harness builds the draft runner's backends as the release chooses them: the flag
+    alone where it is set (the one branch on it), else the target's pair."""
+    root = require_source(version)
+    found = [
+        (file, line)
+        for file, line in _RUNNER_CHOICE
+        if (root / file).is_file() and line in (root / file).read_text(encoding="utf-8")
+    ]
+    assert len(found) == 1, found
+    file, line = found[0]
+    source = (root / file).read_text(encoding="utf-8")
+    branch = source.split(line, 1)[1].split("\n\n", 1)[0]
+    assert "draft_attn_backend" in branch and "return" in branch
+
+
+def test_an_mha_draft_of_an_mla_target_fails_in_the_draft_runner_where_the_release_says() -> None:
+    # The draft runner's registry refuses trtllm_mla for a model without MLA before the
+    # factory is reached; with the flag on triton the draft builds.
+    case = BuildCase("trtllm_mla", mla=True, speculative="EAGLE3")
+    launch = msgspec.structs.replace(launch_of("sm100", case), draft_arch=Arch.MHA)
+    for version, line in (("0.5.7", 51), ("0.5.11", 59), ("0.5.23", 97)):
+        rules = RELEASES[version].build
+        failure = build_after_startup(rules, launch, ("trtllm_mla",) * 2, "EAGLE3", 3)
+        assert failure is not None and failure.draft and failure.check is BuildCheck.NEEDS_MLA
+        assert failure.where.endswith(f"attention_registry.py:{line}")
+        own = msgspec.structs.replace(launch, draft_backend="triton")
+        assert build_after_startup(rules, own, ("trtllm_mla",) * 2, "EAGLE3", 3) is None

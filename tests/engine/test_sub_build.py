@@ -164,7 +164,9 @@ def test_the_dsa_backend_refuses_its_sm90_prefill_kernel_elsewhere(version: str)
 def test_the_rule_of_a_sub_backend_failure_is_its_own() -> None:
     assert BuildCheck.SUB_BACKEND.rule == "build-sub-backend"
     checked = {c.part for v in RELEASE_NAMES for c in RELEASES[v].build.sub_checks}
-    assert checked == set(SubPart)
+    # The linear-attention flags are checked by start-up code (`compat.releases.sub_startup`),
+    # not while the backends are built.
+    assert checked == set(SubPart) - {SubPart.LINEAR}
     assert releases.selected()  # the conformance selection is read the same way
 
 

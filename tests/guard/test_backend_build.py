@@ -157,6 +157,10 @@ def test_explain_lists_what_the_registry_requires() -> None:
     assert "non-MLA (MHA) models only" in section
     assert "no speculative decoding" in section
     assert "attention_registry.py:295, create_hpc_ops_backend" in section
+    # Nor has it a draft variant in the draft factory's map.
+    assert "no draft variant" in section and "draft_utils.py:64, _create_backend" in section
+    triton = _cli("explain", "triton").stdout.split("When SGLang builds it")[1]
+    assert "no draft variant" not in triton.split("\n\n")[0]
 
 
 def test_the_catalog_tells_thor_and_the_rocm_architectures_apart() -> None:
@@ -195,14 +199,98 @@ def test_hpc_ops_is_built_on_sm90_only() -> None:
     assert "hpc_ops_backend.py:140" in on_b200.errors[0].message
 
 
-def test_a_draft_backend_of_its_own_is_not_predicted_to_inherit() -> None:
-    # With --speculative-draft-attention-backend the draft does not inherit torch_native;
-    # what start-up makes of the flag is not replayed, so its build is not predicted.
-    spec = {"speculative_algorithm": "EAGLE", "speculative_eagle_topk": 1}
-    spec |= {"speculative_num_steps": 3, "speculative_num_draft_tokens": 4}
-    inherits = _report("0.5.23", attention_backend="torch_native", **spec, **B200, **LLAMA)
+SPEC: dict[str, Any] = {
+    "speculative_algorithm": "EAGLE",
+    "speculative_eagle_topk": 1,
+    "speculative_num_steps": 3,
+    "speculative_num_draft_tokens": 4,
+}
+
+
+def test_a_draft_backend_of_its_own_is_built_instead_of_the_target_one() -> None:
+    # torch_native has no draft variant: inherited, the draft fails; on triton it builds.
+    inherits = _report("0.5.23", attention_backend="torch_native", **SPEC, **B200, **LLAMA)
     assert _build_errors(inherits) == ["build-no-draft-variant"]
-    assert "for the draft model" in inherits.errors[0].message
-    own = _report("0.5.23", attention_backend="torch_native", **spec, **B200, **LLAMA,
+    assert "inherits the target's torch_native" in inherits.errors[0].message
+    own = _report("0.5.23", attention_backend="torch_native", **SPEC, **B200, **LLAMA,
                   speculative_draft_attention_backend="triton")  # fmt: skip
     assert not _build_errors(own) and not own.sglang_fails
+
+
+def test_a_draft_flag_without_a_draft_variant_fails_naming_the_flag() -> None:
+    # The flag is free text in every release: start-up takes torch_native, the draft's
+    # runner builds it, and the factory has no draft variant of it (draft_utils.py:35).
+    report = _report("0.5.7", attention_backend="triton", **SPEC, **B200, **LLAMA,
+                     speculative_draft_attention_backend="torch_native")  # fmt: skip
+    assert _build_errors(report) == ["build-no-draft-variant"]
+    finding = report.errors[0]
+    assert finding.flags[0] == "--speculative-draft-attention-backend"
+    assert "runs on torch_native (--speculative-draft-attention-backend)" in finding.message
+    assert "speculative/draft_utils.py:35" in finding.message
+    # The first fix drops the flag: the draft inherits the target's triton, checked to pass.
+    first = report.suggestions[0]
+    assert first.flags == () and first.removes == ("--speculative-draft-attention-backend",)
+
+
+def test_an_mha_draft_of_an_mla_target_fails_in_its_own_runner_on_trtllm_mla() -> None:
+    # An EAGLE3 draft is a Llama (MHA) model: the draft's runner builds the target's
+    # trtllm_mla for it, and the registry refuses a model without MLA (line 59 in 0.5.11).
+    eagle3 = {**SPEC, "speculative_algorithm": "EAGLE3"}
+    same = _report("0.5.11", attention_backend="trtllm_mla", **eagle3, **B200, **DEEPSEEK)
+    assert not _build_errors(same)
+    report = _report("0.5.11", attention_backend="trtllm_mla", **eagle3, **B200, **DEEPSEEK,
+                     draft_attention_arch="mha")  # fmt: skip
+    assert _build_errors(report) == ["build-needs-mla"]
+    message = report.errors[0].message
+    assert "for the draft model" in message and "attention_registry.py:59" in message
+    # The first fix keeps the target's backend and gives the draft one of its own; the
+    # guard checked it passes.
+    first = report.suggestions[0]
+    assert first.flags[0][0] == "--speculative-draft-attention-backend"
+    fixed = _report("0.5.11", attention_backend="trtllm_mla", **eagle3, **B200, **DEEPSEEK,
+                    draft_attention_arch="mha",
+                    speculative_draft_attention_backend=first.flags[0][1])  # fmt: skip
+    assert not fixed.sglang_fails
+
+
+def test_a_deprecated_name_for_the_draft_is_renamed_as_start_up_renames_it() -> None:
+    # `_handle_deprecated_args` renames `compressed` to dsv4 for the draft's flag too; dsv4
+    # has a draft variant (0.5.12's map), so the draft's factory does not refuse it.
+    report = _report("0.5.12", attention_backend="triton", **SPEC, **B200, **LLAMA,
+                     speculative_draft_attention_backend="compressed")  # fmt: skip
+    assert "build-no-draft-variant" not in _build_errors(report)
+
+
+def test_a_draft_attention_arch_outside_the_choices_is_a_clear_error() -> None:
+    with pytest.raises(ValueError, match=r"--draft-attention-arch.*valid choices: mha, mla"):
+        AttentionConfig(draft_attention_arch="gqa")
+
+
+def test_the_native_nvfp4_cache_runs_the_draft_on_trtllm_mha() -> None:
+    # 0.5.21's `_handle_kv4_compatibility`: on SM100 with trtllm_mha and an NVFP4 cache, a
+    # draft model runs on trtllm_mha; another draft backend is refused at start-up.
+    nvfp4 = {"attention_backend": "trtllm_mha", "kv_cache_dtype": "nvfp4", **SPEC, **B200}
+    unset = _report("0.5.21", **nvfp4, **LLAMA)
+    assert "startup-nvfp4-draft-backend" in {f.rule for f in unset.infos}
+    assert not unset.sglang_fails
+    other = _report("0.5.21", **nvfp4, **LLAMA, speculative_draft_attention_backend="triton")
+    assert other.refused_at_startup
+    assert "startup-nvfp4-draft-backend" in {f.rule for f in other.errors}
+    # 0.5.20 has no such rule: the draft builds on triton.
+    assert not _report("0.5.20", **nvfp4, **LLAMA,
+                       speculative_draft_attention_backend="triton").refused_at_startup  # fmt: skip
+
+
+def test_an_mha_eagle3_draft_of_kimi_on_h20_builds_on_the_target_backend() -> None:
+    # sglang#25673 (0.5.11, H20): Kimi-K2.6 with its plain (MHA) EAGLE3 draft came up. The
+    # draft runner builds the target's backend for an MHA model; forcing trtllm_mla onto
+    # that draft is refused by the registry, for the draft model.
+    kimi = {"model_architecture": "KimiK25ForConditionalGeneration", "attention_arch": "mla",
+            "trust_remote_code": True, "tp_size": 8, "draft_attention_arch": "mha"}  # fmt: skip
+    h20 = {"platform": "cuda", "compute_capability": (9, 0)}
+    report = _report("0.5.11", **SPEC, **h20, **kimi)
+    assert not report.sglang_fails, [f.message for f in report.errors]
+    forced = _report("0.5.11", **SPEC, **h20, **kimi,
+                     speculative_draft_attention_backend="trtllm_mla")  # fmt: skip
+    assert _build_errors(forced) == ["build-needs-mla"]
+    assert "runs on trtllm_mla (--speculative-draft-attention-backend)" in forced.errors[0].message

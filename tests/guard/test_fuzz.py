@@ -147,6 +147,7 @@ VALID: dict[str, st.SearchStrategy[Any]] = {
     "speculative_eagle_topk": st.one_of(st.none(), st.integers(min_value=1, max_value=8)),
     "speculative_attention_mode": st.sampled_from(["prefill", "decode"]),
     "attention_arch": st.sampled_from(["mha", "mla"]),
+    "draft_attention_arch": st.one_of(st.none(), st.sampled_from(["mha", "mla"])),
     "platform": st.sampled_from(["cuda", "rocm", "npu", "xpu", "cpu"]),
     "compute_capability": st.one_of(
         st.none(),

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -99,3 +101,39 @@ def test_a_flag_a_release_removed_is_refused_by_its_parser() -> None:
     assert parse_launch_command([*LAUNCH, "--prefill-round-robin-balance"], "0.5.7").values == {
         "prefill_round_robin_balance": "true"
     }
+
+
+EAGLE3_DRAFT = {
+    "architectures": ["LlamaForCausalLMEagle3"],
+    "model_type": "llama",
+    "hidden_size": 7168,
+    "num_attention_heads": 64,
+    "num_key_value_heads": 8,
+    "num_hidden_layers": 1,
+}
+
+
+def test_the_draft_model_path_gives_the_draft_its_own_architecture(tmp_path: Path) -> None:
+    # An EAGLE3 draft is a Llama-architecture (MHA) model whatever the target: its config
+    # says so, and the draft's backends are built for it.
+    (tmp_path / "config.json").write_text(json.dumps(EAGLE3_DRAFT), encoding="utf-8")
+    draft = ("--speculative-algorithm", "EAGLE3", "--speculative-draft-model-path", str(tmp_path))
+    config, context = _assemble(*draft, gpu="B200", model={"attention_arch": "mla"})
+    assert config["draft_attention_arch"] == "mha"
+    assert any(
+        "the draft model is MHA (LlamaForCausalLMEagle3" in n for n in context["launch_notes"]
+    )
+    assert "ignored_flags" not in context or not any(
+        "--speculative-draft-model-path" in flag for flag in context["ignored_flags"]
+    )
+    # The stated architecture wins over the config's.
+    stated = {"attention_arch": "mla", "draft_attention_arch": "mla"}
+    config, _ = _assemble(*draft, gpu="B200", model=stated)
+    assert config["draft_attention_arch"] == "mla"
+
+
+def test_a_draft_model_the_package_cannot_read_is_the_target_architecture() -> None:
+    draft = ("--speculative-draft-model-path", "org/not-a-local-draft")
+    config, context = _assemble(*draft, gpu="B200", model={"attention_arch": "mla"})
+    assert config["draft_attention_arch"] is None
+    assert any("--draft-attention-arch" in note for note in context["launch_notes"])

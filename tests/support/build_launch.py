@@ -51,4 +51,5 @@ def launch_of(gpu: str, case: BuildCase) -> Launch:
         spec_mode=SpeculativeAttentionMode.PREFILL,
         draft_backend=None,
         sub_backends=NO_SUB_BACKENDS,
+        draft_arch=None,
     )

@@ -30,6 +30,7 @@ from typing import Any
 
 from conformance import stubs
 from conformance.fake_torch import GpuProfile
+from conformance.harness import open_runtime
 from conformance.runtime import REAL_MODULES, REFUSALS, SglangRuntime
 from conformance.wheel import FRESH, cache_dir, harness_digest, source_root
 
@@ -75,6 +76,7 @@ class BuildOutcome:
     error: str | None = None
     raised_at: int | None = None  # the registry's line that raised
     raised_in: str | None = None  # the registry's function that raised
+    names: str | None = None  # the draft factory's: the backends it looked up (decode,extend)
 
     @property
     def failed(self) -> bool:
@@ -83,13 +85,23 @@ class BuildOutcome:
 
 @dataclasses.dataclass(frozen=True)
 class DraftCase:
-    """What the draft worker's `DraftBackendFactory` reads, the draft flag unset: the
-    target's backend (both phases), the model's architecture and the draft's steps."""
+    """What the draft worker reads: the target's backend (both phases), the model's
+    architecture, the draft's steps, `--speculative-draft-attention-backend` and the draft
+    model's own architecture."""
 
     backend: str  # the target's decode backend (and prefill one, unless `prefill` is set)
     mla: bool = False
     steps: int = 3  # `--speculative-num-steps`: 1 builds no multi-step decode backend
     prefill: str | None = None  # the target's prefill backend, where it differs
+    draft_backend: str | None = None  # `--speculative-draft-attention-backend`
+    draft_mla: bool | None = None  # the draft model's `use_mla_backend` (None: the target's)
+    decode_mode: bool = False  # `--speculative-attention-mode decode`
+    hybrid_gdn: bool = False  # a hybrid GDN model (the registry's wrapper reads it)
+    encoder_decoder: bool = False  # cross-attention (the registry's factories read it)
+
+    @property
+    def draft_is_mla(self) -> bool:
+        return self.mla if self.draft_mla is None else self.draft_mla
 
 
 class _Config(types.SimpleNamespace):
@@ -128,11 +140,13 @@ class BuildRuntime(SglangRuntime):
         self._finder.real = self._finder.real | {REGISTRY}
         self.registry = importlib.import_module(REGISTRY)
 
-    def build(self, case: BuildCase) -> BuildOutcome:
+    def build(self, case: BuildCase, draft_worker: bool = False) -> BuildOutcome:
         """`ATTENTION_BACKENDS[backend](runner)`, then `attn_backend_wrapper`, as
-        `ModelRunner._get_attention_backend_from_str` calls them."""
+        `ModelRunner._get_attention_backend_from_str` calls them (for the draft's model
+        runner where `draft_worker`)."""
         registry = self.registry
         runner = self._runner(case)
+        runner.is_draft_worker = draft_worker
         saved = dict(registry.__dict__)
         registry.__dict__.update(self._context(case))
         try:
@@ -149,21 +163,45 @@ class BuildRuntime(SglangRuntime):
         return BuildOutcome(type(built).__name__)
 
     def build_draft(self, case: DraftCase) -> BuildOutcome:
-        """The EAGLE worker's draft backends: `DraftBackendFactory(...)`, then
-        `create_decode_backend()` and `create_draft_extend_backend()`, in the worker's order.
-        `built` names the two classes (decode, then draft extend; `None` for none)."""
+        """The target's backends, then the draft worker's, in SGLang's order: the target
+        runner's registry build (decode, then prefill), the draft runner's (its own
+        `use_mla_backend`: the flag alone, else the target's backends, as
+        `ModelRunner._get_attention_backend` and, from 0.5.16,
+        `resolve_attention_backend_strs` choose), then the EAGLE worker's
+        `DraftBackendFactory(...)`, `create_decode_backend()` and
+        `create_draft_extend_backend()`. `built` names the factory's two classes (decode,
+        then draft extend; `None` for none)."""
+        prefill = case.prefill or case.backend
+        target = dict.fromkeys((case.backend, prefill))
+        runner = (case.draft_backend,) if case.draft_backend else tuple(target)
+        for draft, mla, backends in ((False, case.mla, target), (True, case.draft_is_mla, runner)):
+            for backend in backends:
+                built = BuildCase(backend, mla, case.encoder_decoder, case.hybrid_gdn, "EAGLE")
+                outcome = self.build(built, draft)
+                if outcome.failed:
+                    return outcome
+        return self._draft_factory(case)
+
+    def _draft_factory(self, case: DraftCase) -> BuildOutcome:
         factory_module = self._draft_module()
-        target = BuildCase(case.backend, case.mla, speculative="EAGLE")
+        mla = case.draft_is_mla
+        target = BuildCase(case.backend, mla, case.encoder_decoder, case.hybrid_gdn, "EAGLE")
         runner = self._runner(target)
-        runner.draft_attention_backend = None  # 0.5.18+: the runner carries the draft flag
+        # 0.5.18+: the draft runner carries the flag (`resolve_draft_attention_backend`).
+        runner.draft_attention_backend = case.draft_backend
         server_args = runner.server_args
         prefill = case.prefill or case.backend
         server_args.prefill_attention_backend = prefill
-        server_args.use_mla_backend = case.mla
-        server_args.speculative_attention_mode = "prefill"
-        server_args.speculative_draft_attention_backend = None
-        spec = types.SimpleNamespace(speculative_attention_mode="prefill",
-                                     speculative_draft_attention_backend=None)  # fmt: skip
+        # Up to 0.5.15 the factory reads the process-wide `use_mla_backend`, which each
+        # runner sets as it is built: the draft runner, built last, sets its own.
+        server_args.use_mla_backend = mla
+        mode = "decode" if case.decode_mode else "prefill"
+        server_args.speculative_attention_mode = mode
+        server_args.speculative_draft_attention_backend = case.draft_backend
+        spec = types.SimpleNamespace(
+            speculative_attention_mode=mode,
+            speculative_draft_attention_backend=case.draft_backend,
+        )
         context = {
             "get_global_server_args": lambda: server_args,
             "get_spec": lambda: spec,
@@ -175,24 +213,38 @@ class BuildRuntime(SglangRuntime):
         )
         arguments = {"draft_model_runner": runner, "topk": 1,
                      "speculative_num_steps": case.steps, "server_args": server_args}  # fmt: skip
-        accepted = inspect.signature(factory_module.DraftBackendFactory).parameters
+        factory_class = factory_module.DraftBackendFactory
+        accepted = inspect.signature(factory_class).parameters
+        # What `_create_backend` looks up in the map it is handed: the backend it builds.
+        looked_up: list[str] = []
+        original = factory_class._create_backend
+
+        def recording(
+            self: object, name: str, backend_map: dict[str, Any], *a: Any, **k: Any
+        ) -> Any:
+            return original(self, name, _Lookups(backend_map, looked_up), *a, **k)
+
+        factory_class._create_backend = recording
         # 0.5.23 sets the children's phase names on a per-step container; a stand-in
         # container has none.
         stubs.inert_attribute("attn_backends", ())
         try:
-            factory = factory_module.DraftBackendFactory(
+            factory = factory_class(
                 **{name: value for name, value in arguments.items() if name in accepted}
             )
             decode = factory.create_decode_backend()
+            decoded = looked_up[-1] if looked_up else "None"
             extend = factory.create_draft_extend_backend()
         except REFUSALS as exc:
             line, function = _frame_in(exc, DRAFT_FILE)
             return BuildOutcome(None, f"{type(exc).__name__}: {exc}", line, function)
         finally:
+            factory_class._create_backend = original
             stubs.inert_attribute("attn_backends", None)
             factory_module.__dict__.clear()
             factory_module.__dict__.update(saved)
-        return BuildOutcome(f"{_name(decode)},{_name(extend)}")
+        names = f"{decoded},{looked_up[-1]}"
+        return BuildOutcome(f"{_name(decode)},{_name(extend)}", names=names)
 
     def _draft_module(self) -> types.ModuleType:
         self._finder.real = self._finder.real | {DRAFT}
@@ -260,6 +312,18 @@ class BuildRuntime(SglangRuntime):
     def _registry_frame(self, exc: BaseException) -> tuple[int | None, str | None]:
         """The line and function of the innermost registry frame that raised."""
         return _frame_in(exc, REGISTRY_FILE)
+
+
+class _Lookups(dict[str, Any]):
+    """A backend map that records each key it is indexed by."""
+
+    def __init__(self, backend_map: dict[str, Any], looked_up: list[str]) -> None:
+        super().__init__(backend_map)
+        self.looked_up = looked_up
+
+    def __getitem__(self, key: str) -> Any:
+        self.looked_up.append(key)
+        return super().__getitem__(key)
 
 
 def _frame_in(exc: BaseException, file: str) -> tuple[int | None, str | None]:
@@ -342,11 +406,31 @@ def run_cases(
 
 def draft_cases(version: str) -> Iterator[DraftCase]:
     """The draft grid of a release: every registered backend as the target's, on an MHA and
-    an MLA model, with one draft step (no multi-step decode backend) and three."""
-    for backend in registered(version):
+    an MLA model, with one draft step (no multi-step decode backend) and three; the draft
+    inheriting it, or on its own backend (`--speculative-draft-attention-backend`, each
+    registered one) with a draft model of the target's architecture or the other one (an
+    EAGLE3 Llama draft on an MLA target)."""
+    backends = registered(version)
+    for backend in backends:
         for mla in (False, True):
             for steps in (1, 3):
                 yield DraftCase(backend, mla, steps)
+                yield DraftCase(backend, mla, steps, draft_mla=not mla)
+    # With the flag set the target's backend matters only for its own build: one that
+    # builds for both architectures stands for them all.
+    for draft in backends:
+        for mla in (False, True):
+            for draft_mla in (False, True):
+                for steps in (1, 3):
+                    yield DraftCase("triton", mla, steps, draft_backend=draft, draft_mla=draft_mla)
+    # Phases apart (triton prefill): `--speculative-attention-mode` picks the draft-extend
+    # backend, unless the flag is set.
+    for backend in backends:
+        for mla in (False, True):
+            for decode_mode in (False, True):
+                yield DraftCase(backend, mla, 3, prefill="triton", decode_mode=decode_mode)
+                yield DraftCase(backend, mla, 3, prefill="triton", decode_mode=decode_mode,
+                                draft_backend="flashinfer")  # fmt: skip
 
 
 def run_draft_grid(
@@ -381,3 +465,73 @@ def run_draft_cases(
     """SGLang `version`'s draft build for each of `wanted` on `profile` (not cached)."""
     with BuildRuntime(source_root(version), profile) as runtime:
         return {case: runtime.build_draft(case) for case in dict.fromkeys(wanted)}
+
+
+# -- the draft's flag at start-up ----------------------------------------------------------
+# What start-up makes of `--speculative-draft-attention-backend` before the draft's build
+# reads it. Kept in this module, which start-up's cached outcomes are not keyed on
+# (`dump._PRODUCT_SIDE`): it runs its own launches, not the grid's.
+#
+# SGLang's parser takes the flag as free text; start-up renames a deprecated name (0.5.12+)
+# and, from 0.5.21, on SM100's native NVFP4 cache on trtllm_mha, sets an unset flag to
+# trtllm_mha and refuses another. Each launch of `startup_launches` runs through the
+# release's own argument parser and start-up (`ServerArgs` post-init, `resolve_once()` from
+# 0.5.19) over the fake torch; the outcome is whether it refused, the draft's backend it
+# resolved, and whether that name is one of the release's `--attention-backend` choices.
+
+DRAFT_FLAG = "--speculative-draft-attention-backend"
+STARTUP_GPUS = ("H200", "B200")
+STARTUP_MODELS = ("Llama-3.1-8B", "DeepSeek-V3")
+SPEC = ("--speculative-algorithm", "EAGLE", "--speculative-num-steps", "3",
+        "--speculative-eagle-topk", "1", "--speculative-num-draft-tokens", "4")  # fmt: skip
+# The target's flags: SGLang's choice, a backend of each architecture, the native NVFP4
+# cache on trtllm_mha (refused before 0.5.21's choices, as invalid input).
+STARTUP_TARGETS = (
+    (),
+    ("--attention-backend", "triton"),
+    ("--attention-backend", "trtllm_mha"),
+    ("--attention-backend", "trtllm_mha", "--kv-cache-dtype", "nvfp4"),
+)
+STARTUP_DRAFTS = (None, "triton", "flashinfer", "trtllm_mha", "fa3", "compressed", "tokenspeed_mla")
+
+
+def startup_launches() -> Iterator[tuple[str, str, tuple[str, ...]]]:
+    """(gpu, model, argv) of every launch of the draft's start-up grid."""
+    for gpu in STARTUP_GPUS:
+        for model in STARTUP_MODELS:
+            for target in STARTUP_TARGETS:
+                for draft in STARTUP_DRAFTS:
+                    flag = () if draft is None else (DRAFT_FLAG, draft)
+                    yield gpu, model, (*SPEC, *target, *flag)
+
+
+def draft_rows(version: str) -> list[dict[str, Any]]:
+    """SGLang `version`'s start-up on every launch: refused (and why), else the draft's
+    backend it resolved (None: it inherits the target's)."""
+    rows = []
+    for gpu in STARTUP_GPUS:
+        with open_runtime(version, gpu) as runtime:
+            inner = runtime._runtime
+            known = runtime.choices("--attention-backend")
+            for at, model, argv in startup_launches():
+                if at != gpu:
+                    continue
+                server_args, error, _ = inner.start(model, list(argv))
+                draft = argv[-1] if DRAFT_FLAG in argv else None
+                row: dict[str, Any] = {"version": version, "gpu": gpu, "model": model,
+                                       "argv": list(argv), "error": error,
+                                       "known": draft is None or draft in known}  # fmt: skip
+                if server_args is not None:
+                    row["draft"] = _resolved_draft(inner.resolves_once, server_args)
+                rows.append(row)
+    return rows
+
+
+def _resolved_draft(resolves_once: bool, server_args: Any) -> str | None:
+    """The draft's backend start-up left: the field up to 0.5.18, then what `resolve_once()`
+    decided for it (`resolution_result`)."""
+    name = "speculative_draft_attention_backend"
+    if not resolves_once:
+        return getattr(server_args, name)  # type: ignore[no-any-return]
+    overrides = importlib.import_module("sglang.srt.arg_groups.overrides")
+    return overrides.resolution_result(server_args, name)  # type: ignore[no-any-return]

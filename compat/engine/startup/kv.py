@@ -6,6 +6,8 @@ so they judge the backends SGLang is about to run, defaults and rewrites include
 
 from __future__ import annotations
 
+import msgspec
+
 from compat.engine.events import (
     Kv4HybridPair,
     Kv4OffCuda,
@@ -13,11 +15,12 @@ from compat.engine.events import (
     Kv4Single,
     KvDtypeGpu,
     Nvfp4Disaggregation,
+    Nvfp4DraftBackend,
 )
 from compat.engine.launch import Launch
 from compat.engine.rules import Kv4Rules, ReleaseRules
 from compat.engine.startup.state import ServerArgsFields, StartupLog, gpu_gate_holds
-from compat.vocab.terms import Platform
+from compat.vocab.terms import Platform, Severity
 
 _FLAGS = ("--kv-cache-dtype",)
 
@@ -58,14 +61,16 @@ def handle_kv4_compatibility(
         )
         return
     prefill, decode = f.phases
-    if (
-        kv4.native_refuses_disaggregation
-        and f.kv_dtype == "nvfp4"
-        and parsed.disaggregation != "null"
+    # `uses_sm100_trtllm_nvfp4`: the native NVFP4 layout on SM100's trtllm_mha.
+    native = (
+        f.kv_dtype == "nvfp4"
         and parsed.capability is not None
         and parsed.capability.major == 10
         and "trtllm_mha" in (prefill, decode)
-    ):
+    )
+    if native:
+        _native_draft_backend(kv4, f, log)
+    if kv4.native_refuses_disaggregation and native and parsed.disaggregation != "null":
         log.add(
             Nvfp4Disaggregation(
                 flags=("--kv-cache-dtype", "--disaggregation-mode"),
@@ -101,6 +106,26 @@ def handle_kv4_compatibility(
             )
     else:
         _kv4_single_backend(parsed, kv4, f, log)
+
+
+def _native_draft_backend(kv4: Kv4Rules, f: ServerArgsFields, log: StartupLog) -> None:
+    """A draft model (any algorithm but NGRAM) runs on the backend that reads the native
+    layout: an unset `--speculative-draft-attention-backend` is set to it, another one is
+    refused."""
+    required = kv4.native_draft_backend
+    if required is None or f.algorithm in (None, "NGRAM") or f.draft_backend == required:
+        return
+    event = Nvfp4DraftBackend(
+        flags=("--kv-cache-dtype", "--speculative-draft-attention-backend"),
+        value=f.draft_backend,
+        allowed=(required,),
+        backend=f.draft_backend,
+        required=required,
+    )
+    if f.draft_backend is None:
+        event = msgspec.structs.replace(event, severity=Severity.INFO)
+        f.draft_backend = required
+    log.add(event)
 
 
 def _kv4_single_backend(

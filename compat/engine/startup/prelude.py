@@ -58,6 +58,10 @@ def handle_deprecated_args(rules: ReleaseRules, f: ServerArgsFields, log: Startu
                     )
                 )
                 f.kv_dtype = forced
+    # From 0.5.12 the same loop renames the draft's flag (`speculative_draft_attention_backend`
+    # is in its list of fields); the draft's build reads the successor.
+    if f.draft_backend is not None:
+        f.draft_backend = rules.backend_aliases.get(f.draft_backend, f.draft_backend)
 
 
 def handle_platform_backends(parsed: Launch, f: ServerArgsFields) -> str | None:

@@ -114,6 +114,15 @@ def replay(launch: Launch, rules: ReleaseRules) -> Startup:
     events = tuple(log.events)
     build = None
     if not any(event.severity is Severity.ERROR for event in events):
-        build = build_after_startup(rules.build, launch, f.phases, f.algorithm, f.steps)
+        build = build_after_startup(rules.build, _drafted(launch, f), f.phases, f.algorithm,
+                                    f.steps)  # fmt: skip
     move = log.default_move if default is not None else None
     return Startup(f, events, chosen, model, by, build, move)
+
+
+def _drafted(launch: Launch, f: ServerArgsFields) -> Launch:
+    """The launch with the draft's backend start-up left (a deprecated name renamed, the
+    native NVFP4 cache's own)."""
+    if f.draft_backend == launch.draft_backend:
+        return launch
+    return msgspec.structs.replace(launch, draft_backend=f.draft_backend)

@@ -41,6 +41,8 @@ class ServerArgsFields:
     mamba_no_buffer: bool = False
     """A hybrid model's Mamba cache runs the no_buffer strategy with the radix cache on, as
     the strategy SGLang leaves unasked (up to 0.5.13, before it picks one)."""
+    draft_backend: str | None = None
+    """`--speculative-draft-attention-backend` (None: the draft inherits the target's)."""
 
     @classmethod
     def of(cls, parsed: Launch) -> ServerArgsFields:
@@ -56,6 +58,7 @@ class ServerArgsFields:
             parsed.steps,
             parsed.draft_tokens,
             parsed.dp_attention,
+            draft_backend=parsed.draft_backend,
         )
 
     def get(self, field: BackendField) -> str | None:

@@ -69,10 +69,13 @@ class Launch(msgspec.Struct, frozen=True):
     remote_code: bool
     """The config names its own code (`auto_map`)."""
     spec_mode: SpeculativeAttentionMode
-    draft_backend: str | None
-    """`--speculative-draft-attention-backend` (None: the draft inherits the target's)."""
     """`--speculative-attention-mode`: the draft-extend backend is the target's prefill
     backend, or its decode one (read after start-up, by the draft's build)."""
+    draft_backend: str | None
+    """`--speculative-draft-attention-backend` (None: the draft inherits the target's)."""
+    mm_backend: str | None
+    """`--mm-attention-backend`: the multimodal encoder's backend (None: its default, by
+    GPU; read by the first forward pass, `compat.engine.kernels`)."""
 
     @property
     def kv_heads_per_rank(self) -> int | None:

@@ -16,6 +16,7 @@ from functools import cached_property
 import msgspec
 
 from compat.engine.build import BuildRules
+from compat.engine.kernels import KernelRules
 from compat.engine.model_rules import (
     DeterministicRules,
     HybridCacheRules,
@@ -226,6 +227,9 @@ class ReleaseRules(msgspec.Struct, frozen=True, dict=True):
     build: BuildRules = BuildRules()
     """What the attention registry checks when `ModelRunner` builds the backends, after
     start-up (`compat.releases.build`)."""
+    kernels: KernelRules = KernelRules()
+    """Where the kernels the release pins fail the first forward pass on a GPU
+    (`compat.releases.kernels`)."""
 
     def assumed_architecture(self, arch: Arch) -> str:
         return self.assumed_architectures[arch]

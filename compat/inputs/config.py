@@ -61,6 +61,8 @@ class AttentionConfig:
     attention_backend: str | None = None
     prefill_attention_backend: str | None = None
     decode_attention_backend: str | None = None
+    mm_attention_backend: str | None = None
+    """The multimodal encoder's backend; unset, SGLang picks one by GPU."""
     kv_cache_dtype: str = "auto"
     page_size: int | None = None
     speculative_algorithm: str | None = None

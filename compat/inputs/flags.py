@@ -96,6 +96,14 @@ DECODE_ATTENTION_BACKEND = Flag(
     FlagGroup.BACKENDS,
     "the decode phase's backend, over --attention-backend",
 )
+# Read only to know whether the multimodal encoder takes its default backend, by GPU
+# (unset): the engine predicts that backend's kernel only then (`compat.engine.kernels`).
+MM_ATTENTION_BACKEND = Flag(
+    "mm_attention_backend",
+    FlagValue.NAME,
+    FlagGroup.BACKENDS,
+    "the multimodal encoder's backend (unset: SGLang picks one by GPU)",
+)
 KV_CACHE_DTYPE = Flag(
     "kv_cache_dtype", FlagValue.NAME, FlagGroup.KV_CACHE, "the KV cache's dtype (auto: the model's)"
 )
@@ -190,6 +198,7 @@ FLAGS = (
     ATTENTION_BACKEND,
     PREFILL_ATTENTION_BACKEND,
     DECODE_ATTENTION_BACKEND,
+    MM_ATTENTION_BACKEND,
     KV_CACHE_DTYPE,
     PAGE_SIZE,
     SPECULATIVE_ALGORITHM,

@@ -34,6 +34,7 @@ from compat.inputs.flags import (
     DISAGGREGATION_MODE,
     FLAGS,
     KV_CACHE_DTYPE,
+    MM_ATTENTION_BACKEND,
     QUANTIZATION,
     SPECULATIVE_ALGORITHM,
     SPECULATIVE_ATTENTION_MODE,
@@ -170,6 +171,11 @@ def _check_names(
     mode = SPECULATIVE_ATTENTION_MODE
     choice(problems, mode.option, config.speculative_attention_mode, _MODES)
     _check_algorithm(problems, config, rules)
+    mm_backend = config.mm_attention_backend
+    if mm_backend is not None and (not isinstance(mm_backend, str) or not mm_backend.strip()):
+        # Any name SGLang's parser takes reaches the encoder; only its presence is read.
+        option = MM_ATTENTION_BACKEND.option
+        problems.append(InputProblem(option, mm_backend, "expected a backend name"))
     quantization = config.quantization
     if quantization is not None:
         option, accepted = QUANTIZATION.option, rules.quantization_set
@@ -305,6 +311,7 @@ def _assemble(
         **fields,
         spec_mode=_MODES[config.speculative_attention_mode],
         draft_backend=config.speculative_draft_attention_backend,
+        mm_backend=config.mm_attention_backend,
         release=release,
         version_source=version_source,
         unmodelled_release=unmodelled_release,

@@ -27,6 +27,7 @@ from compat.claim.matrix import Matrix, Row
 from compat.engine.rules import ReleaseRules
 from compat.releases.build import build_rules
 from compat.releases.entry import Change, DocChange, Release
+from compat.releases.kernels import kernel_rules
 from compat.releases.versions import SortKey, parse_version
 from compat.vocab.evidence import Evidence
 
@@ -91,7 +92,11 @@ class _Releases(Mapping[str, ReleaseRules]):
                 raise KeyError(release)
             if release == BASELINE:
                 baseline = _baseline().RULES
-                rules = replace(baseline, build=build_rules(BASELINE, baseline.build))
+                rules = replace(
+                    baseline,
+                    build=build_rules(BASELINE, baseline.build),
+                    kernels=kernel_rules(BASELINE),
+                )
             else:
                 before = self[RELEASE_NAMES[RELEASE_NAMES.index(release) - 1]]
                 rules = _apply(before, ENTRIES[release])
@@ -115,6 +120,7 @@ class _Releases(Mapping[str, ReleaseRules]):
 def _apply(before: ReleaseRules, entry: Release) -> ReleaseRules:
     updates: dict[str, Any] = {"release": entry.name}
     updates["build"] = build_rules(entry.name, before.build)
+    updates["kernels"] = kernel_rules(entry.name)
     for change in entry.changes:
         for name, value in change.updates.items():
             current = updates.get(name, getattr(before, name))

@@ -123,6 +123,7 @@ VALID: dict[str, st.SearchStrategy[Any]] = {
     "prefill_attention_backend": st.one_of(st.none(), st.sampled_from(BACKENDS)),
     "decode_attention_backend": st.one_of(st.none(), st.sampled_from(BACKENDS)),
     "speculative_draft_attention_backend": st.one_of(st.none(), st.sampled_from(BACKENDS)),
+    "mm_attention_backend": st.one_of(st.none(), st.sampled_from(["fa4", "triton_attn", "sdpa"])),
     "kv_cache_dtype": st.sampled_from(sorted(KV_DTYPE_SPELLINGS)),
     "page_size": st.one_of(
         st.none(), st.sampled_from([1, 16, 32, 64, 128]), st.integers(min_value=1)

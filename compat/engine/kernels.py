@@ -122,6 +122,9 @@ class KernelRules(msgspec.Struct, frozen=True):
     """One release's kernel limits, in the order its first forward pass meets them."""
 
     limits: tuple[KernelLimit, ...] = ()
+    mm_backends: tuple[str, ...] = ()
+    """The choices of `--mm-attention-backend` (its parser's), which picks the multimodal
+    encoder's backend, and with it whether the encoder's default kernel runs."""
 
 
 def predict_kernels(

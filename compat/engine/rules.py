@@ -280,6 +280,15 @@ class ReleaseRules(msgspec.Struct, frozen=True, dict=True):
         """The backends of `page_snaps`: a launch naming none of them skips the snaps."""
         return frozenset(snap.backend for snap in self.page_snaps)
 
+    @property
+    def mm_backend_choices(self) -> tuple[str, ...]:
+        """The choices of `--mm-attention-backend` (`release_choice` reads them by name)."""
+        return self.kernels.mm_backends
+
+    @cached_property
+    def mm_backend_set(self) -> frozenset[str]:
+        return frozenset(self.kernels.mm_backends)
+
     @cached_property
     def backend_build_rules(self) -> frozenset[str]:
         """The documented rules of `backend_build`: the guard sets aside a finding of any

@@ -172,10 +172,9 @@ def _check_names(
     choice(problems, mode.option, config.speculative_attention_mode, _MODES)
     _check_algorithm(problems, config, rules)
     mm_backend = config.mm_attention_backend
-    if mm_backend is not None and (not isinstance(mm_backend, str) or not mm_backend.strip()):
-        # Any name SGLang's parser takes reaches the encoder; only its presence is read.
-        option = MM_ATTENTION_BACKEND.option
-        problems.append(InputProblem(option, mm_backend, "expected a backend name"))
+    if mm_backend is not None:
+        option, accepted = MM_ATTENTION_BACKEND.option, rules.mm_backend_set
+        release_choice(problems, option, mm_backend, rules, "mm_backend_choices", accepted)
     quantization = config.quantization
     if quantization is not None:
         option, accepted = QUANTIZATION.option, rules.quantization_set

@@ -95,7 +95,7 @@ class _Releases(Mapping[str, ReleaseRules]):
                 rules = replace(
                     baseline,
                     build=build_rules(BASELINE, baseline.build),
-                    kernels=kernel_rules(BASELINE),
+                    kernels=kernel_rules(BASELINE, baseline.kernels),
                 )
             else:
                 before = self[RELEASE_NAMES[RELEASE_NAMES.index(release) - 1]]
@@ -120,7 +120,7 @@ class _Releases(Mapping[str, ReleaseRules]):
 def _apply(before: ReleaseRules, entry: Release) -> ReleaseRules:
     updates: dict[str, Any] = {"release": entry.name}
     updates["build"] = build_rules(entry.name, before.build)
-    updates["kernels"] = kernel_rules(entry.name)
+    updates["kernels"] = kernel_rules(entry.name, before.kernels)
     for change in entry.changes:
         for name, value in change.updates.items():
             current = updates.get(name, getattr(before, name))

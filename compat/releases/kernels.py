@@ -12,7 +12,7 @@ from typing import Any
 
 from compat.engine.kernels import Capability, KernelLimit, KernelPath, KernelRules, Site
 from compat.engine.models.lookup import release_models
-from compat.releases.kernels_data import DSA_PAGED_MQA, PINS, VISION_FA4
+from compat.releases.kernels_data import DSA_PAGED_MQA, MM_BACKENDS, PINS, VISION_FA4
 
 _SGLANG = "sglang"
 
@@ -68,8 +68,11 @@ def _dsa(release: str) -> KernelLimit | None:
     )
 
 
-def kernel_rules(release: str) -> KernelRules:
+def kernel_rules(release: str, before: KernelRules) -> KernelRules:
     """`release`'s kernel limits, in the order its first forward pass meets them: the
-    attention backend's metadata, then the encoder (a multimodal warm-up batch)."""
+    attention backend's metadata, then the encoder (a multimodal warm-up batch). A release
+    the wheels were not read for (a stand-in for a newer one) has `before`'s."""
+    if release not in PINS:
+        return before
     limits = tuple(limit for limit in (_dsa(release), _vision(release)) if limit is not None)
-    return KernelRules(limits)
+    return KernelRules(limits, MM_BACKENDS[release][2])

@@ -24,7 +24,7 @@ from kernels.wheels import kernel_wheel, members, read_text
 
 from compat.releases import RELEASE_NAMES
 from compat.releases.kernels import pins as release_pins
-from compat.releases.kernels_data import DSA_PAGED_MQA, PINS, VISION_FA4
+from compat.releases.kernels_data import DSA_PAGED_MQA, MM_BACKENDS, PINS, VISION_FA4
 
 CHOSEN = [release for release in RELEASE_NAMES if release in releases.selected()]
 
@@ -55,12 +55,18 @@ def test_every_release_pins_its_kernels() -> None:
 def test_the_data_is_what_the_tool_reads_from_the_wheels(release: str) -> None:
     require_source(release)
     try:
-        pinned, vision, dsa = release_data(release)
+        pinned, mm, vision, dsa = release_data(release)
     except WheelUnavailableError as exc:
         if os.environ.get("CI"):
             pytest.fail(f"CI must read the kernel wheels: {exc}", pytrace=False)
         pytest.skip(str(exc))
     assert pinned == PINS[release]
+    assert mm == MM_BACKENDS[release]
+    file, line, choices = mm
+    assert "mm_attention_backend" in _line(read_text(wheel_path(release), file), line).replace(
+        "-", "_"
+    )
+    assert "triton_attn" in choices and "fa3" in choices
     assert vision == VISION_FA4.get(release)
     assert dsa == DSA_PAGED_MQA.get(release)
 

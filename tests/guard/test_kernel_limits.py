@@ -91,6 +91,23 @@ def test_an_encoder_backend_of_the_launchs_own_is_not_held_against_it() -> None:
     assert _kernel_errors(report) == []
 
 
+def test_an_encoder_backend_the_release_does_not_know_is_refused_with_its_choices() -> None:
+    machine = (
+        "--gpu",
+        "B300",
+        "--sglang-version",
+        "0.5.7",
+        "--model-architecture",
+        "Qwen3ForCausalLM",
+    )
+    refused = _cli(
+        *machine, "--", "python3", "-m", "sglang.launch_server", "--mm-attention-backend", "fa4"
+    )
+    assert refused.returncode == 2, refused.stdout + refused.stderr
+    said = refused.stdout + refused.stderr
+    assert "--mm-attention-backend" in said and "triton_attn" in said and "added in" in said
+
+
 def test_a_multimodal_model_named_by_its_config_alone_is_read_as_one() -> None:
     report = _report("0.5.12", (10, 3), multimodal=True, model_architecture="LlamaForCausalLM")
     assert _kernel_errors(report) == [KernelPath.VISION_FA4.rule]

@@ -150,3 +150,26 @@ def capabilities(dsl_wheel: Path) -> frozenset[tuple[int, int]]:
 
 def has_dsl(dsl_wheel: Path) -> bool:
     return DSL_ARCH in members(dsl_wheel)
+
+
+MM_FILES = ("sglang/srt/server_args.py", "sglang/srt/arg_groups/fields/mm.py")
+_MM_NAMES = ('"--mm-attention-backend"', "mm_attention_backend: A[")
+
+
+def mm_choices(read: dict[str, str]) -> tuple[str, int, tuple[str, ...]]:
+    """(file, line, choices) of `--mm-attention-backend` in the release's parser: the first
+    `choices=[...]` after the flag's declaration (`add_argument`, or the field's `Arg`)."""
+    for file in MM_FILES:
+        source = read.get(file)
+        if source is None:
+            continue
+        lines = source.splitlines()
+        for number, line in enumerate(lines, 1):
+            if not any(name in line for name in _MM_NAMES):
+                continue
+            tail = "\n".join(lines[number - 1 : number + 20])
+            start = tail.index("choices=[") + len("choices=")
+            end = tail.index("]", start) + 1
+            choices = ast.literal_eval(tail[start:end])
+            return file, number, tuple(str(choice) for choice in choices)
+    raise LookupError("--mm-attention-backend")

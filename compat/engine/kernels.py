@@ -18,7 +18,7 @@ from __future__ import annotations
 import msgspec
 
 from compat.engine.launch import Launch
-from compat.vocab.terms import ModelFeature, Platform, Term
+from compat.vocab.terms import Arch, ModelFeature, Platform, Term
 
 KERNEL_RULE_PREFIX = "kernel-"
 """The rule ids of the guard's findings for a kernel that fails: the prefix, then the path
@@ -36,6 +36,9 @@ class KernelPath(Term):
     flash-attn-4's CuTe DSL forward kernel."""
     DSA_PAGED_MQA = "dsa-paged-mqa"
     """The DSA backend's metadata for the indexer: DeepGEMM's paged MQA logits."""
+    FA4_BACKEND = "fa4-backend"
+    """The fa4 attention backend on an MHA model: flash-attn-4's CuTe DSL forward kernel
+    (an MLA model's takes flash-attn-4's MLA kernel instead, not modelled)."""
 
     def __init__(self, value: str) -> None:
         self.rule = f"{KERNEL_RULE_PREFIX}{value}"
@@ -76,7 +79,7 @@ class KernelLimit(msgspec.Struct, frozen=True):
     """Majors the kernel accepts whatever the minor (a package that dispatches on the
     major alone, as DeepGEMM does)."""
     backends: frozenset[str] = frozenset()
-    """DSA_PAGED_MQA: the backend names that build the DSA backend."""
+    """DSA_PAGED_MQA, FA4_BACKEND: the backend names whose build takes the path."""
     models: frozenset[str] = frozenset()
     """VISION_FA4: the architectures the release runs as multimodal (`ModelConfig`'s
     `multimodal_model_archs`)."""
@@ -102,9 +105,10 @@ class KernelLimit(msgspec.Struct, frozen=True):
                 launch.model_architecture in self.models
             )
             return multimodal and launch.mm_backend is None
-        return ModelFeature.SPARSE_DSA in launch.features and any(
-            backend in self.backends for backend in phases
-        )
+        runs = any(backend in self.backends for backend in phases)
+        if self.path is KernelPath.FA4_BACKEND:
+            return runs and launch.arch is Arch.MHA
+        return runs and ModelFeature.SPARSE_DSA in launch.features
 
 
 class KernelFailure(msgspec.Struct, frozen=True):

@@ -43,6 +43,11 @@ _PATHS = {
         "flash-attn-4's SM100 forward kernel refuses {gpu} ({kernel}; with {also} it "
         "accepts {accepted}). --mm-attention-backend triton_attn (or sdpa) avoids it",
     ),
+    KernelPath.FA4_BACKEND: (
+        "--attention-backend",
+        "the fa4 backend runs flash-attn-4's CuTe DSL kernels ({caller}); its SM100 forward "
+        "kernel refuses {gpu} ({kernel}; with {also} it accepts {accepted})",
+    ),
     KernelPath.DSA_PAGED_MQA: (
         "--attention-backend",
         "the DSA backend's metadata asks DeepGEMM for its paged MQA logits schedule "

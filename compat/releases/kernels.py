@@ -12,7 +12,13 @@ from typing import Any
 
 from compat.engine.kernels import Capability, KernelLimit, KernelPath, KernelRules, Site
 from compat.engine.models.lookup import release_models
-from compat.releases.kernels_data import DSA_PAGED_MQA, MM_BACKENDS, PINS, VISION_FA4
+from compat.releases.kernels_data import (
+    BACKEND_FA4,
+    DSA_PAGED_MQA,
+    MM_BACKENDS,
+    PINS,
+    VISION_FA4,
+)
 
 _SGLANG = "sglang"
 
@@ -31,8 +37,9 @@ def _capabilities(values: Any) -> frozenset[Capability]:
     return frozenset((int(major), int(minor)) for major, minor in values)
 
 
-def _vision(release: str) -> KernelLimit | None:
-    data = VISION_FA4.get(release)
+def _fa4(release: str, path: KernelPath, data: Any) -> KernelLimit | None:
+    """A path into flash-attn-4's SM100 forward kernel: the GPUs SGLang's path and
+    flash-attn-4's interface send to it, and those its assert accepts with the pinned DSL."""
     if data is None:
         return None
     reaches, accepted = _capabilities(data["reaches"]), _capabilities(data["accepted"])
@@ -40,14 +47,21 @@ def _vision(release: str) -> KernelLimit | None:
         return None
     file, function, line = data["caller"]
     package, version, dsl_file, dsl_function, dsl_line, cuda = data["dsl"]
+    dispatch_file, dispatch_function, dispatch_line, _ = data["dispatch"]
+    kernel_package, kernel_version = data["kernel"][:2]
+    vision = path is KernelPath.VISION_FA4
     return KernelLimit(
-        KernelPath.VISION_FA4,
+        path,
         Site(_SGLANG, release, file, function, line),
         Site(*data["kernel"]),
         reaches,
         accepted=accepted,
-        models=release_models(release).multimodal,
-        also=(Site(package, f"{version} (CUDA {cuda})", dsl_file, dsl_function, dsl_line),),
+        backends=frozenset(data.get("backends", ())),
+        models=release_models(release).multimodal if vision else frozenset(),
+        also=(
+            Site(kernel_package, kernel_version, dispatch_file, dispatch_function, dispatch_line),
+            Site(package, f"{version} (CUDA {cuda})", dsl_file, dsl_function, dsl_line),
+        ),
     )
 
 
@@ -70,9 +84,14 @@ def _dsa(release: str) -> KernelLimit | None:
 
 def kernel_rules(release: str, before: KernelRules) -> KernelRules:
     """`release`'s kernel limits, in the order its first forward pass meets them: the
-    attention backend's metadata, then the encoder (a multimodal warm-up batch). A release
+    attention backend's metadata and kernels, then the encoder (a multimodal warm-up batch). A release
     the wheels were not read for (a stand-in for a newer one) has `before`'s."""
     if release not in PINS:
         return before
-    limits = tuple(limit for limit in (_dsa(release), _vision(release)) if limit is not None)
-    return KernelRules(limits, MM_BACKENDS[release][2])
+    limits = (
+        _dsa(release),
+        _fa4(release, KernelPath.FA4_BACKEND, BACKEND_FA4.get(release)),
+        _fa4(release, KernelPath.VISION_FA4, VISION_FA4.get(release)),
+    )
+    return KernelRules(tuple(limit for limit in limits if limit is not None), MM_BACKENDS[release][2])
+

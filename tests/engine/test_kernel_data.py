@@ -24,7 +24,13 @@ from kernels.wheels import kernel_wheel, members, read_text
 
 from compat.releases import RELEASE_NAMES
 from compat.releases.kernels import pins as release_pins
-from compat.releases.kernels_data import DSA_PAGED_MQA, MM_BACKENDS, PINS, VISION_FA4
+from compat.releases.kernels_data import (
+    BACKEND_FA4,
+    DSA_PAGED_MQA,
+    MM_BACKENDS,
+    PINS,
+    VISION_FA4,
+)
 
 CHOSEN = [release for release in RELEASE_NAMES if release in releases.selected()]
 
@@ -55,7 +61,7 @@ def test_every_release_pins_its_kernels() -> None:
 def test_the_data_is_what_the_tool_reads_from_the_wheels(release: str) -> None:
     require_source(release)
     try:
-        pinned, mm, vision, dsa = release_data(release)
+        pinned, mm, vision, backend, dsa = release_data(release)
     except WheelUnavailableError as exc:
         if os.environ.get("CI"):
             pytest.fail(f"CI must read the kernel wheels: {exc}", pytrace=False)
@@ -68,6 +74,7 @@ def test_the_data_is_what_the_tool_reads_from_the_wheels(release: str) -> None:
     )
     assert "triton_attn" in choices and "fa3" in choices
     assert vision == VISION_FA4.get(release)
+    assert backend == BACKEND_FA4.get(release)
     assert dsa == DSA_PAGED_MQA.get(release)
 
 
@@ -103,8 +110,31 @@ def test_the_vision_path_and_the_fa4_assert_are_the_wheels(release: str) -> None
     # Run again: the verdicts are the DSL's own `Arch` evaluated in the kernel's assert.
     accepted = fa4.accepted(source, dsl, cuda)
     assert tuple(sorted(accepted)) == data["accepted"]
-    reached = fa4.vision_default(vision, fa4.capabilities(dsl))
-    assert reached is not None and tuple(sorted(reached[2])) == data["reaches"]
+    known = fa4.capabilities(dsl)
+    reached = fa4.vision_default(vision, known)
+    dispatch_file, dispatch_function, dispatch_line, sent = data["dispatch"]
+    interface = read_text(_kernel(package, version), dispatch_file)
+    assert fa4.sm100_dispatch(interface, known) == (
+        dispatch_function,
+        dispatch_line,
+        frozenset(sent),
+    )
+    assert "arch" in _line(interface, dispatch_line)
+    assert reached is not None and tuple(sorted(reached[2] & frozenset(sent))) == data["reaches"]
+
+
+@pytest.mark.parametrize("release", [r for r in CHOSEN if r in BACKEND_FA4])
+def test_the_fa4_backends_call_of_flash_attn_4_is_the_wheels(release: str) -> None:
+    require_source(release)
+    data = BACKEND_FA4[release]
+    file, function, line = data["caller"]
+    source = read_text(wheel_path(release), file)
+    call = "\n".join(source.splitlines()[line - 1 : line + 30])
+    assert "ver=self.fa_impl_ver" in call.replace(" ", "")
+    assert fa4.backend_call(source) == (function, line)
+    registry = read_text(wheel_path(release), deepgemm.REGISTRY)
+    assert data["backends"] == fa4.v4_backends(registry) and "fa4" in data["backends"]
+    assert data["accepted"] == VISION_FA4.get(release, data)["accepted"]
 
 
 @pytest.mark.parametrize("release", [r for r in CHOSEN if r in DSA_PAGED_MQA])

@@ -113,6 +113,23 @@ def test_a_multimodal_model_named_by_its_config_alone_is_read_as_one() -> None:
     assert _kernel_errors(report) == [KernelPath.VISION_FA4.rule]
 
 
+def test_the_fa4_backend_fails_an_mha_model_on_a_b300_in_0_5_12() -> None:
+    limit = _limit("0.5.12", KernelPath.FA4_BACKEND)
+    assert limit is not None and _refused(limit) == [(10, 3)] and "fa4" in limit.backends
+    llama = {"model_architecture": "LlamaForCausalLM", "attention_backend": "fa4"}
+    report = _report("0.5.12", (10, 3), **llama)
+    errors = [f for f in report.errors if is_kernel_finding(f)]
+    assert [f.rule for f in errors] == [KernelPath.FA4_BACKEND.rule]
+    assert errors[0].enforced is Enforcement.WARMUP
+    assert f"{limit.caller.file}:{limit.caller.line}" in errors[0].message
+    assert _kernel_errors(_report("0.5.12", (10, 0), **llama)) == []
+    assert _kernel_errors(_report("0.5.11", (10, 3), **llama)) == []
+    # Each suggested fix moves the launch off the kernel.
+    for suggestion in report.suggestions:
+        fields = {f.removeprefix("--").replace("-", "_"): v for f, v in suggestion.flags}
+        assert _kernel_errors(_report("0.5.12", (10, 3), **{**llama, **fields})) == []
+
+
 def test_the_dsa_indexers_deepgemm_fails_on_sm120_until_its_wheel_carries_sm120() -> None:
     limit = _limit("0.5.12", KernelPath.DSA_PAGED_MQA)
     assert limit is not None and 12 not in limit.accepted_majors

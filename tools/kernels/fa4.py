@@ -24,6 +24,8 @@ VISION_FILE = "sglang/srt/layers/attention/vision.py"
 VISION_FUNCTION = "_determine_attention_backend"
 FA4_FILE = "flash_attn/cute/flash_fwd_sm100.py"
 FA4_CLASS = "FlashAttentionForwardSm100"
+INTERFACE_FILE = "flash_attn/cute/interface.py"
+BACKEND_FILE = "sglang/srt/layers/attention/flashattention_backend.py"
 DSL_ARCH = "nvidia_cutlass_dsl/python_packages/cutlass/base_dsl/arch.py"
 DSL_ENV = "nvidia_cutlass_dsl/python_packages/cutlass/base_dsl/env_manager.py"
 
@@ -173,3 +175,68 @@ def mm_choices(read: dict[str, str]) -> tuple[str, int, tuple[str, ...]]:
             choices = ast.literal_eval(tail[start:end])
             return file, number, tuple(str(choice) for choice in choices)
     raise LookupError("--mm-attention-backend")
+
+
+def sm100_dispatch(
+    source: str, capabilities: frozenset[tuple[int, int]]
+) -> tuple[str, int, frozenset[tuple[int, int]]]:
+    """(function, line, those of `capabilities` it sends) of the branch of flash-attn-4's
+    forward that builds the SM100 kernel: the innermost `if` on `arch` around the call."""
+    tree = ast.parse(source)
+    best: tuple[int, str, ast.expr] | None = None
+    for function in ast.walk(tree):
+        if not isinstance(function, ast.FunctionDef):
+            continue
+        for node in ast.walk(function):
+            if not isinstance(node, ast.If) or not _mentions(node.test, "arch"):
+                continue
+            # The kernel's class is named there: called, or chosen by an expression.
+            builds = any(
+                (isinstance(n, ast.Name) and n.id == FA4_CLASS)
+                or (isinstance(n, ast.Attribute) and n.attr == FA4_CLASS)
+                for statement in node.body
+                for n in ast.walk(statement)
+            )
+            if builds and (best is None or node.lineno > best[0]):
+                best = (node.lineno, function.name, node.test)
+    if best is None:
+        raise LookupError(f"no branch of {INTERFACE_FILE} builds {FA4_CLASS}")
+    line, name, test = best
+    code = compile(ast.Expression(test), INTERFACE_FILE, "eval")
+    sent = frozenset(
+        (major, minor)
+        for major, minor in capabilities
+        if eval(code, {}, {"arch": major * 10 + minor})
+    )
+    return name, line, sent
+
+
+def backend_call(source: str) -> tuple[str, int] | None:
+    """(class.function, line) of the FlashAttention backend's first kernel call that passes
+    its implementation version (`ver=self.fa_impl_ver`): where fa4 reaches flash-attn-4."""
+    found: list[tuple[int, str]] = []
+    for klass in ast.walk(ast.parse(source)):
+        if not isinstance(klass, ast.ClassDef):
+            continue
+        for function in klass.body:
+            if not isinstance(function, ast.FunctionDef):
+                continue
+            for node in ast.walk(function):
+                if isinstance(node, ast.Call) and any(
+                    k.arg == "ver" and "fa_impl_ver" in ast.unparse(k.value) for k in node.keywords
+                ):
+                    found.append((node.lineno, f"{klass.name}.{function.name}"))
+    if not found:
+        return None
+    line, where = min(found)
+    return where, line
+
+
+def v4_backends(registry: str) -> tuple[str, ...]:
+    """The backend names whose factory builds the FlashAttention backend as version 4."""
+    names = []
+    for block in registry.split("@register_attention_backend(")[1:]:
+        name = block.split('"')[1]
+        if "fa_impl_ver=4" in block.split("@register_attention_backend(")[0]:
+            names.append(name)
+    return tuple(names)

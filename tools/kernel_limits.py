@@ -104,6 +104,7 @@ def _vision(wheel: Path, kernel: dict[str, Any] | None) -> dict[str, Any] | None
     return {
         "caller": (fa4.VISION_FILE, default[0], default[1]),
         "reaches": tuple(sorted(reaches)),
+        "fallback": default[3],
         **{key: kernel[key] for key in ("kernel", "dsl", "dispatch", "accepted")},
     }
 

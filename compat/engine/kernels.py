@@ -83,6 +83,9 @@ class KernelLimit(msgspec.Struct, frozen=True):
     models: frozenset[str] = frozenset()
     """VISION_FA4: the architectures the release runs as multimodal (`ModelConfig`'s
     `multimodal_model_archs`)."""
+    fallback: str | None = None
+    """VISION_FA4: the encoder backend SGLang's default picks on the other CUDA GPUs (what
+    `--mm-attention-backend` can set instead)."""
     also: tuple[Site, ...] = ()
     """Further evidence the verdict rests on (the CuTe DSL's architecture aliases)."""
 

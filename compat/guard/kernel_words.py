@@ -41,7 +41,8 @@ _PATHS = {
         "--mm-attention-backend",
         "the multimodal encoder's attention defaults to fa4 on this GPU ({caller}); "
         "flash-attn-4's SM100 forward kernel refuses {gpu} ({kernel}; with {also} it "
-        "accepts {accepted}). --mm-attention-backend triton_attn (or sdpa) avoids it",
+        "accepts {accepted}). --mm-attention-backend {fallback} (SGLang's choice on the "
+        "other GPUs) avoids it",
     ),
     KernelPath.FA4_BACKEND: (
         "--attention-backend",
@@ -68,6 +69,7 @@ def finding(failure: KernelFailure, release: str) -> Finding:
         accepted=accepted_gpus(limit),
         built=", ".join(limit.kernel.built),
         gpu=_sm(failure.capability),
+        fallback=limit.fallback,
     )
     return Finding(
         limit.path.rule,

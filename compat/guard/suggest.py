@@ -24,6 +24,7 @@ from typing import Any
 import msgspec.structs
 
 from compat.claim.matrix import Matrix
+from compat.engine.kernels import KernelPath
 from compat.engine.startup.models import model_rule_of
 from compat.guard.check_memo import CheckMemo
 from compat.guard.intent import KEEPS_ALL, Intent, Misses, named_backend, runs_here
@@ -52,13 +53,13 @@ Flags = tuple[tuple[str, str], ...]
 _EXCLUSIVE = {frozenset({"backend", "prefill"}), frozenset({"backend", "decode"})}
 # The order kinds rank in when the backend order ties: backend changes alter nothing the
 # model computes; the KV dtype changes memory and accuracy, so it comes last.
-_KIND_ORDER = {"backend": 0, "prefill": 1, "decode": 1, "page": 2, "spec": 3, "kv": 4}
+_KIND_ORDER = {"backend": 0, "prefill": 1, "decode": 1, "mm": 1, "page": 2, "spec": 3, "kv": 4}
 # SGLang's own choice: the launch without a backend flag.
 _NO_BACKEND_FLAGS = MappingProxyType(
     {"attention_backend": None, "prefill_attention_backend": None, "decode_attention_backend": None}
 )
 # The order a fix's flags are written in: the backends (prefill before decode), then the rest.
-_SHOWN_ORDER = ("backend", "prefill", "decode", "page", "spec", "kv")
+_SHOWN_ORDER = ("backend", "prefill", "decode", "mm", "page", "spec", "kv")
 
 
 class Move(msgspec.Struct, frozen=True):
@@ -278,6 +279,7 @@ def candidate_moves(report: Report, checks: CheckMemo, matrix: Matrix) -> list[M
                         backend=name,
                     )
                 )
+    moves += _mm_moves(report)
     moves += _dtype_moves(config)
     moves += _spec_moves(config)
     moves += _page_size_moves(config, matrix)
@@ -288,6 +290,26 @@ def candidate_moves(report: Report, checks: CheckMemo, matrix: Matrix) -> list[M
         msgspec.structs.replace(move, priority=-1 if move.kind == alone else _KIND_ORDER[move.kind])
         for move in moves
     ]
+
+
+def _mm_moves(report: Report) -> Iterable[Move]:
+    """Where the multimodal encoder's default kernel fails the first forward pass: the
+    encoder backend SGLang's default picks on the other GPUs, set with its own flag."""
+    if not any(f.rule == KernelPath.VISION_FA4.rule for f in report.errors):
+        return
+    config = report.config
+    release = config.parsed.release
+    for limit in release.kernels.limits:
+        fallback = limit.fallback
+        if limit.path is KernelPath.VISION_FA4 and fallback in release.mm_backend_set:
+            yield Move(
+                "mm",
+                0,
+                (("mm_attention_backend", fallback),),
+                (("--mm-attention-backend", fallback),),
+                (),
+                f"run the multimodal encoder on {fallback}",
+            )
 
 
 def _dtype_moves(config: AttentionConfig) -> Iterable[Move]:

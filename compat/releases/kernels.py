@@ -58,6 +58,7 @@ def _fa4(release: str, path: KernelPath, data: Any) -> KernelLimit | None:
         accepted=accepted,
         backends=frozenset(data.get("backends", ())),
         models=release_models(release).multimodal if vision else frozenset(),
+        fallback=data.get("fallback"),
         also=(
             Site(kernel_package, kernel_version, dispatch_file, dispatch_function, dispatch_line),
             Site(package, f"{version} (CUDA {cuda})", dsl_file, dsl_function, dsl_line),

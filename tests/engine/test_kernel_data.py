@@ -121,6 +121,7 @@ def test_the_vision_path_and_the_fa4_assert_are_the_wheels(release: str) -> None
     )
     assert "arch" in _line(interface, dispatch_line)
     assert reached is not None and tuple(sorted(reached[2] & frozenset(sent))) == data["reaches"]
+    assert reached[3] == data["fallback"] and data["fallback"] in MM_BACKENDS[release][2]
 
 
 @pytest.mark.parametrize("release", [r for r in CHOSEN if r in BACKEND_FA4])

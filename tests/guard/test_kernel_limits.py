@@ -66,8 +66,13 @@ def test_the_vision_encoders_fa4_fails_on_a_b300_in_0_5_12_at_its_lines() -> Non
     assert finding.raised_at == f"{kernel.file}:{kernel.line} ({kernel.function})"
     assert f"{caller.file}:{caller.line}" in finding.message
     assert f"flash-attn-4 {kernel.version}" in finding.message
-    assert "sm103" in finding.message and "--mm-attention-backend" in finding.message
-    assert "first forward pass" in report.startup_summary
+    assert "sm103" in finding.message and "first forward pass" in report.startup_summary
+    # The fix the guard finds, and checks: SGLang's own encoder backend on the other GPUs.
+    fix = f"--mm-attention-backend {limit.fallback}"
+    assert fix in finding.message
+    assert [s.args for s in report.suggestions] == [fix]
+    fixed = _report("0.5.12", (10, 3), mm_attention_backend=limit.fallback, **QWEN35_MOE)
+    assert fixed.ok
 
 
 @pytest.mark.parametrize(

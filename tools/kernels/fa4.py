@@ -50,9 +50,10 @@ def _assigns_fa4(body: list[ast.stmt]) -> str | None:
 
 def vision_default(
     source: str, capabilities: frozenset[tuple[int, int]]
-) -> tuple[str, int, frozenset[tuple[int, int]]] | None:
+) -> tuple[str, int, frozenset[tuple[int, int]], str | None] | None:
     """(function, line of the fa4 branch's test, those of `capabilities` the chain sends to
-    fa4) of a release's vision.py; None when no branch picks fa4."""
+    fa4, the backend of its last `else`: SGLang's choice on the other GPUs) of a release's
+    vision.py; None when no branch picks fa4."""
     function = _function(ast.parse(source), VISION_FUNCTION)
     chains = [
         node for node in ast.walk(function)
@@ -64,9 +65,13 @@ def vision_default(
     head = min(chains, key=lambda node: node.lineno)
     branches: list[tuple[ast.expr, str | None, int]] = []
     node: ast.stmt | None = head
+    fallback: str | None = None
     while isinstance(node, ast.If):
         branches.append((node.test, _assigns_fa4(node.body), node.lineno))
-        node = node.orelse[0] if len(node.orelse) == 1 else None
+        rest = node.orelse
+        node = rest[0] if len(rest) == 1 and isinstance(rest[0], ast.If) else None
+        if node is None:
+            fallback = _assigns_fa4(rest)
     lines = [line for _, value, line in branches if value == "fa4"]
     if not lines:
         return None
@@ -78,7 +83,7 @@ def vision_default(
                 if value == "fa4":
                     reached.add((major, minor))
                 break
-    return f"VisionAttention.{VISION_FUNCTION}", lines[0], frozenset(reached)
+    return f"VisionAttention.{VISION_FUNCTION}", lines[0], frozenset(reached), fallback
 
 
 def _mentions(node: ast.AST, name: str) -> bool:

@@ -20,7 +20,6 @@ from compat.engine.kernels import KernelLimit, KernelPath
 from compat.guard.kernel_words import is_kernel_finding
 from compat.guard.report import Enforcement, Report
 from compat.releases import RELEASES
-from compat.vocab.hardware import ComputeCapability
 
 QWEN35_MOE: dict[str, Any] = {"model_architecture": "Qwen3_5MoeForConditionalGeneration"}
 QWEN3: dict[str, Any] = {"model_architecture": "Qwen3ForCausalLM"}
@@ -150,7 +149,7 @@ def test_the_dsa_indexers_deepgemm_fails_on_sm120_until_its_wheel_carries_sm120(
 
 
 def test_every_release_whose_deepgemm_lacks_sm120_fails_a_dsa_model_on_sm120() -> None:
-    for release, rules in RELEASES.items():
+    for release in RELEASES:
         limit = _limit(release, KernelPath.DSA_PAGED_MQA)
         if limit is None:
             continue
@@ -159,7 +158,6 @@ def test_every_release_whose_deepgemm_lacks_sm120_fails_a_dsa_model_on_sm120() -
             continue
         failed = KernelPath.DSA_PAGED_MQA.rule in _kernel_errors(report)
         assert failed == (12 not in limit.accepted_majors), release
-        assert rules.kernels is RELEASES[release].kernels
 
 
 def test_a_fix_the_guard_suggests_for_a_kernel_failure_passes_it() -> None:
@@ -173,14 +171,13 @@ def test_a_fix_the_guard_suggests_for_a_kernel_failure_passes_it() -> None:
         assert _kernel_errors(fixed) == [], suggestion.summary
 
 
-def test_every_limit_accepts_a_gpu_its_path_reaches_or_is_left_out() -> None:
+def test_every_limit_cites_sglangs_line_and_can_fail_a_gpu_its_path_reaches() -> None:
     for release, rules in RELEASES.items():
         for limit in rules.kernels.limits:
             assert limit.caller.package == "sglang" and limit.caller.line > 0, release
+            assert limit.kernel.line > 0 or limit.kernel.built, (release, limit.path)
             if limit.reaches is not None:
-                assert _refused(limit), (release, limit.path)
-            capability = ComputeCapability(*_refused(limit)[0]) if limit.reaches else None
-            assert capability is None or capability.major >= 9
+                assert _refused(limit), (release, limit.path)  # else left out
 
 
 def _cli(*args: str) -> subprocess.CompletedProcess[str]:

@@ -15,6 +15,7 @@ from compat.engine.parser.lookup import RELEASE
 from compat.guard.build_words import is_build_finding
 from compat.guard.findings import UNMODELLED_RELEASE_RULE
 from compat.guard.judge import judge as judge_assembled
+from compat.guard.kernel_words import is_kernel_finding
 from compat.guard.policy import Policy
 from compat.guard.report import Enforcement, Report, Suggestion, runs_as
 from compat.guard.suggest import ORDER
@@ -223,23 +224,26 @@ def format_report(
     lines.append(f"  {report.startup_summary}")
     startup = [f for f in report.findings if f.enforced is Enforcement.STARTUP]
     build = [f for f in report.findings if is_build_finding(f)]
+    kernels = [f for f in report.findings if is_kernel_finding(f)]
     documented = [
         f
         for f in report.findings
         if f.enforced is not Enforcement.STARTUP
         and f.rule != UNMODELLED_RELEASE_RULE
         and not is_build_finding(f)
+        and not is_kernel_finding(f)
     ]
     for title, group in (
         (f"what SGLang {report.sglang_version} does at start-up:", startup),
         (f"what SGLang {report.sglang_version} does building the backend:", build),
+        (f"what SGLang {report.sglang_version} does in the first forward pass:", kernels),
         ("what the page documents:", documented),
     ):
         if group:
             lines.append(title)
         for finding in sorted(group, key=lambda f: _ORDER[f.severity]):
             lines.append(f"  {_LABELS[finding.severity]} [{finding.rule}] {finding.message}")
-            own = finding.enforced is Enforcement.STARTUP or is_build_finding(finding)
+            own = finding.enforced is Enforcement.STARTUP or finding in build or finding in kernels
             if finding.severity is Severity.ERROR and not own:
                 lines.append(f"            ({finding.enforced.label})")
     if report.suggestions:

@@ -16,6 +16,7 @@ from functools import cached_property
 import msgspec
 
 from compat.engine.build import BuildRules
+from compat.engine.kernels import KernelRules
 from compat.engine.model_rules import (
     DeterministicRules,
     HybridCacheRules,
@@ -232,6 +233,9 @@ class ReleaseRules(msgspec.Struct, frozen=True, dict=True):
     start-up (`compat.releases.build`)."""
     sub_refusals: tuple[SubRefusalAt, ...] = ()
     """The start-up checks of the sub-backend flags (`compat.releases.sub_startup`)."""
+    kernels: KernelRules = KernelRules()
+    """Where the kernels the release pins fail the first forward pass on a GPU
+    (`compat.releases.kernels`)."""
 
     def assumed_architecture(self, arch: Arch) -> str:
         return self.assumed_architectures[arch]

@@ -19,6 +19,7 @@ class Enforcement(Term):
 
     STARTUP = "startup"
     BACKEND_BUILD = "backend-build"
+    WARMUP = "warmup"
     DOCUMENTED = "documented"
 
     @property
@@ -29,6 +30,10 @@ class Enforcement(Term):
 _ENFORCEMENT_LABELS = {
     "startup": "SGLang refuses at start-up",
     "backend-build": "SGLang starts, then fails building the backend (after the weights load)",
+    "warmup": (
+        "SGLang starts and loads the weights, then fails in the first forward pass "
+        "(warm-up, CUDA graph capture or the first batch)"
+    ),
     "documented": "documented only: SGLang does not check it",
 }
 
@@ -170,7 +175,8 @@ class Report:
     @property
     def sglang_fails(self) -> bool:
         """Whether SGLang's own code fails the launch: it refuses at start-up, or it starts
-        and then fails building the backends (what `--parity` refuses)."""
+        and then fails building the backends or in the first forward pass (what `--parity`
+        refuses)."""
         return any(
             f.severity is Severity.ERROR and f.enforced is not Enforcement.DOCUMENTED
             for f in self.findings
@@ -188,10 +194,13 @@ class Report:
         if self.refused_at_startup:
             return f"{head}: refuses to start"
         later = sum(1 for f in self.errors if f.enforced is Enforcement.BACKEND_BUILD)
+        warmup = sum(1 for f in self.errors if f.enforced is Enforcement.WARMUP)
         documented = sum(1 for f in self.errors if f.enforced is Enforcement.DOCUMENTED)
         text = f"{head}: starts"
         if later:
             text += f", then fails building the backend ({later} problem{'s' * (later > 1)})"
+        elif warmup:
+            text += f", then fails in the first forward pass ({warmup} problem{'s' * (warmup > 1)})"
         if documented:
             text += (
                 f"; the page documents {documented} problem{'s' * (documented > 1)} "

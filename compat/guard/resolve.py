@@ -12,7 +12,7 @@ from compat.claim.matrix import Matrix
 from compat.engine.events import DtypeFallenBack
 from compat.engine.rules import BranchCondition, DefaultMove, ReleaseRules
 from compat.engine.startup.replay import Startup, replay
-from compat.guard import build_words, startup_findings
+from compat.guard import build_words, kernel_words, startup_findings
 from compat.guard.fit import fit_for
 from compat.guard.plan import MEMO_LIMIT, CompiledGuard, FindingMemo
 from compat.guard.plan import compiled as compiled_guard
@@ -103,6 +103,9 @@ def _resolve(parsed: Parsed, findings: list[Finding], compiled: CompiledGuard) -
     failure = startup.build
     if failure is not None:
         findings.append(memo.finding(build_words.finding, (failure, release), failure, release))
+    kernel = startup.kernel
+    if kernel is not None:
+        findings.append(memo.finding(kernel_words.finding, (kernel, release), kernel, release))
     findings.extend(_resolution_notes(parsed, startup, memo))
     values = startup.fields
     prefill, decode = values.phases

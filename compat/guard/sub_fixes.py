@@ -36,7 +36,8 @@ def sub_backend_moves(config: AttentionConfig) -> Iterable[SubMove]:
             continue
         option = spelling(flag, release)
         part = SubPart.of(flag.field).value
-        yield 0, ((flag.field, None),), (), (option,), f"let SGLang choose the kernels of the {part}"
+        why = f"let SGLang choose the kernels of the {part}"
+        yield 0, ((flag.field, None),), (), (option,), why
         for rank, name in enumerate(accepted_here(parsed, flag.field), start=1):
             if name != value:
                 yield (

@@ -24,6 +24,7 @@ from typing import Any
 import msgspec.structs
 
 from compat.claim.matrix import Matrix
+from compat.engine.kernels import KernelPath
 from compat.engine.startup.models import model_rule_of
 from compat.guard.build_words import DRAFT_FLAG
 from compat.guard.check_memo import CheckMemo
@@ -32,6 +33,8 @@ from compat.guard.report import Report, Resolved, Suggestion
 from compat.guard.sub_fixes import KIND as SUB
 from compat.guard.sub_fixes import sub_backend_moves
 from compat.inputs.config import AttentionConfig
+from compat.inputs.flags import MM_ATTENTION_BACKEND
+from compat.inputs.sub_backend_checks import spelling as flag_spelling
 from compat.vocab.terms import KV_DTYPE_SPELLINGS, KvDtype, Phase
 
 PER_KIND = 3
@@ -56,14 +59,15 @@ _EXCLUSIVE = {frozenset({"backend", "prefill"}), frozenset({"backend", "decode"}
 # The order kinds rank in when the backend order ties: backend changes alter nothing the
 # model computes; the KV dtype changes memory and accuracy, so it comes last.
 _KIND_ORDER = {
-    "backend": 0, "prefill": 1, "decode": 1, SUB: 1, "draft": 1, "page": 2, "spec": 3, "kv": 4
+    "backend": 0, "prefill": 1, "decode": 1, SUB: 1, "draft": 1, "mm": 1,
+    "page": 2, "spec": 3, "kv": 4,
 }  # fmt: skip
 # SGLang's own choice: the launch without a backend flag.
 _NO_BACKEND_FLAGS = MappingProxyType(
     {"attention_backend": None, "prefill_attention_backend": None, "decode_attention_backend": None}
 )
 # The order a fix's flags are written in: the backends (prefill before decode), then the rest.
-_SHOWN_ORDER = ("backend", "prefill", "decode", SUB, "draft", "page", "spec", "kv")
+_SHOWN_ORDER = ("backend", "prefill", "decode", SUB, "draft", "mm", "page", "spec", "kv")
 
 
 class Move(msgspec.Struct, frozen=True):
@@ -284,6 +288,7 @@ def candidate_moves(report: Report, checks: CheckMemo, matrix: Matrix) -> list[M
                     )
                 )
     moves += _draft_moves(report, order)
+    moves += _mm_moves(report)
     moves += _dtype_moves(config)
     moves += _spec_moves(config)
     moves += _page_size_moves(config, matrix)
@@ -326,6 +331,27 @@ def _draft_moves(report: Report, order: list[str]) -> Iterable[Move]:
                 (),
                 f"run the draft model on {name}",
                 backend=name,
+            )
+
+
+def _mm_moves(report: Report) -> Iterable[Move]:
+    """Where the multimodal encoder's default kernel fails the first forward pass: the
+    encoder backend SGLang's default picks on the other GPUs, set with its own flag."""
+    if not any(f.rule == KernelPath.VISION_FA4.rule for f in report.errors):
+        return
+    config = report.config
+    release = config.parsed.release
+    for limit in release.kernels.limits:
+        fallback = limit.fallback
+        accepted = release.sub_choices.get(MM_ATTENTION_BACKEND.field, ())
+        if limit.path is KernelPath.VISION_FA4 and fallback in accepted:
+            yield Move(
+                "mm",
+                0,
+                (("mm_attention_backend", fallback),),
+                ((flag_spelling(MM_ATTENTION_BACKEND, release.release), fallback),),
+                (),
+                f"run the multimodal encoder on {fallback}",
             )
 
 

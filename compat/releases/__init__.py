@@ -28,6 +28,7 @@ from compat.claim.matrix import Matrix, Row
 from compat.engine.rules import ReleaseRules
 from compat.releases.build import build_rules
 from compat.releases.entry import Change, DocChange, Release
+from compat.releases.kernels import kernel_rules
 from compat.releases.sub_startup import sub_refusals
 from compat.releases.versions import SortKey, parse_version
 from compat.vocab.evidence import Evidence
@@ -96,8 +97,12 @@ class _Releases(Mapping[str, ReleaseRules]):
                 raise KeyError(release)
             if release == BASELINE:
                 baseline = _baseline().RULES
-                rules = replace(baseline, build=build_rules(BASELINE, baseline.build),
-                                sub_refusals=sub_refusals(BASELINE, ()))  # fmt: skip
+                rules = replace(
+                    baseline,
+                    build=build_rules(BASELINE, baseline.build),
+                    sub_refusals=sub_refusals(BASELINE, ()),
+                    kernels=kernel_rules(BASELINE, baseline.kernels),
+                )
             else:
                 before = self[RELEASE_NAMES[RELEASE_NAMES.index(release) - 1]]
                 rules = _apply(before, ENTRIES[release])
@@ -122,6 +127,7 @@ def _apply(before: ReleaseRules, entry: Release) -> ReleaseRules:
     updates: dict[str, Any] = {"release": entry.name}
     updates["build"] = build_rules(entry.name, before.build)
     updates["sub_refusals"] = sub_refusals(entry.name, before.sub_refusals)
+    updates["kernels"] = kernel_rules(entry.name, before.kernels)
     for change in entry.changes:
         for name, value in change.updates.items():
             current = updates.get(name, getattr(before, name))

@@ -20,6 +20,7 @@ import msgspec
 
 from compat.engine.build import BuildFailure, build_after_startup
 from compat.engine.events import StartupEvent
+from compat.engine.kernels import KernelFailure, predict_kernels
 from compat.engine.launch import Launch
 from compat.engine.rules import DefaultMove, ReleaseRules
 from compat.engine.startup.backend import handle_attention_backend_compatibility
@@ -61,6 +62,9 @@ class Startup(msgspec.Struct, frozen=True):
     default_move: DefaultMove | None = None
     """The default decision's usual branch for this machine and model, when a launch
     condition turned it down (say why the default moved)."""
+    kernel: KernelFailure | None = None
+    """Where the first forward pass then fails in a kernel the release pins (None: every
+    kernel runs on this GPU, or start-up or the build fails first)."""
 
     @property
     def refused(self) -> bool:
@@ -112,12 +116,15 @@ def replay(launch: Launch, rules: ReleaseRules) -> Startup:
     if by_device:
         by = f"--device {launch.on_device}"
     events = tuple(log.events)
-    build = None
+    build: BuildFailure | None = None
+    kernel: KernelFailure | None = None
     if not any(event.severity is Severity.ERROR for event in events):
         build = build_after_startup(rules.build, _drafted(launch, f), f.phases, f.algorithm,
                                     f.steps)  # fmt: skip
+        if build is None:
+            kernel = predict_kernels(rules.kernels, launch, f.phases)
     move = log.default_move if default is not None else None
-    return Startup(f, events, chosen, model, by, build, move)
+    return Startup(f, events, chosen, model, by, build, move, kernel)
 
 
 def _drafted(launch: Launch, f: ServerArgsFields) -> Launch:

@@ -39,7 +39,7 @@ from compat.guard.policy import (
     explicit_policy,
     policy_for,
 )
-from compat.guard.report import Report
+from compat.guard.report import Enforcement, Report
 from compat.inputs.assemble import InputError
 from compat.inputs.checks import shown, terminal_lines, terminal_text
 from compat.inputs.config import InvalidConfigError
@@ -205,11 +205,9 @@ def accepts(report: Report, policy: Policy) -> bool:
 def _why(report: Report) -> str:
     if report.refused_at_startup:
         return f"SGLang {report.sglang_version} refuses it at start-up"
-    if report.sglang_fails:
-        return (
-            f"SGLang {report.sglang_version} starts it, then fails building the backend after "
-            "the weights load"
-        )
+    if report.sglang_fails:  # after start-up: the first place SGLang's code fails it
+        where = next(f.enforced for f in report.errors if f.enforced is not Enforcement.DOCUMENTED)
+        return where.label.replace("SGLang", f"SGLang {report.sglang_version}", 1)
     return (
         "the page documents it as unsupported; --parity runs what SGLang itself accepts, "
         "--warn-only runs it anyway"

@@ -34,6 +34,7 @@ from compat.inputs.flags import (
     DISAGGREGATION_MODE,
     FLAGS,
     KV_CACHE_DTYPE,
+    MAMBA_SCHEDULER_STRATEGY,
     QUANTIZATION,
     SPECULATIVE_ALGORITHM,
     SPECULATIVE_ATTENTION_MODE,
@@ -165,6 +166,9 @@ def _check_names(
         # (no `--attention-backend` choice) is refused as a typo, naming who knows it.
         _check_backend(problems, config, rules, flag)
     _check_kv_dtype(problems, config, rules)
+    strategy = MAMBA_SCHEDULER_STRATEGY
+    release_choice(problems, strategy.option, config.mamba_scheduler_strategy, rules,
+                   "mamba_strategy_choices", rules.mamba_strategy_set)  # fmt: skip
     choice(problems, "--attention-arch", config.attention_arch, _ARCHS)
     choice(problems, "--platform", config.platform, _PLATFORMS)
     mode = SPECULATIVE_ATTENTION_MODE
@@ -299,6 +303,7 @@ def _assemble(
         model_type=config.model_type,
         checkpoint_quantization=config.checkpoint_quantization,
         remote_code=config.remote_code,
+        mamba_strategy=config.mamba_scheduler_strategy,
         **_alone_fields(config),
     )
     parsed = Parsed(

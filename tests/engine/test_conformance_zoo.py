@@ -26,12 +26,14 @@ from conformance import releases
 from conformance.availability import require_zoo
 from conformance.compare import disagreements, report
 from conformance.dump import rows as zoo_rows
+from conformance.zoo import strategy_flag
 
 from compat.cli import main
 from compat.inputs.zoo import ZOO
+from compat.releases import RELEASES
 
 MIN_ZOO = 2_000
-MAX_ZOO = 2_600
+MAX_ZOO = 3_400
 MACHINES = {"H200", "B200", "MI300X", "CPU-AMX"}
 
 
@@ -66,6 +68,12 @@ def test_zoo_covers_every_model_machine_and_flag(rows: list[dict[str, Any]]) -> 
         assert flags[flag] >= 50, flag
     refused = sum(row["outcome"]["refused"] for row in rows)
     assert 0 < refused < len(rows)
+
+
+def test_the_mamba_cache_strategies_are_the_parsers(rows: list[dict[str, Any]]) -> None:
+    version = rows[0]["version"]
+    assert RELEASES[version].mamba_strategy_choices == strategy_flag(version)[1]
+    assert any("mamba" in flag for row in rows for flag in row["argv"])
 
 
 def test_product_predicts_every_zoo_outcome(rows: list[dict[str, Any]]) -> None:

@@ -33,7 +33,7 @@ from compat.vocab.terms import Severity
 FLOORS = {
     Outcome.REFUSED: 0,
     Outcome.FAILED_AFTER_LOAD: 0,
-    Outcome.RAN: 8,
+    Outcome.RAN: 9,
 }
 
 

@@ -99,3 +99,21 @@ def test_a_flag_a_release_removed_is_refused_by_its_parser() -> None:
     assert parse_launch_command([*LAUNCH, "--prefill-round-robin-balance"], "0.5.7").values == {
         "prefill_round_robin_balance": "true"
     }
+
+
+@pytest.mark.parametrize(
+    ("release", "flag"),
+    [
+        ("0.5.13", "--mamba-scheduler-strategy"),
+        ("0.5.19", "--mamba-scheduler-strategy"),  # a deprecated alias in 0.5.14-0.5.22
+        ("0.5.23", "--mamba-radix-cache-strategy"),
+    ],
+)
+def test_the_mamba_cache_strategy_is_read_under_each_spelling(release: str, flag: str) -> None:
+    launch = parse_launch_command([*LAUNCH, flag, "extra_buffer"], release)
+    assert launch.values == {"mamba_scheduler_strategy": "extra_buffer"}
+
+
+def test_the_new_spelling_is_unknown_before_0_5_14() -> None:
+    launch = parse_launch_command([*LAUNCH, "--mamba-radix-cache-strategy", "no_buffer"], "0.5.13")
+    assert launch.problems and "--mamba-radix-cache-strategy" in launch.problems[0]

@@ -49,4 +49,5 @@ def launch_of(gpu: str, case: BuildCase) -> Launch:
         remote_code=False,
         spec_mode=SpeculativeAttentionMode.PREFILL,
         draft_backend=None,
+        mamba_strategy="auto",
     )

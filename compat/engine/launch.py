@@ -69,6 +69,9 @@ class Launch(msgspec.Struct, frozen=True):
     """The checkpoint's `quantization_config.quant_method`."""
     remote_code: bool
     """The config names its own code (`auto_map`)."""
+    mamba_strategy: str
+    """`--mamba-scheduler-strategy` (`--mamba-radix-cache-strategy` from 0.5.14) as given:
+    `auto` unless the launch names the Mamba cache strategy of a hybrid model."""
     spec_mode: SpeculativeAttentionMode
     """`--speculative-attention-mode`: the draft-extend backend is the target's prefill
     backend, or its decode one (read after start-up, by the draft's build)."""

@@ -142,6 +142,23 @@ class HybridCachePlatform(StartupEvent, frozen=True, kw_only=True):
     machines: tuple[str, ...]
 
 
+class HybridCacheStrategy(StartupEvent, frozen=True, kw_only=True):
+    """An asked-for Mamba cache strategy the model does not have (extra_buffer), or, from
+    0.5.14, no_buffer while the overlap schedule is on."""
+
+    rule: str = "mamba-cache-strategy"
+    model: str
+
+
+class HybridCacheExtraBuffer(StartupEvent, frozen=True, kw_only=True):
+    """The extra_buffer Mamba cache tracks its states every `--mamba-track-interval` (256)
+    tokens: the page size must divide it, the draft tokens must not exceed it."""
+
+    rule: str = "mamba-cache-interval"
+    model: str
+    interval: int
+
+
 class HybridCacheSpeculation(StartupEvent, frozen=True, kw_only=True):
     """Speculative decoding with the radix cache, refused for a hybrid linear-attention model."""
 

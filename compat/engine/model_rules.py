@@ -168,6 +168,13 @@ class LoaderRules(msgspec.Struct, frozen=True):
     source: str
 
 
+EXTRA_BUFFER_STRATEGIES = frozenset({"extra_buffer", "extra_buffer_lazy"})
+"""The `--mamba-scheduler-strategy` values SGLang's `enable_mamba_extra_buffer()` holds true."""
+TRACK_INTERVAL = 256
+"""`ServerArgs.mamba_track_interval`'s default in every release: an extra_buffer Mamba cache
+needs it to be a multiple of the page size and at least the speculative draft tokens."""
+
+
 class HybridCacheRules(msgspec.Struct, frozen=True):
     """`_handle_mamba_radix_cache`: the Mamba cache of hybrid linear-attention models.
 
@@ -186,6 +193,14 @@ class HybridCacheRules(msgspec.Struct, frozen=True):
     extra_buffer_machines: tuple[Machine, ...]
     """Where the extra_buffer strategy runs (its FLA kernels); elsewhere start-up fails."""
     source: str
+    strategies: tuple[str, ...] = ("auto", "no_buffer", "extra_buffer")
+    """What `--mamba-scheduler-strategy` accepts (`MAMBA_SCHEDULER_STRATEGY_CHOICES`)."""
+    extra_buffer_checked: bool = True
+    """An asked-for extra_buffer's machine, draft tokens and page size are checked (0.5.8
+    checks them in another model's branch)."""
+    page_divides: int = TRACK_INTERVAL
+    """An asked-for extra_buffer strategy needs the page size to divide this: the default
+    `--mamba-track-interval` (256), and up to 0.5.8 the FLA chunk (64) too."""
     decode_radix_off_first: bool = False
     """A decode server's radix cache is off before the model branches run (0.5.11+:
     `_handle_pd_disaggregation` runs first)."""

@@ -271,6 +271,14 @@ class ReleaseRules(msgspec.Struct, frozen=True, dict=True):
         return sub_choices(self.release)
 
     @property
+    def mamba_strategy_choices(self) -> tuple[str, ...]:
+        return self.hybrid_cache.strategies
+
+    @cached_property
+    def mamba_strategy_set(self) -> frozenset[str]:
+        return frozenset(self.hybrid_cache.strategies)
+
+    @property
     def quantization_choices(self) -> tuple[str, ...]:
         return self.models.quantization
 

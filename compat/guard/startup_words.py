@@ -304,6 +304,29 @@ def _(event: m.HybridCachePlatform) -> str:
 
 
 @said.register
+def _(event: m.HybridCacheStrategy) -> str:
+    if event.value == "no_buffer":
+        return (
+            f"the no_buffer Mamba cache of {event.model} needs --disable-overlap-schedule "
+            "(or --mamba-radix-cache-strategy auto)"
+        )
+    return f"{event.model} has no {event.value} Mamba cache strategy (use no_buffer or auto)"
+
+
+@said.register
+def _(event: m.HybridCacheExtraBuffer) -> str:
+    if event.flags[0] == "--page-size":
+        return (
+            f"the extra_buffer Mamba cache of {event.model} needs a page size that divides "
+            f"its track interval ({event.interval}), not {event.value}"
+        )
+    return (
+        f"the extra_buffer Mamba cache of {event.model} tracks every {event.interval} tokens: "
+        f"at most {event.interval} speculative draft tokens, not {event.value}"
+    )
+
+
+@said.register
 def _(event: m.HybridCacheSpeculation) -> str:
     return (
         f"speculative decoding with {event.model} needs --disable-radix-cache "

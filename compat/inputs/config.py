@@ -63,6 +63,8 @@ class AttentionConfig:
     decode_attention_backend: str | None = None
     kv_cache_dtype: str = "auto"
     page_size: int | None = None
+    mamba_scheduler_strategy: str = "auto"
+    """A hybrid model's Mamba cache strategy (`--mamba-radix-cache-strategy` from 0.5.14)."""
     speculative_algorithm: str | None = None
     speculative_eagle_topk: int | None = None
     speculative_attention_mode: str = "prefill"

@@ -222,6 +222,13 @@ DISAGGREGATION_MODE = Flag(
     "its role in prefill-decode disaggregation",
     choices=("null", "prefill", "decode"),
 )
+MAMBA_SCHEDULER_STRATEGY = Flag(
+    "mamba_scheduler_strategy",
+    FlagValue.NAME,
+    FlagGroup.KV_CACHE,
+    "a hybrid model's Mamba cache strategy",
+    aliases=("--mamba-radix-cache-strategy",),
+)
 PREFILL_ROUND_ROBIN_BALANCE = Flag(
     "prefill_round_robin_balance",
     FlagValue.SWITCH,
@@ -241,6 +248,7 @@ FLAGS = (
     MM_ATTENTION_BACKEND,
     KV_CACHE_DTYPE,
     PAGE_SIZE,
+    MAMBA_SCHEDULER_STRATEGY,
     SPECULATIVE_ALGORITHM,
     SPECULATIVE_EAGLE_TOPK,
     SPECULATIVE_NUM_STEPS,

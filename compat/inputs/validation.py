@@ -34,6 +34,7 @@ from compat.inputs.flags import (
     DISAGGREGATION_MODE,
     FLAGS,
     KV_CACHE_DTYPE,
+    MAMBA_SCHEDULER_STRATEGY,
     QUANTIZATION,
     SPECULATIVE_ALGORITHM,
     SPECULATIVE_ATTENTION_MODE,
@@ -169,6 +170,9 @@ def _check_names(
     for flag in SUB_BACKEND_FLAGS:
         check_sub_backend(problems, flag, getattr(config, flag.field), rules)
     _check_kv_dtype(problems, config, rules)
+    strategy = MAMBA_SCHEDULER_STRATEGY
+    release_choice(problems, strategy.option, config.mamba_scheduler_strategy, rules,
+                   "mamba_strategy_choices", rules.mamba_strategy_set)  # fmt: skip
     choice(problems, "--attention-arch", config.attention_arch, _ARCHS)
     if config.draft_attention_arch is not None:
         choice(problems, "--draft-attention-arch", config.draft_attention_arch, _ARCHS)
@@ -305,6 +309,7 @@ def _assemble(
         model_type=config.model_type,
         checkpoint_quantization=config.checkpoint_quantization,
         remote_code=config.remote_code,
+        mamba_strategy=config.mamba_scheduler_strategy,
         **_alone_fields(config),
     )
     parsed = Parsed(

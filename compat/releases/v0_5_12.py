@@ -10,7 +10,7 @@ from compat.claim.baseline import BOTH, CUDA_ONLY, MHA_ONLY, MLA_ONLY, NO, YES, 
 from compat.engine.rules import AB_OR_DB, PageSnap
 from compat.releases.doc import LATER_RELEASES, backed, not_stated, tagged_page, wheel
 from compat.releases.entry import Change, DocChange, NewRow, Release, plus
-from compat.releases.families import with_family
+from compat.releases.families import ON_NPU, with_family
 from compat.releases.shared import (
     BLACKWELL_0_5_9,
     COMPAT,
@@ -59,6 +59,10 @@ TOKENSPEED_ROW = NewRow(Arch.MLA, row("tokenspeed_mla", "TokenSpeed MLA (Blackwe
 RELEASE = Release(
     "0.5.12",
     changes=(
+        Change("hybrid models' asked-for extra_buffer Mamba cache also runs on NPU",
+               code("0.5.12", "ServerArgs._handle_mamba_radix_cache"),
+               {"hybrid_cache": lambda before: replace(
+                   before, extra_buffer_machines=(*before.extra_buffer_machines, ON_NPU))}),
         Change("new backends dsv4 (alias compressed) and tokenspeed_mla",
                code("0.5.12", "ATTENTION_BACKEND_CHOICES"),
                {"backend_choices": plus("dsv4", "compressed", "tokenspeed_mla"),

@@ -8,6 +8,7 @@ from compat.claim.backends import Backend
 from compat.claim.baseline import BLACKWELL as BLACKWELL_CC
 from compat.claim.baseline import BOTH, CUDA_ONLY, MLA_ONLY, NO, YES, native, row
 from compat.claim.cells import PlatformSupport
+from compat.engine.model_rules import MambaCache
 from compat.engine.rules import ANY_FLAG, PageSnap
 from compat.releases.doc import LATER_RELEASES, backed, commit, tagged_page, wheel
 from compat.releases.entry import Change, DocChange, NewRow, Release, plus
@@ -54,6 +55,15 @@ DSA_ROW = NewRow(Arch.MLA, row("dsa", "DSA (DeepSeek Sparse Attention)",
 RELEASE = Release(
     "0.5.13",
     changes=(
+        Change("--mamba-scheduler-strategy takes extra_buffer_lazy (an extra_buffer strategy)",
+               code("0.5.13", "MAMBA_SCHEDULER_STRATEGY_CHOICES"),
+               {"hybrid_cache": lambda before: replace(
+                   before, strategies=(*before.strategies, "extra_buffer_lazy"))}),
+        Change("Nemotron-H and Falcon-H1 have the extra_buffer Mamba cache",
+               code("0.5.13", "ServerArgs._handle_mamba_radix_cache"),
+               {"model_rules": chained(
+                   changed("nemotron-h-backend", mamba=MambaCache.EXTRA_BUFFER),
+                   changed("falcon-h1-backend", mamba=MambaCache.EXTRA_BUFFER))}),
         Change("new backends dsa (nsa becomes its alias) and cutedsl_mla",
                code("0.5.13", "ATTENTION_BACKEND_CHOICES"),
                {"backend_choices": plus("dsa", "cutedsl_mla"),

@@ -5,10 +5,9 @@ from __future__ import annotations
 from msgspec.structs import replace
 
 from compat.claim.baseline import NO, YES, native, row
-from compat.engine.model_rules import MambaCache
 from compat.releases.doc import commit, tagged_page
 from compat.releases.entry import Change, DocChange, NewRow, Release
-from compat.releases.families import ON_CPU, ON_CUDA, ON_NPU, ON_ROCM_MXFP, chained, changed
+from compat.releases.families import ON_CPU, ON_CUDA, ON_NPU, ON_ROCM_MXFP, changed
 from compat.releases.shared import code
 from compat.vocab.terms import Arch
 
@@ -23,10 +22,7 @@ RELEASE = Release(
                {"hybrid_cache": lambda before: replace(
                    before, picks_strategy=True, page_one=False,
                    extra_buffer_machines=(ON_CUDA, ON_NPU)),
-                "model_rules": chained(
-                    changed("qwen3-next-backend", default_pages={"trtllm_mha": 64}),
-                    changed("nemotron-h-backend", mamba=MambaCache.EXTRA_BUFFER),
-                    changed("falcon-h1-backend", mamba=MambaCache.EXTRA_BUFFER))}),
+                "model_rules": changed("qwen3-next-backend", default_pages={"trtllm_mha": 64})}),
         Change("a model's extra_buffer support also needs --linear-attn-backend triton (the "
                "default); with another linear-attention kernel it takes no_buffer",
                code("0.5.14", "ServerArgs._support_mamba_cache_extra_buffer (line 4351)"),

@@ -124,7 +124,9 @@ RULES = ReleaseRules(
     ),
     hybrid_cache=HybridCacheRules(
         handled=False, picks_strategy=False, page_one=False, spec=SpecWithRadix.RADIX_OFF,
-        extra_buffer_machines=(), source="server_args.py, ServerArgs._handle_model_specific_adjustments",
+        # An asked-for extra_buffer asserts is_cuda() and FLA_CHUNK_SIZE (64) % page_size.
+        extra_buffer_machines=(ON_CUDA,), page_divides=64,
+        source="server_args.py, ServerArgs._handle_model_specific_adjustments",
     ),
     assumed_architectures={Arch.MHA: "LlamaForCausalLM", Arch.MLA: "DeepseekV3ForCausalLM"},
     page_snaps=(

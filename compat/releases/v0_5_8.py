@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from msgspec.structs import replace
+
 from compat.claim.baseline import YES
 from compat.claim.columns import ColumnId
 from compat.engine.model_rules import MachinePage
@@ -22,6 +24,10 @@ PR_12596 = commit("349ce2dd19", 12596, "2025-12-28", "Torch Native (SDPA) FP8 KV
 RELEASE = Release(
     "0.5.8",
     changes=(
+        Change("an asked-for extra_buffer Mamba cache is no longer checked for Qwen3-Next: its "
+               "checks moved into the GLM-4 MoE branch",
+               code("0.5.8", MODEL_ADJUSTMENTS),
+               {"hybrid_cache": lambda before: replace(before, extra_buffer_checked=False)}),
         Change("fa4 may serve the decode phase (and `--attention-backend fa4`)",
                code("0.5.8", COMPAT), {"prefill_only": ()}),
         Change("the Hopper MHA default is fa3 for every model architecture",

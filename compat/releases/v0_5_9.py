@@ -6,6 +6,7 @@ from msgspec.structs import replace
 
 from compat.claim.baseline import YES
 from compat.claim.columns import ColumnId
+from compat.engine.model_rules import TRACK_INTERVAL
 from compat.engine.rules import AB_OR_DB
 from compat.releases.doc import commit, tagged_page
 from compat.releases.entry import CellChange, Change, DocChange, Release
@@ -42,10 +43,13 @@ RELEASE = Release(
                {"model_rules": chained(added(EXAONE4_RULE), added(LFM2))}),
         Change("hybrid linear-attention models share one Mamba cache handler: the model's SM100 "
                "default first, then no_buffer with the radix cache (speculative decoding or "
-               "trtllm_mha turn the radix cache off); Qwen3.5 joins Qwen3-Next",
+               "trtllm_mha turn the radix cache off); Qwen3.5 joins Qwen3-Next; an asked-for "
+               "extra_buffer is checked again, and needs a page size that divides the track "
+               "interval (256) and the FLA chunk (64) or a multiple of it, not one that divides 64",
                code("0.5.9", "ServerArgs._handle_mamba_radix_cache"),
                {"hybrid_cache": lambda before: replace(
-                   before, handled=True, source="server_args.py, ServerArgs._handle_mamba_radix_cache"),
+                   before, handled=True, page_divides=TRACK_INTERVAL, extra_buffer_checked=True,
+                   source="server_args.py, ServerArgs._handle_mamba_radix_cache"),
                 "model_rules": chained(
                     changed("nemotron-h-backend", default_without_speculation=False),
                     extended("qwen3-next-backend", architectures=(

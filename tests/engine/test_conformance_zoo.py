@@ -27,13 +27,14 @@ from conformance import releases
 from conformance.availability import require_zoo
 from conformance.compare import disagreements, report
 from conformance.dump import rows as zoo_rows
-from conformance.zoo import sub_backend_choices
+from conformance.zoo import strategy_flag, sub_backend_choices
 
 from compat.cli import main
 from compat.inputs.zoo import ZOO
+from compat.releases import RELEASES
 
 MIN_ZOO = 2_000
-MAX_ZOO = 3_000
+MAX_ZOO = 3_400
 MACHINES = {"H200", "B200", "MI300X", "CPU-AMX"}
 
 
@@ -75,6 +76,12 @@ def test_zoo_covers_every_model_machine_and_flag(rows: list[dict[str, Any]]) -> 
             row["argv"][row["argv"].index(option) + 1] for row in rows if option in row["argv"]
         }
         assert tried == set(choices), (field, sorted(set(choices) - tried))
+
+
+def test_the_mamba_cache_strategies_are_the_parsers(rows: list[dict[str, Any]]) -> None:
+    version = rows[0]["version"]
+    assert RELEASES[version].mamba_strategy_choices == strategy_flag(version)[1]
+    assert any("mamba" in flag for row in rows for flag in row["argv"])
 
 
 def test_product_predicts_every_zoo_outcome(rows: list[dict[str, Any]]) -> None:

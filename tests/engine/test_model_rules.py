@@ -28,6 +28,8 @@ GPT_OSS = {
 LLAMA4 = {"attention_arch": "mha", "model_architecture": "Llama4ForConditionalGeneration"}
 QWEN3 = {"attention_arch": "mha", "model_architecture": "Qwen3ForCausalLM"}
 QWEN3_NEXT = {"attention_arch": "mha", "model_architecture": "Qwen3NextForCausalLM"}
+QWEN3_5 = {"attention_arch": "mha", "model_architecture": "Qwen3_5ForConditionalGeneration"}
+NEMOTRON_H = {"attention_arch": "mha", "model_architecture": "NemotronHForCausalLM"}
 KIMI_K2 = {
     "attention_arch": "mla",
     "model_architecture": "DeepseekV3ForCausalLM",
@@ -179,6 +181,65 @@ def test_qwen3_next_page_and_platform_rules_move_with_the_releases() -> None:
     assert rules_of(run("0.5.23", B200, QWEN3_NEXT, kv_cache_dtype="nvfp4")) == {
         "startup-nvfp4-backends"
     }
+
+
+EXTRA_BUFFER = {"mamba_scheduler_strategy": "extra_buffer"}
+NEXTN_ONE_TOKEN = {
+    "speculative_algorithm": "NEXTN",
+    "speculative_num_steps": 1,
+    "speculative_eagle_topk": 1,
+    "speculative_num_draft_tokens": 1,
+}
+
+
+@pytest.mark.parametrize("release", ["0.5.10", "0.5.12", "0.5.13"])
+def test_an_asked_for_extra_buffer_keeps_the_radix_cache_with_speculation(release: str) -> None:
+    # Field report sglang-28312: Qwen3.5 with NEXTN and extra_buffer served on 0.5.13.
+    flags = {"attention_backend": "triton", **NEXTN_ONE_TOKEN}
+    refused = run(release, B200, QWEN3_5, **flags)
+    assert rules_of(refused) == {"startup-mamba-cache-speculation"}
+    assert runs(run(release, B200, QWEN3_5, **flags, **EXTRA_BUFFER))[:2] == ("triton", "triton")
+
+
+def test_an_asked_for_extra_buffer_skips_no_buffers_page_size_one() -> None:
+    assert runs(run("0.5.12", H200, QWEN3_NEXT, page_size=64))[2] == 1
+    assert runs(run("0.5.12", H200, QWEN3_NEXT, page_size=64, **EXTRA_BUFFER))[2] == 64
+    # On SM100 the cache can page, so Qwen3-Next keeps the default decision's trtllm_mha.
+    assert runs(run("0.5.13", B200, QWEN3_NEXT, **EXTRA_BUFFER)) == ("trtllm_mha", "trtllm_mha", 64)
+
+
+def test_extra_buffer_needs_a_model_that_has_it_and_a_machine_for_its_kernels() -> None:
+    assert rules_of(run("0.5.12", H200, NEMOTRON_H, **EXTRA_BUFFER)) == {
+        "startup-mamba-cache-strategy"
+    }
+    assert not run("0.5.13", H200, NEMOTRON_H, **EXTRA_BUFFER).refused_at_startup
+    assert rules_of(run("0.5.13", MI300X, QWEN3_NEXT, **EXTRA_BUFFER)) == {
+        "startup-mamba-cache-platform"
+    }
+    # 0.5.8 checks an asked-for extra_buffer only in the GLM-4 MoE branch.
+    assert not run("0.5.8", MI300X, QWEN3_NEXT, **EXTRA_BUFFER).refused_at_startup
+
+
+def test_extra_buffer_pages_divide_the_track_interval_and_up_to_0_5_8_the_fla_chunk() -> None:
+    interval = "startup-mamba-cache-interval"
+    assert rules_of(run("0.5.7", H200, QWEN3_NEXT, page_size=128, **EXTRA_BUFFER)) == {interval}
+    assert runs(run("0.5.9", H200, QWEN3_NEXT, page_size=128, **EXTRA_BUFFER))[2] == 128
+    assert rules_of(run("0.5.9", H200, QWEN3_NEXT, page_size=512, **EXTRA_BUFFER)) == {interval}
+
+
+def test_from_0_5_14_an_asked_for_no_buffer_meets_the_overlap_schedule() -> None:
+    no_buffer = {"mamba_scheduler_strategy": "no_buffer"}
+    assert not run("0.5.13", H200, QWEN3_NEXT, **no_buffer).refused_at_startup
+    assert rules_of(run("0.5.14", H200, QWEN3_NEXT, **no_buffer)) == {
+        "startup-mamba-cache-strategy"
+    }
+
+
+def test_the_strategy_choices_are_the_releases() -> None:
+    lazy = {"mamba_scheduler_strategy": "extra_buffer_lazy"}
+    with pytest.raises(ValueError, match=r"added in 0\.5\.13"):
+        AttentionConfig(sglang_version="0.5.12", **H200, **QWEN3_NEXT, **lazy)
+    assert not run("0.5.13", H200, QWEN3_NEXT, **lazy).refused_at_startup
 
 
 # -- the model's facts by architecture --------------------------------------------------------

@@ -137,3 +137,21 @@ def test_a_draft_model_the_package_cannot_read_is_the_target_architecture() -> N
     config, context = _assemble(*draft, gpu="B200", model={"attention_arch": "mla"})
     assert config["draft_attention_arch"] is None
     assert any("--draft-attention-arch" in note for note in context["launch_notes"])
+
+
+@pytest.mark.parametrize(
+    ("release", "flag"),
+    [
+        ("0.5.13", "--mamba-scheduler-strategy"),
+        ("0.5.19", "--mamba-scheduler-strategy"),  # a deprecated alias in 0.5.14-0.5.22
+        ("0.5.23", "--mamba-radix-cache-strategy"),
+    ],
+)
+def test_the_mamba_cache_strategy_is_read_under_each_spelling(release: str, flag: str) -> None:
+    launch = parse_launch_command([*LAUNCH, flag, "extra_buffer"], release)
+    assert launch.values == {"mamba_scheduler_strategy": "extra_buffer"}
+
+
+def test_the_new_spelling_is_unknown_before_0_5_14() -> None:
+    launch = parse_launch_command([*LAUNCH, "--mamba-radix-cache-strategy", "no_buffer"], "0.5.13")
+    assert launch.problems and "--mamba-radix-cache-strategy" in launch.problems[0]

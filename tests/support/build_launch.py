@@ -52,4 +52,5 @@ def launch_of(gpu: str, case: BuildCase) -> Launch:
         draft_backend=None,
         sub_backends=NO_SUB_BACKENDS,
         draft_arch=None,
+        mamba_strategy="auto",
     )

@@ -456,6 +456,18 @@ def _auto_registry(name: str) -> type:
     return _AUTO_REGISTRIES[name]
 
 
+def _cached_file(path_or_repo: object, filename: str, **kwargs: Any) -> str | None:
+    """`transformers.utils.cached_file` over the zoo's local checkpoint directory: the file's
+    path, or, for an optional file the checkpoint does not ship, None (what transformers
+    answers with `_raise_exceptions_for_missing_entries=False`)."""
+    candidate = Path(str(path_or_repo)) / filename
+    if candidate.is_file():
+        return str(candidate)
+    if kwargs.get("_raise_exceptions_for_missing_entries", True):
+        raise OSError(f"{path_or_repo} does not appear to have a file named {filename}")
+    return None
+
+
 class _TransformersModule(stubs._PlaceholderModule):
     def __init__(self, name: str, world: HfWorld) -> None:
         super().__init__(name)
@@ -477,6 +489,8 @@ class _TransformersModule(stubs._PlaceholderModule):
             return _ConfigMapping(world)
         if name == "logging":  # transformers.utils.logging
             return _LOGGING
+        if name == "cached_file":  # transformers.utils.cached_file
+            return _cached_file
         if name in _VALIDATORS:  # checks of a config's own fields; the zoo's are valid
             return _no_check
         if name.startswith("Auto"):  # AutoProcessor, AutoTokenizer, ...: registries

@@ -15,16 +15,18 @@ parallelism (`--tp-size 4/8`, `--dp-size 2 --enable-dp-attention` with TP 1 and 
 `--device` (cpu everywhere, cuda on the GPUs), `--quantization` (fp8, modelopt_fp4, and
 mxfp4 for gpt-oss), `--disaggregation-mode prefill/decode`, KV dtype (fp8_e4m3 and the
 release's FP4 spelling: fp4_e2m1 up to 0.5.15, nvfp4 from 0.5.16), page size (1, 64) and
-speculation (EAGLE topk 1; NEXTN for the models whose cards use it), and the sub-backend
+speculation (EAGLE topk 1; NEXTN for the models whose cards use it), the sub-backend
 flags of the parts a model has (every `--dsa-prefill-backend` and `--dsa-decode-backend`
 choice for DeepSeek sparse attention, every `--linear-attn-*` choice for the gated DeltaNet
-model, every `--mm-attention-backend` choice for the models with a vision tower), as the
-release's own parser lists them and spells them. Values a release's
+models, every `--mm-attention-backend` choice for the models with a vision tower), as the
+release's own parser lists them and spells them, and for hybrid models the Mamba cache
+strategy (`--mamba-scheduler-strategy`, from 0.5.14 spelled `--mamba-radix-cache-strategy`:
+extra_buffer and no_buffer). Values a release's
 parser does not list are left out of that release's zoo. Models with remote code also get
 one launch without `--trust-remote-code`.
 
 The sample is seeded by machine and model only, so releases with the same choices draw
-the same launches; each release's zoo is about 130 launches per checkpoint (2,500 in all).
+the same launches; each release's zoo is about 130 launches per checkpoint (2,800 in all).
 """
 
 from __future__ import annotations
@@ -35,8 +37,9 @@ import random
 from collections.abc import Iterator
 
 from compat.inputs.zoo import ZOO, ZooModel
+from compat.releases import NEWEST, RELEASES
 from conformance.grid import backends, kv_dtypes
-from conformance.harness import Launch
+from conformance.harness import Launch, open_runtime
 
 MACHINES = ("H200", "B200", "MI300X", "CPU-AMX")
 MIXED_PER_MODEL = 6  # multi-axis launches per (machine, model)
@@ -111,6 +114,29 @@ def sub_backend_choices(version: str) -> dict[str, tuple[str, tuple[str, ...]]]:
     return found
 
 
+# The Mamba cache strategies tried on hybrid models, under the release's own spelling.
+MAMBA_STRATEGIES = ("extra_buffer", "no_buffer")
+_STRATEGY_FLAGS = ("--mamba-radix-cache-strategy", "--mamba-scheduler-strategy")
+
+
+@functools.cache
+def strategy_flag(version: str) -> tuple[str, tuple[str, ...]]:
+    """The flag that names the Mamba cache strategy in `version`, and what its parser takes."""
+    with open_runtime(version, "CPU-AMX") as runtime:
+        for flag in _STRATEGY_FLAGS:
+            try:
+                return flag, runtime.choices(flag)
+            except KeyError:
+                continue
+    raise LookupError(f"sglang {version} has no Mamba cache strategy flag")
+
+
+def _hybrid(model: ZooModel) -> bool:
+    """Whether the newest release's start-up treats the model's Mamba cache."""
+    rule = RELEASES[NEWEST].model_rule(model.config["architectures"][0], False, "cuda")
+    return rule is not None and rule.mamba is not None
+
+
 def kv_values(version: str) -> tuple[str, ...]:
     """The KV dtypes the zoo tries on `version`: FP8 and the release's FP4 spelling."""
     accepted = _choices(version)[1]
@@ -139,6 +165,8 @@ def axes(version: str, gpu: str, name: str) -> dict[str, list[tuple[str, tuple[s
     device = [("device=cpu", ("--device", "cpu"))]
     if gpu != "CPU-AMX":
         device.append(("device=cuda", ("--device", "cuda")))
+    # Only hybrid models have the axis: the others' seeded sample stays as it was.
+    mamba = {"mamba": _strategies(version)} if _hybrid(model) else {}
     return {
         "backend": backend,
         "deterministic": [("deterministic", ("--enable-deterministic-inference",))],
@@ -152,6 +180,7 @@ def axes(version: str, gpu: str, name: str) -> dict[str, list[tuple[str, tuple[s
         "page": [(f"page={page}", ("--page-size", str(page))) for page in PAGES],
         "speculation": [(f"spec={s}", SPECULATION[s]) for s in model.speculative],
         "sub": _sub_values(version, model),
+        **mamba,
     }
 
 
@@ -164,6 +193,17 @@ def _sub_values(version: str, model: ZooModel) -> list[tuple[str, tuple[str, ...
             option, choices = declared[field]
             values += [(f"{field}={name}", (option, name)) for name in choices]
     return values
+
+
+def _strategies(version: str) -> list[tuple[str, tuple[str, ...]]]:
+    flag, accepted = strategy_flag(version)
+    chosen = [(f"mamba={s}", (flag, s)) for s in MAMBA_STRATEGIES if s in accepted]
+    # What each strategy drops or keeps: paging, and speculation with the radix cache.
+    return chosen + [
+        (f"{label}+{extra}", (*values, *more))
+        for label, values in chosen
+        for extra, more in (("page=64", ("--page-size", "64")), ("spec", _EAGLE_TOPK1))
+    ]
 
 
 def _launch_flags(model: ZooModel, chosen: list[tuple[str, tuple[str, ...]]]) -> tuple[str, ...]:

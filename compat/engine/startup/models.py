@@ -23,7 +23,7 @@ from compat.engine.model_events import (
     QuantizationUnregistered,
     RemoteCodeUntrusted,
 )
-from compat.engine.model_rules import ModelRule
+from compat.engine.model_rules import EXTRA_BUFFER_STRATEGIES, ModelRule
 from compat.engine.predicates import AB
 from compat.engine.rules import ReleaseRules
 from compat.engine.startup.backend import default_backend
@@ -216,10 +216,16 @@ def _default(
         return None
     if (
         rule.prefers is not None
-        and (not f.radix_cache or f.algorithm is not None)
+        and (
+            not f.radix_cache
+            or f.algorithm is not None
+            or launch.mamba_strategy in EXTRA_BUFFER_STRATEGIES
+        )
         and default_backend(launch, rules, model, f) == rule.prefers
     ):
-        chosen = rule.prefers  # the Mamba cache can page: the default decision's choice
+        # The Mamba cache can page (no radix cache, speculation, or an asked-for
+        # extra_buffer): the default decision's choice.
+        chosen = rule.prefers
     f.attention = chosen
     if rule.default_pages is not None:
         f.page_size = rule.default_pages.get(chosen, 1)

@@ -70,6 +70,8 @@ class Launch(msgspec.Struct, frozen=True):
     remote_code: bool
     """The config names its own code (`auto_map`)."""
     mamba_strategy: str
+    mamba_ssm_dtype: str | None
+    """`--mamba-ssm-dtype` as given (None: unset)."""
     """`--mamba-scheduler-strategy` (`--mamba-radix-cache-strategy` from 0.5.14) as given:
     `auto` unless the launch names the Mamba cache strategy of a hybrid model."""
     spec_mode: SpeculativeAttentionMode

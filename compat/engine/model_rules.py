@@ -195,6 +195,9 @@ class HybridCacheRules(msgspec.Struct, frozen=True):
     source: str
     strategies: tuple[str, ...] = ("auto", "no_buffer", "extra_buffer")
     """What `--mamba-scheduler-strategy` accepts (`MAMBA_SCHEDULER_STRATEGY_CHOICES`)."""
+    ssm_dtypes: tuple[str, ...] = ("float32", "bfloat16")
+    """What `--mamba-ssm-dtype` accepts (`MAMBA_SSM_DTYPE_CHOICES`): the dtype of the Mamba
+    cache's SSM states, which FlashInfer's linear-attention kernels read on SM100+."""
     extra_buffer_checked: bool = True
     """An asked-for extra_buffer's machine, draft tokens and page size are checked (0.5.8
     checks them in another model's branch)."""

@@ -279,6 +279,14 @@ class ReleaseRules(msgspec.Struct, frozen=True, dict=True):
         return frozenset(self.hybrid_cache.strategies)
 
     @property
+    def mamba_ssm_dtype_choices(self) -> tuple[str, ...]:
+        return self.hybrid_cache.ssm_dtypes
+
+    @cached_property
+    def mamba_ssm_dtype_set(self) -> frozenset[str]:
+        return frozenset(self.hybrid_cache.ssm_dtypes)
+
+    @property
     def quantization_choices(self) -> tuple[str, ...]:
         return self.models.quantization
 

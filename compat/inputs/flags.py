@@ -229,6 +229,12 @@ MAMBA_SCHEDULER_STRATEGY = Flag(
     "a hybrid model's Mamba cache strategy",
     aliases=("--mamba-radix-cache-strategy",),
 )
+MAMBA_SSM_DTYPE = Flag(
+    "mamba_ssm_dtype",
+    FlagValue.NAME,
+    FlagGroup.KV_CACHE,
+    "a hybrid model's Mamba SSM state dtype",
+)
 PREFILL_ROUND_ROBIN_BALANCE = Flag(
     "prefill_round_robin_balance",
     FlagValue.SWITCH,
@@ -249,6 +255,7 @@ FLAGS = (
     KV_CACHE_DTYPE,
     PAGE_SIZE,
     MAMBA_SCHEDULER_STRATEGY,
+    MAMBA_SSM_DTYPE,
     SPECULATIVE_ALGORITHM,
     SPECULATIVE_EAGLE_TOPK,
     SPECULATIVE_NUM_STEPS,

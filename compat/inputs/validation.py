@@ -35,6 +35,7 @@ from compat.inputs.flags import (
     FLAGS,
     KV_CACHE_DTYPE,
     MAMBA_SCHEDULER_STRATEGY,
+    MAMBA_SSM_DTYPE,
     QUANTIZATION,
     SPECULATIVE_ALGORITHM,
     SPECULATIVE_ATTENTION_MODE,
@@ -173,6 +174,9 @@ def _check_names(
     strategy = MAMBA_SCHEDULER_STRATEGY
     release_choice(problems, strategy.option, config.mamba_scheduler_strategy, rules,
                    "mamba_strategy_choices", rules.mamba_strategy_set)  # fmt: skip
+    if config.mamba_ssm_dtype is not None:
+        release_choice(problems, MAMBA_SSM_DTYPE.option, config.mamba_ssm_dtype, rules,
+                       "mamba_ssm_dtype_choices", rules.mamba_ssm_dtype_set)  # fmt: skip
     choice(problems, "--attention-arch", config.attention_arch, _ARCHS)
     if config.draft_attention_arch is not None:
         choice(problems, "--draft-attention-arch", config.draft_attention_arch, _ARCHS)
@@ -310,6 +314,7 @@ def _assemble(
         checkpoint_quantization=config.checkpoint_quantization,
         remote_code=config.remote_code,
         mamba_strategy=config.mamba_scheduler_strategy,
+        mamba_ssm_dtype=config.mamba_ssm_dtype,
         **_alone_fields(config),
     )
     parsed = Parsed(

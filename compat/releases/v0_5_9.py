@@ -31,6 +31,10 @@ from compat.vocab.terms import Arch
 RELEASE = Release(
     "0.5.9",
     changes=(
+        Change("--mamba-ssm-dtype takes float16",
+               code("0.5.9", "MAMBA_SSM_DTYPE_CHOICES"),
+               {"hybrid_cache": lambda before: replace(
+                   before, ssm_dtypes=(*before.ssm_dtypes, "float16"))}),
         Change("trtllm_mla's Blackwell check also admits SM110", code("0.5.9", COMPAT),
                {"gpu_gates": gate("trtllm_mla", AB_OR_DB, BLACKWELL_0_5_9)}),
         Change("the DeepSeek rules cover Kimi K2.5 and GLM-MoE-DSA",

@@ -180,6 +180,9 @@ VALID: dict[str, st.SearchStrategy[Any]] = {
     "disaggregation_mode": st.sampled_from(DISAGGREGATION_MODE.choices),
     "prefill_round_robin_balance": st.booleans(),
     "mamba_scheduler_strategy": st.sampled_from(RELEASES[BASELINE].mamba_strategy_choices),
+    "mamba_ssm_dtype": st.one_of(
+        st.none(), st.sampled_from(RELEASES[BASELINE].mamba_ssm_dtype_choices)
+    ),
     "model_type": st.one_of(st.none(), st.sampled_from(["llama", "deepseek_v3", "qwen3_next"])),
     "checkpoint_quantization": st.one_of(st.none(), st.sampled_from(["fp8", "mxfp4"])),
     "remote_code": st.booleans(),

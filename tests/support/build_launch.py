@@ -53,4 +53,5 @@ def launch_of(gpu: str, case: BuildCase) -> Launch:
         sub_backends=NO_SUB_BACKENDS,
         draft_arch=None,
         mamba_strategy="auto",
+        mamba_ssm_dtype=None,
     )

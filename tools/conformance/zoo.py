@@ -81,6 +81,7 @@ PAGES = (1, 64)
 _DSA = ("dsa_prefill_backend", "dsa_decode_backend")
 _LINEAR = ("linear_attn_backend", "linear_attn_prefill_backend", "linear_attn_decode_backend")
 _VISION = ("mm_attention_backend",)
+_SSM_BF16 = ("--mamba-ssm-dtype", "bfloat16")
 SUB_BACKEND_FAMILIES: dict[str, tuple[str, ...]] = {
     "deepseek-v3.2": _DSA,
     "qwen3-next": _LINEAR,
@@ -192,6 +193,11 @@ def _sub_values(version: str, model: ZooModel) -> list[tuple[str, tuple[str, ...
         if field in declared:
             option, choices = declared[field]
             values += [(f"{field}={name}", (option, name)) for name in choices]
+            if field in _LINEAR:
+                # FlashInfer's linear-attention kernels on SM100+ read the SSM states' dtype.
+                values += [
+                    (f"{field}={name}+ssm=bfloat16", (option, name, *_SSM_BF16)) for name in choices
+                ]
     return values
 
 

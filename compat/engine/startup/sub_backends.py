@@ -83,7 +83,9 @@ def refuses(check: SubRefusal, launch: Launch, kv_dtype: str) -> bool:
     if kernel != "flashinfer" or not sm100:
         return False
     if check is SubRefusal.LINEAR_DECODE_FLASHINFER:
-        return True
+        # `self.mamba_ssm_dtype != "bfloat16"`: unset is None here, read from the model
+        # config only later.
+        return launch.mamba_ssm_dtype != "bfloat16"
     # `int(torch.version.cuda.split(".")[0]) < 13`. An unknown CUDA is taken as 12.x: the
     # default PyPI builds of the torch these releases pin are CUDA 12 builds.
     return launch.cuda_version is None or launch.cuda_version[0] < 13

@@ -118,6 +118,11 @@ def add_model_arguments(parser: argparse.ArgumentParser) -> None:
         help="10.0, sm100, 100 or a GPU name (detected if unset)",
     )
     model.add_argument(
+        "--cuda-version",
+        metavar="X.Y",
+        help="the CUDA of the PyTorch build SGLang runs on (detected; else taken as 12.9)",
+    )
+    model.add_argument(
         "--gpu",
         metavar="NAME",
         help="a GPU name (H100, B200, MI300X, ...): sets platform and compute capability",
@@ -197,6 +202,7 @@ def request_of(args: argparse.Namespace) -> LaunchRequest:
         gpu=args.gpu,
         platform=args.platform,
         compute_capability=args.compute_capability,
+        cuda_version=args.cuda_version,
         sglang_version=args.sglang_version,
     )
 

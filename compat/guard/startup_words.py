@@ -11,7 +11,7 @@ from functools import singledispatch
 
 from compat.engine import events as e
 from compat.engine import model_events as m
-from compat.engine.startup.sub_backends import SubBackendRefused
+from compat.engine.startup.sub_backends import ASSUMED_CUDA, SubBackendRefused
 from compat.engine.sub_backends import SubRefusal
 from compat.inputs.checks import shown
 from compat.vocab.terms import Severity
@@ -370,7 +370,12 @@ def _(event: SubBackendRefused) -> str:
     flags = " ".join(
         f"{flag} {event.value}" if i == 0 else flag for i, flag in enumerate(event.flags)
     )
+    assumed = (
+        f"; CUDA not given: taken as {'.'.join(map(str, ASSUMED_CUDA))} (--cuda-version)"
+        if event.cuda_assumed
+        else ""
+    )
     return (
-        f"{flags}: {_SUB_SAID[event.check]} ({event.where}, {event.function}); leave "
-        f"{event.flags[0]} unset to let SGLang choose"
+        f"{flags}: {_SUB_SAID[event.check]} ({event.where}, {event.function}){assumed}; "
+        f"leave {event.flags[0]} unset to let SGLang choose"
     )

@@ -19,7 +19,7 @@ from compat.inputs.flags import SUB_BACKEND_FLAGS
 from compat.inputs.sub_backend_checks import spelling
 
 KIND = "sub"
-"""The kind of move (`compat.guard.suggest.Move.kind`)."""
+"""The kind of move (`compat.guard.moves.Move.kind`)."""
 
 
 SubMove = tuple[int, tuple[tuple[str, Any], ...], tuple[tuple[str, str], ...], tuple[str, ...], str]

@@ -24,17 +24,15 @@ from typing import Any
 import msgspec.structs
 
 from compat.claim.matrix import Matrix
-from compat.engine.kernels import KernelPath
 from compat.engine.startup.models import model_rule_of
-from compat.guard.build_words import DRAFT_FLAG
 from compat.guard.check_memo import CheckMemo
 from compat.guard.intent import KEEPS_ALL, Intent, Misses, named_backend, runs_here
+from compat.guard.moves import Move
+from compat.guard.part_fixes import draft_moves, mm_moves
 from compat.guard.report import Report, Resolved, Suggestion
 from compat.guard.sub_fixes import KIND as SUB
 from compat.guard.sub_fixes import sub_backend_moves
 from compat.inputs.config import AttentionConfig
-from compat.inputs.flags import MM_ATTENTION_BACKEND
-from compat.inputs.sub_backend_checks import spelling as flag_spelling
 from compat.vocab.terms import KV_DTYPE_SPELLINGS, KvDtype, Phase
 
 PER_KIND = 3
@@ -52,7 +50,6 @@ ORDER = (
 INTENT_CHANGES = 2
 """The largest size searched only because no smaller fix keeps the launch's intent."""
 
-Flags = tuple[tuple[str, str], ...]
 
 # Which kinds of move exclude each other: a whole-backend swap replaces both phase swaps.
 _EXCLUSIVE = {frozenset({"backend", "prefill"}), frozenset({"backend", "decode"})}
@@ -68,26 +65,6 @@ _NO_BACKEND_FLAGS = MappingProxyType(
 )
 # The order a fix's flags are written in: the backends (prefill before decode), then the rest.
 _SHOWN_ORDER = ("backend", "prefill", "decode", SUB, "draft", "mm", "page", "spec", "kv")
-
-
-class Move(msgspec.Struct, frozen=True):
-    """One flag change: the config fields it sets, and how to write it on a command line."""
-
-    kind: str
-    rank: int
-    """Position in its kind's preference order (0 is best)."""
-    fields: tuple[tuple[str, Any], ...]
-    sets: Flags
-    removes: tuple[str, ...]
-    reason: str
-    priority: int = 0
-    """Ranks the kind: `_KIND_ORDER`, or -1 for the phase that alone has errors."""
-    backend: str | None = None
-    """The backend a backend or phase move runs."""
-
-    @property
-    def key(self) -> tuple[int, int]:
-        return (self.priority, self.rank)
 
 
 class Fix(msgspec.Struct, frozen=True):
@@ -287,8 +264,8 @@ def candidate_moves(report: Report, checks: CheckMemo, matrix: Matrix) -> list[M
                         backend=name,
                     )
                 )
-    moves += _draft_moves(report, order)
-    moves += _mm_moves(report)
+    moves += draft_moves(report, order)
+    moves += mm_moves(report)
     moves += _dtype_moves(config)
     moves += _spec_moves(config)
     moves += _page_size_moves(config, matrix)
@@ -300,59 +277,6 @@ def candidate_moves(report: Report, checks: CheckMemo, matrix: Matrix) -> list[M
         msgspec.structs.replace(move, priority=-1 if move.kind == alone else _KIND_ORDER[move.kind])
         for move in moves
     ]
-
-
-def _draft_moves(report: Report, order: list[str]) -> Iterable[Move]:
-    """Where the draft model's build fails (a finding that names the draft's flag): the
-    draft on the target's backends (the flag dropped, where it is set), then
-    `--speculative-draft-attention-backend NAME` for each backend the release's draft
-    factory builds, in SGLang's preference; the guard checks each before it is offered."""
-    if not any(DRAFT_FLAG in finding.flags for finding in report.errors):
-        return
-    current = report.config.speculative_draft_attention_backend
-    if current is not None:
-        yield Move(
-            "draft",
-            0,
-            (("speculative_draft_attention_backend", None),),
-            (),
-            (DRAFT_FLAG,),
-            "let the draft model inherit the target's backends",
-        )
-    draft = report.config.parsed.release.build.draft
-    variants = frozenset() if draft is None else draft.backends
-    for rank, name in enumerate(order, start=1):
-        if name in variants and name != current:
-            yield Move(
-                "draft",
-                rank,
-                (("speculative_draft_attention_backend", name),),
-                ((DRAFT_FLAG, name),),
-                (),
-                f"run the draft model on {name}",
-                backend=name,
-            )
-
-
-def _mm_moves(report: Report) -> Iterable[Move]:
-    """Where the multimodal encoder's default kernel fails the first forward pass: the
-    encoder backend SGLang's default picks on the other GPUs, set with its own flag."""
-    if not any(f.rule == KernelPath.VISION_FA4.rule for f in report.errors):
-        return
-    config = report.config
-    release = config.parsed.release
-    for limit in release.kernels.limits:
-        fallback = limit.fallback
-        accepted = release.sub_choices.get(MM_ATTENTION_BACKEND.field, ())
-        if limit.path is KernelPath.VISION_FA4 and fallback in accepted:
-            yield Move(
-                "mm",
-                0,
-                (("mm_attention_backend", fallback),),
-                ((flag_spelling(MM_ATTENTION_BACKEND, release.release), fallback),),
-                (),
-                f"run the multimodal encoder on {fallback}",
-            )
 
 
 def _dtype_moves(config: AttentionConfig) -> Iterable[Move]:

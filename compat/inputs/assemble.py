@@ -87,6 +87,8 @@ class LaunchRequest:
     platform: str | None = None
     compute_capability: Any = None
     """`10.0`, `sm100`, `(10, 0)` or a GPU name."""
+    cuda_version: str | None = None
+    """`12.9`, `13.0`: the CUDA of the PyTorch build SGLang runs on (`--cuda-version`)."""
     detect: bool = True
     """Ask torch for the machine when the request does not name it."""
     sglang_version: str | None = None
@@ -259,6 +261,15 @@ def _add_machine(
         problems.append(str(error))
         hardware = {}
     fields.update(hardware)
+    if request.cuda_version is not None:
+        cuda = _cuda_version(request.cuda_version)
+        if cuda is None:
+            problems.append(
+                f"--cuda-version: {shown(request.cuda_version)} is not a CUDA version "
+                "(MAJOR.MINOR, e.g. 12.9 or 13.0)"
+            )
+        else:
+            fields["cuda_version"] = cuda
     device = fields.get("device")
     if request.platform is not None:
         fields["platform"] = request.platform
@@ -274,6 +285,15 @@ def _add_machine(
         detected, context["detected"] = detected_fields(fields)
         return detected
     return None
+
+
+def _cuda_version(text: str) -> tuple[int, int] | None:
+    """(major, minor) of `12.9`, `13.0` or `13`; None for anything else."""
+    parts = text.strip().split(".")
+    if not 1 <= len(parts) <= 2 or not all(p.isdigit() and len(p) <= 3 for p in parts):
+        return None
+    major, minor = int(parts[0]), int(parts[1]) if len(parts) == 2 else 0
+    return (major, minor) if major > 0 else None
 
 
 def _hardware(request: LaunchRequest) -> dict[str, Any]:

@@ -38,6 +38,13 @@ class SubBackendRefused(StartupEvent, frozen=True, kw_only=True):
     where: str
     function: str
     kv_dtype: str
+    cuda_assumed: bool = False
+    """The check read the CUDA version, which the launch did not give (`ASSUMED_CUDA`)."""
+
+
+ASSUMED_CUDA = (12, 9)
+"""The CUDA version a launch that does not say is judged with: the CUDA 12 builds of the
+PyTorch these releases pin from PyPI, new enough for every GPU gate (12.8 and later)."""
 
 
 def handle_sub_backends(
@@ -61,6 +68,8 @@ def handle_sub_backends(
                 where=at.where,
                 function=at.function,
                 kv_dtype=f.kv_dtype,
+                cuda_assumed=at.check is SubRefusal.LINEAR_PREFILL_FLASHINFER
+                and launch.cuda_version is None,
             )
         )
 
@@ -86,9 +95,8 @@ def refuses(check: SubRefusal, launch: Launch, kv_dtype: str) -> bool:
         # `self.mamba_ssm_dtype != "bfloat16"`: unset is None here, read from the model
         # config only later.
         return launch.mamba_ssm_dtype != "bfloat16"
-    # `int(torch.version.cuda.split(".")[0]) < 13`. An unknown CUDA is taken as 12.x: the
-    # default PyPI builds of the torch these releases pin are CUDA 12 builds.
-    return launch.cuda_version is None or launch.cuda_version[0] < 13
+    # `int(torch.version.cuda.split(".")[0]) < 13`.
+    return (launch.cuda_version or ASSUMED_CUDA)[0] < 13
 
 
 def _dsa_refuses(refusal: SubRefusal, launch: Launch, kv_dtype: str) -> bool:

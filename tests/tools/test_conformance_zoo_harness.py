@@ -263,8 +263,10 @@ def test_zoo_grid_spans_models_machines_and_axes() -> None:
     _require(NEWEST)
     pairs = list(zoo.labelled(NEWEST))
     launches = [launch for launch, _ in pairs]
-    # The zoo's cost in CI grows with its checkpoints, not faster: about 130 launches each.
-    assert 100 * len(ZOO) <= len(launches) <= 150 * len(ZOO)
+    # The zoo's cost in CI grows with its checkpoints, not faster: about 150 launches each
+    # (the sub-backend flags, with and without --mamba-ssm-dtype, and the Mamba cache
+    # strategies run only on the models that have those parts).
+    assert 100 * len(ZOO) <= len(launches) <= 160 * len(ZOO)
     assert len(set(launches)) == len(launches)
     assert {launch.model for launch in launches} == set(ZOO)
     assert {launch.gpu for launch in launches} == set(zoo.MACHINES)

@@ -208,7 +208,12 @@ def _strategies(version: str) -> list[tuple[str, tuple[str, ...]]]:
     return chosen + [
         (f"{label}+{extra}", (*values, *more))
         for label, values in chosen
-        for extra, more in (("page=64", ("--page-size", "64")), ("spec", _EAGLE_TOPK1))
+        for extra, more in (
+            ("page=64", ("--page-size", "64")),
+            ("spec", _EAGLE_TOPK1),
+            # From 0.5.14 a model's extra_buffer support also reads the linear-attention kernel.
+            ("linear=flashinfer", ("--linear-attn-backend", "flashinfer")),
+        )
     ]
 
 

@@ -4,8 +4,8 @@ was assumed when the launch does not give it, and a given one decides."""
 from __future__ import annotations
 
 import pytest
+from refusals import cli
 
-from compat.cli import main
 from compat.engine.startup.sub_backends import ASSUMED_CUDA
 
 # SGLang issue 35080's grid: a hybrid GDN model on B300 with FlashInfer's linear-attention
@@ -21,19 +21,10 @@ COMMAND = (
 )  # fmt: skip
 
 
-def _run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
-    try:
-        code = main(list(args))
-    except SystemExit as exit_:
-        code = int(exit_.code or 0)
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
-
-
 def test_an_unknown_cuda_is_the_assumed_one_and_the_answer_says_so(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    code, out, _ = _run(capsys, "check", *LAUNCH, *COMMAND)
+    code, out, _ = cli(["check", *LAUNCH, *COMMAND], capsys)
     assert code == 1
     assumed = ".".join(map(str, ASSUMED_CUDA))
     assert "[startup-linear-prefill-flashinfer]" in out
@@ -42,7 +33,7 @@ def test_an_unknown_cuda_is_the_assumed_one_and_the_answer_says_so(
 
 @pytest.mark.parametrize(("cuda", "code"), [("13.0", 0), ("13", 0), ("12.8", 1)])
 def test_a_given_cuda_decides(capsys: pytest.CaptureFixture[str], cuda: str, code: int) -> None:
-    got, out, _ = _run(capsys, "check", *LAUNCH, "--cuda-version", cuda, *COMMAND)
+    got, out, _ = cli(["check", *LAUNCH, "--cuda-version", cuda, *COMMAND], capsys)
     assert got == code, out
     assert "CUDA not given" not in out
     assert ("[startup-linear-prefill-flashinfer]" in out) is (code == 1)
@@ -52,7 +43,7 @@ def test_a_given_cuda_decides(capsys: pytest.CaptureFixture[str], cuda: str, cod
 def test_a_value_that_is_no_cuda_version_is_exit_2_naming_it(
     capsys: pytest.CaptureFixture[str], bad: str
 ) -> None:
-    code, out, err = _run(capsys, "check", *LAUNCH, "--cuda-version", bad, *COMMAND)
+    code, out, err = cli(["check", *LAUNCH, "--cuda-version", bad, *COMMAND], capsys)
     assert code == 2
     assert f"--cuda-version: {bad!r} is not a CUDA version" in err
     assert "Traceback" not in out + err

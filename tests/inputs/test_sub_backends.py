@@ -10,9 +10,9 @@ as a backend name is.
 from __future__ import annotations
 
 import pytest
+from refusals import cli
 
 from compat import InvalidConfigError, enforce
-from compat.cli import main
 from compat.inputs.command import parse_launch_command
 from compat.inputs.config import AttentionConfig
 from compat.inputs.flags import SUB_BACKEND_FLAGS, Flag
@@ -101,15 +101,6 @@ def test_enforce_reads_the_older_field_names() -> None:
         enforce(server_args, sglang_version="0.5.12", **MLA)
 
 
-def _run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
-    try:
-        code = main(list(args))
-    except SystemExit as exit_:
-        code = int(exit_.code or 0)
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
-
-
 def test_compat_check_refuses_a_name_of_another_release_with_exit_2(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
@@ -121,11 +112,11 @@ def test_compat_check_refuses_a_name_of_another_release_with_exit_2(
         if n not in RELEASES[old].sub_choices[flag.field]
     )
     args = ("check", "--sglang-version", old, "--attention-arch", "mha", "--gpu", "H200")
-    code, out, err = _run(capsys, *args, "--", *LAUNCH, flag.option, name)
+    code, out, err = cli([*args, "--", *LAUNCH, flag.option, name], capsys)
     assert code == 2, out
     assert flag.option in err and repr(name) in err and _accepting(flag, name)[0] in err
-    code, out, _ = _run(
-        capsys, *args, "--", *LAUNCH, flag.option, RELEASES[old].sub_choices[flag.field][0]
+    code, out, _ = cli(
+        [*args, "--", *LAUNCH, flag.option, RELEASES[old].sub_choices[flag.field][0]], capsys
     )
     assert code == 0, out
     assert "not modeled" not in out

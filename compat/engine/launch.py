@@ -23,6 +23,11 @@ _MACHINE_DEVICES = {
 }
 
 
+ASSUMED_CUDA = (12, 9)
+"""The CUDA version a launch that does not say is judged with: the CUDA 12 builds of the
+PyTorch these releases pin from PyPI, new enough for every GPU gate (12.8 and later)."""
+
+
 class Launch(msgspec.Struct, frozen=True):
     """One launch as SGLang's start-up code sees it, before any of its steps ran."""
 
@@ -31,6 +36,7 @@ class Launch(msgspec.Struct, frozen=True):
     platform: Platform
     capability: ComputeCapability | None
     cuda_version: tuple[int, int] | None
+    """The CUDA of torch's build (None: not known, judged as `ASSUMED_CUDA`)."""
     backend: str | None
     """`--attention-backend` as given (None when unset)."""
     prefill: str | None

@@ -11,7 +11,8 @@ from functools import singledispatch
 
 from compat.engine import events as e
 from compat.engine import model_events as m
-from compat.engine.startup.sub_backends import ASSUMED_CUDA, SubBackendRefused
+from compat.engine.launch import ASSUMED_CUDA
+from compat.engine.startup.sub_backends import SubBackendRefused
 from compat.engine.sub_backends import SubRefusal
 from compat.inputs.checks import shown
 from compat.vocab.terms import Severity

@@ -64,9 +64,9 @@ class AttentionConfig:
     kv_cache_dtype: str = "auto"
     page_size: int | None = None
     mamba_scheduler_strategy: str = "auto"
+    """A hybrid model's Mamba cache strategy (`--mamba-radix-cache-strategy` from 0.5.14)."""
     mamba_ssm_dtype: str | None = None
     """`--mamba-ssm-dtype`; unset, SGLang reads the model config's after its start-up checks."""
-    """A hybrid model's Mamba cache strategy (`--mamba-radix-cache-strategy` from 0.5.14)."""
     speculative_algorithm: str | None = None
     speculative_eagle_topk: int | None = None
     speculative_attention_mode: str = "prefill"

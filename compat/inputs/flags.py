@@ -278,14 +278,7 @@ the order SGLang's `--help` lists them (and `compat check` too)."""
 BACKEND_FLAGS = (ATTENTION_BACKEND, PREFILL_ATTENTION_BACKEND, DECODE_ATTENTION_BACKEND)
 """The flags that name a backend: one for both phases, then one per phase."""
 
-SUB_BACKEND_FLAGS = (
-    DSA_PREFILL_BACKEND,
-    DSA_DECODE_BACKEND,
-    LINEAR_ATTN_BACKEND,
-    LINEAR_ATTN_PREFILL_BACKEND,
-    LINEAR_ATTN_DECODE_BACKEND,
-    MM_ATTENTION_BACKEND,
-)
+SUB_BACKEND_FLAGS = tuple(flag for flag in FLAGS if flag.group is FlagGroup.SUB_BACKENDS)
 """The flags that name a sub-backend: each release accepts its own names for each."""
 
 FLAG_FIELDS = tuple(flag.field for flag in FLAGS)

@@ -18,7 +18,7 @@ from compat.engine.build import BuildCheck, BuildRules, DraftRules, FactoryCheck
 from compat.engine.predicates import GpuGate
 from compat.releases.draft import draft_rules
 from compat.releases.shared import BLACKWELL, BLACKWELL_0_5_9
-from compat.releases.sub_build import DSA_LINES, VISION_LINES, sub_build_checks
+from compat.releases.sub_build import sub_build_checks
 
 NEEDS_MLA, NEEDS_MHA = BuildCheck.NEEDS_MLA, BuildCheck.NEEDS_MHA
 NO_ENC_DEC, NO_SPEC, GPU = BuildCheck.NO_ENCODER_DECODER, BuildCheck.NO_SPECULATIVE, BuildCheck.GPU
@@ -184,8 +184,5 @@ def build_rules(release: str, before: BuildRules) -> BuildRules:
         else _rules(release, lines, draft)
     )
     assert rules.hybrid_gdn is not None  # every release's registry has the wrapper
-    if lines is None and release not in VISION_LINES and release not in DSA_LINES:
-        return msgspec.structs.replace(rules, sub_checks=before.sub_checks)  # unchanged
-    return msgspec.structs.replace(
-        rules, sub_checks=sub_build_checks(release, rules.hybrid_gdn.blackwell)
-    )
+    checks = sub_build_checks(release, rules.hybrid_gdn.blackwell, before.sub_checks)
+    return msgspec.structs.replace(rules, sub_checks=checks)

@@ -13,7 +13,9 @@ after the condition each check models.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, TypeVar
+from typing import Any
+
+import msgspec
 
 from compat.engine.predicates import GpuGate
 from compat.engine.sub_build import SubBuildCheck, SubCheck
@@ -76,7 +78,6 @@ _INIT = "DeepseekSparseAttnBackend.__init__"
 _Q8_CHECK = "_validate_flashmla_sparse_q8_backend"
 _TRITON_CHECK = "_validate_triton_sparse_mla_backend"
 _DsaKey = tuple[str, str, SubCheck]
-_Row = TypeVar("_Row")
 _HOPPER, _HOPPER_ON = frozenset({9}), frozenset(range(9, 13))
 DSA_LINES: Mapping[str, Mapping[_DsaKey, tuple[str, int]]] = {
     "0.5.16": {(DSA_PREFILL, Q8, SubCheck.GPU): (_INIT, 468),
@@ -109,26 +110,30 @@ _DSA_ACCEPTS: Mapping[tuple[str, SubCheck], dict[str, Any]] = {
 }
 
 
-def sub_build_checks(release: str, blackwell: GpuGate) -> tuple[SubBuildCheck, ...]:
+def sub_build_checks(
+    release: str, blackwell: GpuGate, before: tuple[SubBuildCheck, ...]
+) -> tuple[SubBuildCheck, ...]:
     """`release`'s sub-backend checks, in SGLang's order: the vision encoder's, then the DSA
-    backend's. `blackwell` is the release's `is_blackwell()`, the registry's too."""
-    vision_line, encoders = _latest(VISION_LINES, release) or (0, {})
-    checks = [SubBuildCheck(MM, "fa3", SubCheck.BLACKWELL, DETERMINE, vision_line, gate=blackwell)]
-    for name, line in encoders.items():
-        cls, platforms = ENCODERS[name]
-        checks.append(SubBuildCheck(MM, name, SubCheck.PLATFORM, f"{cls}.__init__", line,
-                                    platforms=platforms))  # fmt: skip
-    for (field, value, check), (function, line) in (_latest(DSA_LINES, release) or {}).items():
-        accepts = _DSA_ACCEPTS.get((value, check), {})
-        checks.append(SubBuildCheck(field, value, check, function, line, **accepts))
-    return tuple(checks)
-
-
-def _latest(table: Mapping[str, _Row], release: str) -> _Row | None:
-    """The row of `release`, else of the newest release before it that has one."""
-    rows = [r for r in table if _key(r) <= _key(release)]
-    return table[max(rows, key=_key)] if rows else None
-
-
-def _key(release: str) -> tuple[int, ...]:
-    return tuple(int(part) for part in release.split("."))
+    backend's. Each part's come from the release's own row, else they are those of the
+    release `before` (as every part of a release folds). `blackwell` is the release's
+    `is_blackwell()`, the registry's too."""
+    vision: list[SubBuildCheck] = [
+        msgspec.structs.replace(check, gate=blackwell) if check.gate is not None else check
+        for check in before
+        if check.field == MM
+    ]
+    if release in VISION_LINES:
+        vision_line, encoders = VISION_LINES[release]
+        vision = [SubBuildCheck(MM, "fa3", SubCheck.BLACKWELL, DETERMINE, vision_line,
+                                gate=blackwell)]  # fmt: skip
+        for name, line in encoders.items():
+            cls, platforms = ENCODERS[name]
+            vision.append(SubBuildCheck(MM, name, SubCheck.PLATFORM, f"{cls}.__init__", line,
+                                        platforms=platforms))  # fmt: skip
+    dsa = [check for check in before if check.field != MM]
+    if release in DSA_LINES:
+        dsa = [
+            SubBuildCheck(field, value, check, function, line, **_DSA_ACCEPTS.get((value, check), {}))
+            for (field, value, check), (function, line) in DSA_LINES[release].items()
+        ]
+    return (*vision, *dsa)

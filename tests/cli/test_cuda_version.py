@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from refusals import cli
 
-from compat.engine.startup.sub_backends import ASSUMED_CUDA
+from compat.engine.launch import ASSUMED_CUDA
 
 # SGLang issue 35080's grid: a hybrid GDN model on B300 with FlashInfer's linear-attention
 # kernels; 0.5.18 refuses FlashInfer's GDN prefill on SM100+ below CUDA 13.

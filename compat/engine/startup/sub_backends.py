@@ -10,7 +10,7 @@ They run after the KV dtype is resolved: the DSA checks read it.
 from __future__ import annotations
 
 from compat.engine.events import StartupEvent
-from compat.engine.launch import Launch
+from compat.engine.launch import ASSUMED_CUDA, Launch
 from compat.engine.rules import ReleaseRules
 from compat.engine.startup.state import ServerArgsFields, StartupLog
 from compat.engine.sub_backends import SubRefusal
@@ -40,11 +40,6 @@ class SubBackendRefused(StartupEvent, frozen=True, kw_only=True):
     kv_dtype: str
     cuda_assumed: bool = False
     """The check read the CUDA version, which the launch did not give (`ASSUMED_CUDA`)."""
-
-
-ASSUMED_CUDA = (12, 9)
-"""The CUDA version a launch that does not say is judged with: the CUDA 12 builds of the
-PyTorch these releases pin from PyPI, new enough for every GPU gate (12.8 and later)."""
 
 
 def handle_sub_backends(

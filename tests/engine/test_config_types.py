@@ -9,10 +9,12 @@ stored rows must be exactly what it reads, and each row's lines must say what th
 
 from __future__ import annotations
 
+import re
 import zipfile
+from pathlib import Path
 
 import pytest
-from arch_types import architecture_types, engine_model_types, row
+from arch_types import architecture_types, engine_model_types, kept, row
 from conformance import releases
 from conformance.availability import require_zoo
 from conformance.hf_configs import transformers_wheel
@@ -21,6 +23,9 @@ from compat.engine.models.config_type_data import CONFIG_TYPES
 from compat.releases import RELEASE_NAMES, RELEASES
 
 SELECTED = releases.selected()
+# `index_topk: int = 2048` (a class attribute) or `index_topk: int | None = 2048,` (a
+# keyword of `__init__`): a default, and not None.
+_INDEXER_DEFAULT = re.compile(r"index_topk\s*(:[^=]*)?=\s*(?!None\b)\S")
 
 
 def test_every_release_has_its_rows() -> None:
@@ -30,8 +35,7 @@ def test_every_release_has_its_rows() -> None:
 @pytest.mark.parametrize("release", SELECTED)
 def test_the_stored_rows_are_what_the_wheel_says(release: str) -> None:
     require_zoo(release)  # the wheel and the transformers it pins
-    kept = engine_model_types()
-    read = [row(kind) for kind in architecture_types(release) if kind.model_type in kept]
+    read = [row(kind) for kind in architecture_types(release) if kept(kind)]
     assert list(CONFIG_TYPES[release]) == read, "run `python tools/arch_types.py`"
 
 
@@ -39,25 +43,43 @@ def test_the_stored_rows_are_what_the_wheel_says(release: str) -> None:
 def test_each_row_reads_back_from_the_wheel(release: str) -> None:
     root = require_zoo(release)
     models = RELEASES[release].models
-    for architecture, kind, model_file, model_line, config, config_file, line in CONFIG_TYPES[
-        release
-    ]:
+    for stored in CONFIG_TYPES[release]:
+        architecture, kind, model_file, model_line, config, config_file, line, indexer = stored
         assert models.attention_arch(architecture) is not None, architecture
         # A type its loader reads: filling it in never invents a start-up refusal.
         assert kind in models.model_types, (architecture, kind)
-        source = (root / model_file).read_text(encoding="utf-8").splitlines()
-        assert "def __init__" in source[model_line - 1], (model_file, model_line)
-        if config_file.startswith("transformers "):
-            version, path = config_file.removeprefix("transformers ").split(":", 1)
-            with zipfile.ZipFile(transformers_wheel(version)) as archive:
-                text = archive.read(path).decode()
+        where = _read(root, model_file).splitlines()[model_line - 1]
+        if model_file.startswith("transformers "):  # the auto mappings' (type, class) entry
+            assert f'"{kind}"' in where and f'"{architecture}"' in where, (model_file, where)
         else:
-            text = (root / config_file).read_text(encoding="utf-8")
+            assert "def __init__" in where, (model_file, model_line)
+        text = _read(root, config_file)
         assert f"class {config}(" in text, (config_file, config)
         assert text.splitlines()[line - 1].strip().startswith("model_type")
         assert f'"{kind}"' in text.splitlines()[line - 1], (config_file, line, kind)
+        if indexer:  # a default of index_topk, not None
+            default = text.splitlines()[indexer - 1].strip()
+            assert _INDEXER_DEFAULT.match(default), (config_file, indexer, default)
 
 
-def test_only_the_types_the_build_checks_read_are_kept() -> None:
-    kept = engine_model_types()
-    assert {kind for rows in CONFIG_TYPES.values() for _, kind, *_ in rows} <= kept
+def _read(root: Path, file: str) -> str:
+    """A file of the release's wheel, or `transformers X.Y.Z:path` of a transformers wheel."""
+    if file.startswith("transformers "):
+        version, path = file.removeprefix("transformers ").split(":", 1)
+        with zipfile.ZipFile(transformers_wheel(version)) as archive:
+            return archive.read(path).decode()
+    return (root / file).read_text(encoding="utf-8")
+
+
+def test_only_the_rows_a_check_reads_are_kept() -> None:
+    types = engine_model_types()
+    for rows in CONFIG_TYPES.values():
+        assert all(kind in types or indexer for _, kind, *_, indexer in rows)
+
+
+def test_glm5_is_typed_through_the_transformers_it_pins() -> None:
+    # GLM-5's SGLang model inherits DeepSeek's __init__ (typed PretrainedConfig): the
+    # pinned transformers registers the architecture, and its config defaults index_topk.
+    (glm,) = [row for row in CONFIG_TYPES["0.5.12"] if row[0] == "GlmMoeDsaForCausalLM"]
+    assert glm[1] == "glm_moe_dsa" and glm[4] == "GlmMoeDsaConfig" and glm[7] > 0
+    assert glm[2].startswith("transformers ") and glm[5].startswith("transformers ")

@@ -148,3 +148,23 @@ def test_a_newer_release_is_answered_by_the_newest_wheel_read() -> None:
     assert newer == config_type(newest, "Qwen3NextForCausalLM")
     assert newer is not None and newer.release == newest
     assert config_type("0.5.6", "Qwen3NextForCausalLM") is None
+
+
+def test_glm5_alone_is_sparse_attention_as_its_config_class_says() -> None:
+    # sgl-project/sglang#26087: GLM-5.1 on RTX PRO 6000s, 0.5.12. SGLang's DSA test is the
+    # architecture and `index_topk`; the transformers 0.5.12 pins defaults it.
+    architecture = "GlmMoeDsaForCausalLM"
+    assembled = _assembled("0.5.12", "RTX PRO 6000", (), model={"model_architecture": architecture})
+    assert assembled.config.sparse_attention is True
+    fact = assembled.context["from_model_config"]["sparse_attention"]
+    assert "configuration_glm_moe_dsa.py:" in fact["why"] and "transformers 5.6.0" in fact["why"]
+    assert assembled.config.model_type == "glm_moe_dsa"
+    stated = {"model_architecture": architecture, "sparse_attention": False}
+    assert _assembled("0.5.12", "B200", (), model=stated).config.sparse_attention is False
+
+
+def test_an_architecture_whose_class_defaults_no_indexer_stays_dense() -> None:
+    model = {"model_architecture": "Qwen3NextForCausalLM"}
+    assembled = _assembled("0.5.23", "B200", (), model=model)
+    assert not assembled.config.sparse_attention
+    assert "sparse_attention" not in assembled.context["from_model_config"]

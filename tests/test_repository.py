@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import subprocess
+import sys
 from pathlib import Path
 
 from paths import ROOT
@@ -25,6 +26,18 @@ def test_readme_main_command_builds_the_site_from_the_matrix() -> None:
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     (main,) = [block for block in _bash_blocks(readme) if "mkdocs build" in block]
     assert "compat docs" in main and "compat export" in main and "--strict" in main
+
+
+def test_the_readme_benchmark_runs_the_readme_main_command() -> None:
+    # benchmarks/readme.py times the command a newcomer copies: the first shell block.
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    try:
+        from readme import main_command  # benchmarks/readme.py
+    finally:
+        sys.path.remove(str(ROOT / "benchmarks"))
+    readme = ROOT / "README.md"
+    (main,) = [b for b in _bash_blocks(readme.read_text(encoding="utf-8")) if "mkdocs build" in b]
+    assert main_command(readme) == main
 
 
 README_MAX_LINES = 300

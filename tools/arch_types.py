@@ -79,6 +79,14 @@ class _Found:
     module: Path
 
 
+@functools.lru_cache(maxsize=4096)
+def _parsed(source: str) -> ast.Module:
+    """A module's tree, parsed once per text: most of a release's model files are its
+    predecessor's unchanged, and parsing them is most of reading a release. The trees are
+    only read, never changed."""
+    return ast.parse(source)
+
+
 class _Tree:
     """The parsed modules of one release's source tree (each parsed once)."""
 
@@ -88,7 +96,7 @@ class _Tree:
 
     def parse(self, path: Path) -> ast.Module:
         if path not in self._trees:
-            self._trees[path] = ast.parse(path.read_text(encoding="utf-8-sig"))
+            self._trees[path] = _parsed(path.read_text(encoding="utf-8-sig"))
         return self._trees[path]
 
     def module_file(self, module: str) -> Path | None:

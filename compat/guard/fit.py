@@ -29,10 +29,20 @@ class Fit(msgspec.Struct, frozen=True):
     """The backends the release's start-up GPU checks refuse on this machine."""
     known: frozenset[str] = frozenset()
     """The matrix's backends and aliases (a list may name others: SGLang's word stands)."""
+    answers: dict[str, str | None] = msgspec.field(default_factory=dict)
+    """`runs` of each name asked about: a fit lives as long as its release and machine are
+    asked about, and the guard asks it about the same backends for every launch."""
 
     def runs(self, name: str) -> str | None:
         """None when backend `name` runs this model on this machine; else why not, as the
         clause it is counted under ("other platforms", "other GPUs", "MHA models")."""
+        answers = self.answers
+        if name in answers:
+            return answers[name]
+        answer = answers[name] = self._runs(name)
+        return answer
+
+    def _runs(self, name: str) -> str | None:
         if name not in self.known:
             return None  # a name the page has no row for: SGLang's word is all there is
         plan = self.compiled.plan(self.arch, name)

@@ -82,8 +82,8 @@ longest module: last in path order, they kept one worker busy 11 s after the oth
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
     """`-n auto`: one worker more than this process may use CPUs. Many tests wait (on a
     subprocess's start, on Chromium, on the lock of the finder's build cache while another
-    worker fills it), and the extra worker keeps every CPU busy meanwhile: on 2 cores the
-    suite took 270 s with two workers and 245 s with three."""
+    worker fills it), and the extra worker keeps every CPU busy meanwhile (on 2 cores, a
+    tenth off the suite's time: `python benchmarks/loop.py --tests` measures it)."""
     return len(os.sched_getaffinity(0)) + 1
 
 

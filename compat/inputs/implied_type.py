@@ -34,12 +34,15 @@ def add_implied_model_type(
     if found is None:
         return
     said = context["from_model_config"]
+    added = False
     if fields.get("model_type") is None:
         fields["model_type"] = found.model_type
         said["model_type"] = {"value": found.model_type, "why": found.why}
+        added = True
     indexer = found.indexer_why
     if indexer is not None and fields.get("sparse_attention") is None:
         fields["sparse_attention"] = True
         said["sparse_attention"] = {"value": True, "why": indexer}
-    # The report's provenance line: these facts come from the release's code, not a file.
-    context["model_config"] = f"none; SGLang {found.release}'s own code for {name}"
+        added = True
+    if added:  # the report's provenance line: these facts come from the release's code
+        context["model_config"] = f"none; SGLang {found.release}'s own code for {name}"

@@ -168,3 +168,12 @@ def test_an_architecture_whose_class_defaults_no_indexer_stays_dense() -> None:
     assembled = _assembled("0.5.23", "B200", (), model=model)
     assert not assembled.config.sparse_attention
     assert "sparse_attention" not in assembled.context["from_model_config"]
+
+
+def test_a_stated_type_without_an_indexer_says_no_code_was_read() -> None:
+    # Nothing added from the release's code: the provenance line stays unsaid.
+    stated = {"model_architecture": "Qwen3NextForCausalLM", "model_type": "qwen3_next"}
+    assembled = _assembled("0.5.23", "B200", (), model=stated)
+    assert "model_config" not in assembled.context
+    said = assembled.context["from_model_config"]
+    assert "model_type" not in said and "sparse_attention" not in said

@@ -6,8 +6,8 @@ Read from `sglang/srt/speculative/draft_utils.py` of each release's wheel
 backend ("EAGLE is not supported in ... attention backend X"), and the builders that raise
 for a model without MLA, with their lines; from 0.5.20, the branch ahead of each map that
 builds a QSA model's draft on QSA's own backends (`_QSA_LINES`). A release absent from
-`LINES` has its predecessor's factory. `tests/engine/test_conformance_draft.py` runs each release's own
-factory over the draft grid and checks every prediction, line included.
+`LINES` has its predecessor's factory. `tests/engine/test_conformance_draft.py` runs each
+release's own factory over the draft grid and checks every prediction, line included.
 """
 
 from __future__ import annotations

@@ -158,17 +158,15 @@ class HybridGdnCheck(msgspec.Struct, frozen=True):
 
 
 class DraftRaise(msgspec.Struct, frozen=True):
-    """A line of the draft factory and its function: where a backend builder raises for a
-    model without MLA, or where a model's own path is taken."""
+    """A line of the draft factory and its function (a builder's raise, a model's path)."""
 
     line: int
     function: str
 
 
 class ModelDraftPath(msgspec.Struct, frozen=True):
-    """The factory's branch ahead of its maps for a model with a feature of its own
-    (`if self.qsa_profile is not None:`): whatever the backend, inherited or the flag's, it
-    builds the draft on the model's own backends, by these builders, and looks nothing up."""
+    """The factory's branch ahead of its maps (`if self.qsa_profile is not None:`): for a
+    model with the feature it builds the draft on its own backends, whatever the backend."""
 
     feature: ModelFeature
     """What the EAGLE worker reads of the draft runner's config to take the branch."""

@@ -35,8 +35,7 @@ MLA_KEYS = ("kv_lora_rank", "q_lora_rank")
 SPARSE_INDEXER_KEYS = ("index_topk", "index_n_heads", "index_head_dim")
 
 # The key whose (non-null) presence gives a model SGLang's QSA profile (0.5.20+
-# `parse_qsa_profile` in layers/attention/qsa/config.py), read where SGLang reads it: in
-# `text_config` where the config has one, else at the top level.
+# `parse_qsa_profile`), read where it reads it: `text_config` where there is one, else the top.
 QSA_PROFILE_KEY = "indexer_n_heads"
 QSA_SCOPE = "text_config"
 

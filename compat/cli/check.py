@@ -101,7 +101,7 @@ def add_model_arguments(parser: argparse.ArgumentParser) -> None:
         "--model-config",
         metavar="PATH",
         help="a Hugging Face config.json (or its directory): derives architecture, sliding "
-        "window, multimodal, encoder-decoder, dual-chunk and sparse attention",
+        "window, multimodal, encoder-decoder, dual-chunk and sparse attention, a QSA indexer",
     )
     model.add_argument(
         "--model",

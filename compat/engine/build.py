@@ -24,7 +24,10 @@ target's backends. Then the EAGLE worker's factory (`DraftBackendFactory` in
 `sglang/srt/speculative/draft_utils.py`) builds a multi-step decode backend (not for one
 step), then the draft-extend one, each looked up in the factory's own map of backends that
 have a draft variant: the flag where set, else the target's decode and prefill backend.
-`DraftRules` holds, per release, that map and the lines that raise; `predict_draft_worker`
+From 0.5.20 a branch ahead of each map builds a QSA model's draft (the EAGLE workers hand
+the factory `parse_qsa_profile` of the draft runner's config) on QSA's own backends, whatever
+the backend; for any other model `qsa` is a backend outside the map. `DraftRules` holds, per
+release, that map, the lines that raise and the model's own path; `predict_draft_worker`
 replays the draft after the target. The flag exists in every release from 0.5.7, free text
 (start-up checks no choices), so any backend name reaches the build.
 """
@@ -155,10 +158,24 @@ class HybridGdnCheck(msgspec.Struct, frozen=True):
 
 
 class DraftRaise(msgspec.Struct, frozen=True):
-    """Where one of the draft factory's backend builders raises for a model without MLA."""
+    """A line of the draft factory and its function (a builder's raise, a model's path)."""
 
     line: int
     function: str
+
+
+class ModelDraftPath(msgspec.Struct, frozen=True):
+    """The factory's branch ahead of its maps (`if self.qsa_profile is not None:`): for a
+    model with the feature it builds the draft on its own backends, whatever the backend."""
+
+    feature: ModelFeature
+    """What the EAGLE worker reads of the draft runner's config to take the branch."""
+    backend: str
+    """The name the factory stamps on what it builds (`_stamp_qsa`)."""
+    decode: DraftRaise
+    """The branch in `create_decode_backend` (after its one-step return) and its builder."""
+    extend: DraftRaise
+    """The branch in `create_draft_extend_backend` and its builder."""
 
 
 class DraftRules(msgspec.Struct, frozen=True):
@@ -173,15 +190,18 @@ class DraftRules(msgspec.Struct, frozen=True):
     """The multi-step decode builders that raise for a model without MLA."""
     mla_extend: dict[str, DraftRaise] = msgspec.field(default_factory=dict)
     """The draft-extend builders that raise for a model without MLA."""
-    model_own: frozenset[str] = frozenset()
-    """Backends whose models bring a draft path of their own, ahead of the map: the factory
-    builds a QSA model's draft on QSA's own backends (`qsa_profile`), and `qsa` serves only
-    QSA models. Never predicted to fail here."""
+    model_path: ModelDraftPath | None = None
+    """The path a QSA model's draft takes ahead of the maps (None: the release has none)."""
+
+    def own_path(self, launch: Launch) -> ModelDraftPath | None:
+        """The model's own path where the draft's model (`launch`) takes it."""
+        path = self.model_path
+        return path if path is not None and path.feature in launch.features else None
 
     def failure(self, backend: str, launch: Launch, decode: bool) -> BuildFailure | None:
         """Where building the draft's decode (or draft-extend) backend on `backend` fails."""
-        if backend in self.model_own:
-            return None
+        if self.own_path(launch) is not None:
+            return None  # its builders' constructors are not modelled, as the map's are not
         if backend not in self.backends:
             return BuildFailure(backend, BuildCheck.NO_DRAFT_VARIANT, DRAFT_LOOKUP, self.line,
                                 self.backends, file=DRAFT_FILE, draft=True)  # fmt: skip
@@ -272,7 +292,9 @@ def _sub_failure(check: SubBuildCheck) -> BuildFailure:
 def draft_launch(launch: Launch) -> Launch:
     """The launch as the draft's model runner reads it: the draft model's architecture
     (`ModelRunner.use_mla_backend` of the draft runner; up to 0.5.15 the factory reads the
-    process-wide `use_mla_backend`, which the draft runner, built last, sets to the same)."""
+    process-wide `use_mla_backend`, which the draft runner, built last, sets to the same).
+    Its other facts are the model's: an MTP draft is the target's own config (which is what
+    the EAGLE workers read the QSA profile of), and a launch describes no other."""
     if launch.draft_arch is None or launch.draft_arch is launch.arch:
         return launch
     return msgspec.structs.replace(launch, arch=launch.draft_arch)
@@ -303,17 +325,24 @@ def predict_draft_worker(
         failure = predict_build(rules, draft, runner, True, constructors)
         if failure is not None:
             return msgspec.structs.replace(failure, draft=True, own=own is not None)
-    failure = predict_draft(rules.draft, draft, draft_factory_backends(launch, phases), steps)
+    backends = draft_factory_backends(rules.draft, draft, phases)
+    failure = predict_draft(rules.draft, draft, backends, steps)
     if failure is not None and own is not None:
         failure = msgspec.structs.replace(failure, own=True)
     return failure
 
 
-def draft_factory_backends(launch: Launch, phases: tuple[str, str]) -> tuple[str, str]:
-    """The (draft-extend, multi-step decode) backends `DraftBackendFactory._create_backend`
-    looks up, given the target's (prefill, decode): the flag for both where it is set; else
-    the target's prefill and decode backends, the draft-extend one on the decode backend
-    under `--speculative-attention-mode decode`."""
+def draft_factory_backends(
+    rules: DraftRules, launch: Launch, phases: tuple[str, str]
+) -> tuple[str, str]:
+    """The (draft-extend, multi-step decode) backends `DraftBackendFactory` builds, given the
+    target's (prefill, decode): a model's own path for both where the draft takes it; else
+    what `_create_backend` looks up: the flag for both where it is set; else the target's
+    prefill and decode backends, the draft-extend one on the decode backend under
+    `--speculative-attention-mode decode`."""
+    path = rules.own_path(launch)
+    if path is not None:
+        return (path.backend, path.backend)
     own = launch.draft_backend
     if own is not None:
         return (own, own)

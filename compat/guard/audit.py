@@ -37,6 +37,7 @@ from compat.guard.report import STARTUP_PREFIX, Enforcement, Finding, Report
 from compat.inputs.config import AttentionConfig
 from compat.inputs.flags import flag_of
 from compat.inputs.gpus import Gpu, gpu_named
+from compat.inputs.validation import FEATURE_FIELDS
 from compat.releases import release_matrix, release_rules
 from compat.vocab.terms import Arch, Platform, Severity
 
@@ -98,14 +99,17 @@ def _machines(matrix: Matrix, backend: str, arch: Arch) -> Iterator[Gpu]:
         yield gpu
 
 
-def _base(release: str, arch: Arch, backend: str, gpu: Gpu) -> dict[str, object]:
+def _base(matrix: Matrix, release: str, arch: Arch, backend: str, gpu: Gpu) -> dict[str, object]:
+    """The backend's plain launch: a model of the table's architecture with the features the
+    backend serves only (QSA's indexer profile: a QSA model drafts on QSA's own path)."""
+    needed = matrix.backend(matrix.judged_as(backend)).requires_features
     return {
         "sglang_version": release,
         "attention_arch": arch.value,
         "attention_backend": backend,
         "platform": gpu.platform.value,
         "compute_capability": gpu.capability,
-    }
+    } | {FEATURE_FIELDS[feature]: True for feature in needed}
 
 
 _SHOWN = (
@@ -143,7 +147,7 @@ def _try(release: str, matrix: Matrix, table: Table, row: Row, column: Column,
     refused: list[Launch] = []
     twins = _page_rule_twins(matrix)
     for gpu in _machines(matrix, row.backend, table.arch):
-        base = _base(release, table.arch, row.backend, gpu)
+        base = _base(matrix, release, table.arch, row.backend, gpu)
         if engine_errors(check(AttentionConfig(**base))):  # type: ignore[arg-type]
             continue  # the backend itself does not start here: nothing isolates the cell
         fields = {**base, **values}

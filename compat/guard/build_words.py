@@ -82,11 +82,19 @@ def requirement_lines(rules: BuildRules, backend: str, release: str) -> list[str
             what = _REQUIRES[check.check]
         lines.append(f"SGLang {release}: {what} ({check.file}:{check.line}, {check.function})")
     draft = rules.draft
-    if draft is not None and backend not in draft.backends | draft.model_own:
+    if draft is not None and backend not in draft.backends:
+        path = draft.model_path
+        # A model with its own draft path never reaches the map (any backend drafts).
+        unless = (
+            ""
+            if path is None
+            else f" (unless the draft model has {path.feature.label}: its draft runs on "
+            f"{path.backend}'s own backends, {DRAFT_FILE}:{path.decode.line})"
+        )
         lines.append(
             f"SGLang {release}: no draft variant, so an EAGLE-family draft model cannot run "
             f"on it, inherited from the target or as {DRAFT_FLAG} ({DRAFT_FILE}:{draft.line}, "
-            f"{DRAFT_LOOKUP})"
+            f"{DRAFT_LOOKUP}){unless}"
         )
     gdn = rules.hybrid_gdn
     if gdn is not None:

@@ -91,6 +91,9 @@ class AttentionConfig:
     encoder_decoder: bool = False
     dual_chunk_attention: bool = False
     sparse_attention: bool = False
+    qsa_profile: bool = False
+    """The model's config carries a QSA indexer (`indexer_n_heads`, Qwen4-Exp): SGLang's
+    `parse_qsa_profile` answers a profile, and the EAGLE draft runs on QSA's own backends."""
     cuda_version: tuple[int, int] | None = None
     speculative_num_steps: int | None = None
     speculative_num_draft_tokens: int | None = None

@@ -34,6 +34,11 @@ MLA_KEYS = ("kv_lora_rank", "q_lora_rank")
 # Keys of the lightning indexer of DeepSeek sparse attention (DSA).
 SPARSE_INDEXER_KEYS = ("index_topk", "index_n_heads", "index_head_dim")
 
+# The key whose (non-null) presence gives a model SGLang's QSA profile (0.5.20+
+# `parse_qsa_profile`), read where it reads it: `text_config` where there is one, else the top.
+QSA_PROFILE_KEY = "indexer_n_heads"
+QSA_SCOPE = "text_config"
+
 # Sliding window: a window size, the switch that can turn it off, per-layer kinds, a pattern.
 SLIDING_WINDOW_KEY = "sliding_window"
 USE_SLIDING_WINDOW_KEY = "use_sliding_window"
@@ -81,6 +86,8 @@ class ModelFacts:
     """`num_key_value_heads` (of the text config where there is one), before `--tp-size`."""
     checkpoint_quantization: str | None = None
     remote_code: bool = False
+    qsa_profile: bool = False
+    """A QSA indexer (`QSA_PROFILE_KEY`): SGLang's `parse_qsa_profile` answers a profile."""
 
     def config_fields(self) -> dict[str, object]:
         """The AttentionConfig keyword arguments these facts imply."""
@@ -102,6 +109,7 @@ class ModelFacts:
             "encoder_decoder": self.encoder_decoder,
             "dual_chunk_attention": self.dual_chunk_attention,
             "sparse_attention": self.sparse_attention,
+            "qsa_profile": self.qsa_profile,
         }
 
     def why(self, field_name: str) -> tuple[str, ...]:
@@ -213,6 +221,7 @@ def derive_model_facts(file: Path, data: Mapping[str, Any], models: Known) -> Mo
 
     arch = _attention_arch(reader, architectures, models, evidence)
     sparse = _flag_from_keys(reader, SPARSE_INDEXER_KEYS, "sparse_attention", evidence)
+    qsa = _qsa_profile(reader, evidence)
     sliding = _sliding_window(reader, evidence)
     multimodal = _multimodal(reader, architectures, models, evidence)
     encoder_decoder = False
@@ -251,6 +260,7 @@ def derive_model_facts(file: Path, data: Mapping[str, Any], models: Known) -> Mo
         kv_heads=kv_heads,
         checkpoint_quantization=_checkpoint_quantization(reader, evidence),
         remote_code=remote_code,
+        qsa_profile=qsa,
         path=file,
         architectures=architectures,
         model_type=model_type,
@@ -319,6 +329,18 @@ def _flag_from_keys(
             found = True
             evidence.append((field_name, reader.where(scope, key, value)))
     return found
+
+
+def _qsa_profile(reader: _Reader, evidence: list[tuple[str, str]]) -> bool:
+    """SGLang's `parse_qsa_profile`: the key in the text config, or the top level where
+    there is none (`getattr(config, "text_config", config)`)."""
+    text = [scope for scope in reader.scopes if scope.prefix == f"{QSA_SCOPE}."]
+    scope = text[0] if text else reader.scopes[0]
+    value = scope.data.get(QSA_PROFILE_KEY)
+    if value is None:
+        return False
+    evidence.append(("qsa_profile", reader.where(scope, QSA_PROFILE_KEY, value)))
+    return True
 
 
 def _sliding_window(reader: _Reader, evidence: list[tuple[str, str]]) -> bool:

@@ -91,7 +91,10 @@ _FEATURES = {
     "encoder_decoder": ModelFeature.ENCODER_DECODER,
     "dual_chunk_attention": ModelFeature.DUAL_CHUNK,
     "sparse_attention": ModelFeature.SPARSE_DSA,
+    "qsa_profile": ModelFeature.QSA_PROFILE,
 }
+FEATURE_FIELDS = {feature: name for name, feature in _FEATURES.items()}
+"""The AttentionConfig field that states each model feature."""
 # The launch's switches and the model's other yes/no fact are validated with the features.
 _BOOLEANS = (*_FEATURES, *(flag.field for flag in FLAGS if flag.switch), "remote_code")
 _BOOLEAN_FLAGS = tuple(flag_of(name) for name in _BOOLEANS)

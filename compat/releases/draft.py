@@ -4,16 +4,18 @@ Read from `sglang/srt/speculative/draft_utils.py` of each release's wheel
 (`DraftBackendFactory`): the keys of the backend map that `create_decode_backend` and
 `create_draft_extend_backend` share, the line of `_create_backend` that raises for any other
 backend ("EAGLE is not supported in ... attention backend X"), and the builders that raise
-for a model without MLA, with their lines. A release absent from `LINES` has its
-predecessor's factory. `tests/engine/test_conformance_draft.py` runs each release's own
-factory over the draft grid and checks every prediction, line included.
+for a model without MLA, with their lines; from 0.5.20, the branch ahead of each map that
+builds a QSA model's draft on QSA's own backends (`_QSA_LINES`). A release absent from
+`LINES` has its predecessor's factory. `tests/engine/test_conformance_draft.py` runs each
+release's own factory over the draft grid and checks every prediction, line included.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 
-from compat.engine.build import DraftRaise, DraftRules
+from compat.engine.build import DraftRaise, DraftRules, ModelDraftPath
+from compat.vocab.terms import ModelFeature
 
 # The backend map of 0.5.7, then what each release adds to it and takes from it.
 _BASE = frozenset({"flashinfer", "triton", "aiter", "fa3", "hybrid_linear_attn", "flashmla",
@@ -26,9 +28,15 @@ _ADDED: Mapping[str, frozenset[str]] = {
     "0.5.20": frozenset({"intel_xpu"}),
 }
 _REMOVED: Mapping[str, frozenset[str]] = {"0.5.23": frozenset({"tokenspeed_mla"})}
-# The releases from which the factory builds a QSA model's draft on QSA's own backends
-# (`if self.qsa_profile is not None:` ahead of each backend map).
-_MODEL_OWN: Mapping[str, frozenset[str]] = {"0.5.20": frozenset({"qsa"})}
+# The factory's branch for a QSA model's draft, ahead of each backend map (`if
+# self.qsa_profile is not None:`), from 0.5.20: release -> (its line in
+# `create_decode_backend`, in `create_draft_extend_backend`); a release absent has its
+# predecessor's. Either branch calls its builder and stamps what it builds "qsa".
+_QSA_LINES: Mapping[str, tuple[int, int]] = {"0.5.20": (89, 124), "0.5.23": (89, 123)}
+_QSA_DECODE, _QSA_EXTEND = (
+    "_create_qwen_qsa_decode_backend",
+    "_create_qwen_qsa_draft_extend_backend",
+)
 _TRTLLM_DECODE, _TRTLLM_EXTEND = (
     "_create_trtllm_mla_decode_backend",
     "_create_trtllm_mla_prefill_backend",
@@ -97,8 +105,18 @@ def draft_rules(release: str, before: DraftRules | None) -> DraftRules | None:
     backends = (before.backends | _ADDED.get(release, frozenset())) - _REMOVED.get(
         release, frozenset()
     )
-    own = before.model_own | _MODEL_OWN.get(release, frozenset())
+    own = _qsa_path(release, before.model_path)
     if lines is None:
         return DraftRules(before.line, backends, before.mla_decode, before.mla_extend, own)
     line, decode, extend = lines
     return DraftRules(line, backends, _raises(decode), _raises(extend), own)
+
+
+def _qsa_path(release: str, before: ModelDraftPath | None) -> ModelDraftPath | None:
+    """The QSA branch of `release`: its row of `_QSA_LINES`, else the one before's."""
+    lines = _QSA_LINES.get(release)
+    if lines is None:
+        return before
+    decode, extend = lines
+    return ModelDraftPath(ModelFeature.QSA_PROFILE, "qsa", DraftRaise(decode, _QSA_DECODE),
+                          DraftRaise(extend, _QSA_EXTEND))  # fmt: skip

@@ -27,7 +27,7 @@ from compat.releases.shared import (
     kv4_without,
     snap,
 )
-from compat.vocab.terms import Arch
+from compat.vocab.terms import Arch, ModelFeature
 
 PAGE = unread_page("0.5.20")
 
@@ -95,6 +95,7 @@ RELEASE = Release(
                         "models with an indexer, which are not MLA"),
                   backends=(
             Backend("qsa", BOTH, CUDA_ONLY, archs=MHA_ONLY,
+                    requires_features=frozenset({ModelFeature.QSA_PROFILE}),
                     note="Qwen sparse attention, for Qwen4-Exp models with an indexer.",
                     evidence=LATER_RELEASES),
         ), rows=(QSA_ROW,)),

@@ -131,6 +131,7 @@ _FEATURE_LABELS = {
     "encoder_decoder": "an encoder-decoder architecture",
     "dual_chunk_attention": "a dual-chunk attention config",
     "sparse_dsa": "DeepSeek sparse attention (DSA)",
+    "qsa_profile": "a QSA (Qwen sparse attention) indexer profile",
 }
 
 
@@ -142,6 +143,9 @@ class ModelFeature(Term):
     ENCODER_DECODER = "encoder_decoder"
     DUAL_CHUNK = "dual_chunk_attention"
     SPARSE_DSA = "sparse_dsa"
+    QSA_PROFILE = "qsa_profile"
+    """SGLang's `qsa_profile`: the config's compressed indexer (Qwen4-Exp), which selects
+    QSA's own draft backends."""
 
     def __init__(self, value: str) -> None:
         self.label = _FEATURE_LABELS[value]

@@ -8,22 +8,25 @@ worker calls it: the multi-step decode backend, then the draft-extend one. The g
 backend the registry registers as the target's, for an MHA and an MLA model, with one draft
 step and three, the draft inheriting the target's backend or on each registered backend of
 its own, with a draft of the target's architecture or the other one (an MHA EAGLE3 draft of
-an MLA target), on the build grid's machines (sm80 to sm121, ROCm gfx942, a CPU). The
-engine (`compat.engine.build.build_after_startup` over `compat.releases`) must agree on
-every case: whether the build fails, and on which line of which function.
+an MLA target), and the draft of a QSA model (its config carries the indexer the release's
+own `parse_qsa_profile` reads, handed to the factory as the EAGLE workers do), on the build
+grid's machines (sm80 to sm121, ROCm gfx942, a CPU). The engine
+(`compat.engine.build.build_after_startup` over `compat.releases`) must agree on every
+case: whether the build fails, on which line of which function, and what it builds.
 """
 
 from __future__ import annotations
 
 import ast
 import collections
+import re
 
 import msgspec
 import pytest
 from build_launch import launch_of
 from conformance import releases
 from conformance.availability import require_source
-from conformance.build import BuildCase, BuildOutcome, DraftCase, run_draft_grid
+from conformance.build import QSA_CONFIG, BuildCase, BuildOutcome, DraftCase, run_draft_grid
 
 from compat.engine.build import (
     DRAFT_FILE,
@@ -33,23 +36,29 @@ from compat.engine.build import (
     predict_draft,
 )
 from compat.engine.launch import Launch
+from compat.inputs.model_config import QSA_PROFILE_KEY, QSA_SCOPE
 from compat.releases import RELEASES
-from compat.vocab.terms import Arch, SpeculativeAttentionMode
+from compat.vocab.terms import Arch, ModelFeature, SpeculativeAttentionMode
 
 
 def _launch(gpu: str, case: DraftCase) -> Launch:
     launch = launch_of(gpu, BuildCase(case.backend, case.mla, speculative="EAGLE"))
     arch = None if case.draft_mla is None else (Arch.MLA if case.draft_mla else Arch.MHA)
     mode = SpeculativeAttentionMode.DECODE if case.decode_mode else SpeculativeAttentionMode.PREFILL
+    features = launch.features | ({ModelFeature.QSA_PROFILE} if case.qsa else set())
     return msgspec.structs.replace(
-        launch, draft_backend=case.draft_backend, draft_arch=arch, spec_mode=mode
-    )
+        launch, draft_backend=case.draft_backend, draft_arch=arch, spec_mode=mode,
+        features=features,
+    )  # fmt: skip
 
 
-def _names(launch: Launch, case: DraftCase) -> str:
+def _names(version: str, launch: Launch, case: DraftCase) -> str:
     """The backends the engine says the draft factory builds: decode (none for one step),
     then draft extend."""
-    extend, decode = draft_factory_backends(launch, (case.prefill or case.backend, case.backend))
+    rules = RELEASES[version].build.draft
+    assert rules is not None
+    phases = (case.prefill or case.backend, case.backend)
+    extend, decode = draft_factory_backends(rules, launch, phases)
     return f"{decode if case.steps > 1 else None},{extend}"
 
 
@@ -58,8 +67,6 @@ def _disagreements(version: str, grid: dict[tuple[str, DraftCase], BuildOutcome]
     assert rules.draft is not None
     found = []
     for (gpu, case), outcome in grid.items():
-        if {case.backend, case.draft_backend} & rules.draft.model_own:
-            continue  # the grid's models are no QSA model: `test_a_model_own_draft_path...`
         # The harness runs the registry alone (the backend classes are stand-ins).
         phases = (case.prefill or case.backend, case.backend)
         launch = _launch(gpu, case)
@@ -70,10 +77,9 @@ def _disagreements(version: str, grid: dict[tuple[str, DraftCase], BuildOutcome]
         said = None if outcome.built is not None else (outcome.raised_at, outcome.raised_in)
         if predicted != said:
             found.append(f"{gpu} {case}: sglang {said} {outcome}, engine {predicted}")
-        elif said is None and outcome.names != _names(launch, case):
-            found.append(
-                f"{gpu} {case}: sglang builds {outcome.names}, engine {_names(launch, case)}"
-            )
+        elif said is None and outcome.names != _names(version, launch, case):
+            names = _names(version, launch, case)
+            found.append(f"{gpu} {case}: sglang builds {outcome.names}, engine {names}")
     return found
 
 
@@ -88,6 +94,11 @@ def test_engine_predicts_every_draft_build(version: str) -> None:
     # The flag, the phases and the attention mode each move what the factory builds.
     names = {outcome.names for outcome in grid.values() if not outcome.failed}
     assert {"None,triton", "flashinfer,flashinfer", "triton,triton"} <= names
+    # A QSA model's draft builds on QSA's own path where the release has one, on the map's
+    # backend otherwise; `qsa` as a non-QSA model's draft backend is no draft variant.
+    path = RELEASES[version].build.draft.model_path  # type: ignore[union-attr]
+    qsa = {outcome.names for (_, case), outcome in grid.items() if case.qsa and outcome.built}
+    assert (path is not None) == ({"qsa,qsa", "None,qsa"} <= qsa), qsa
     found = _disagreements(version, grid)
     assert not found, f"sglang {version}: {len(found)} of {len(grid)} disagree:\n" + "\n".join(
         found[:20]
@@ -121,16 +132,46 @@ def test_the_recorded_map_is_the_release_own(version: str) -> None:
     )
 
 
+def _function_source(source: str, name: str) -> tuple[int, list[str]]:
+    """The first line number and the lines of function `name` in `source`."""
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.FunctionDef) and node.name == name:
+            lines = source.splitlines()[node.lineno - 1 : node.end_lineno]
+            return node.lineno, lines
+    raise AssertionError(f"no function {name}")
+
+
 @pytest.mark.parametrize("version", releases.selected())
-def test_a_model_own_draft_path_is_the_release_own(version: str) -> None:
-    """The backends never predicted to fail in the draft (`DraftRules.model_own`) are those of
-    the release's model-own branch: `qsa` where the factory reads a QSA model's profile."""
+def test_the_qsa_draft_path_is_the_release_own(version: str) -> None:
+    """`DraftRules.model_path` is the factory's branch, read back from the wheel: each
+    `if self.qsa_profile is not None:` at its recorded line, returning its recorded builder;
+    the EAGLE worker hands the factory `parse_qsa_profile` of the draft runner's config;
+    and that parser keys on the config key the engine reads (`QSA_PROFILE_KEY`, in the
+    text config). A release without the branch has no path."""
     root = require_source(version)
     rules = RELEASES[version].build.draft
     assert rules is not None
     source = (root / DRAFT_FILE).read_text(encoding="utf-8")
-    branches = source.count("if self.qsa_profile is not None:")
-    assert rules.model_own == (frozenset({"qsa"}) if branches == 2 else frozenset()), branches
+    branch = "if self.qsa_profile is not None:"
+    path = rules.model_path
+    if path is None:
+        assert "qsa_profile" not in source
+        return
+    assert source.count(branch) == 2 and path.backend == "qsa"
+    lines = source.splitlines()
+    for function, where in (("create_decode_backend", path.decode),
+                             ("create_draft_extend_backend", path.extend)):  # fmt: skip
+        first, body = _function_source(source, function)
+        assert first <= where.line < first + len(body), (function, where.line)
+        assert lines[where.line - 1].strip() == branch
+        assert lines[where.line].strip() == f"return self.{where.function}()"
+    worker = (root / "sglang/srt/speculative/eagle_worker_v2.py").read_text(encoding="utf-8")
+    assert "qsa_profile=parse_qsa_profile(self.draft_runner.model_config.hf_config)" in worker
+    config = (root / (QSA_CONFIG.replace(".", "/") + ".py")).read_text(encoding="utf-8")
+    _, parse = _function_source(config, "parse_qsa_profile")
+    keyed = re.findall(r'getattr\(text_config, "(\w+)", None\) is not None', "\n".join(parse))
+    assert keyed == [QSA_PROFILE_KEY]
+    assert f'getattr(config, "{QSA_SCOPE}", config)' in config
 
 
 def test_an_mha_target_on_trtllm_mla_fails_in_the_draft_where_the_release_says() -> None:

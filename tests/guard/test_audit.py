@@ -19,6 +19,7 @@ from compat.guard.check import check
 from compat.guard.report import Enforcement, Report
 from compat.inputs.config import AttentionConfig
 from compat.inputs.gpus import gpu_named
+from compat.inputs.validation import FEATURE_FIELDS
 from compat.releases import RELEASE_NAMES, release_matrix
 from compat.vocab.terms import Arch, Platform, Severity
 
@@ -89,6 +90,13 @@ def test_every_row_names_the_line_of_code_that_shows_it(release: str) -> None:
             assert all(dispute.backend in f.allowed for f in dispute.accepted_by)
 
 
+def _served(matrix: Matrix, backend: str) -> dict[str, bool]:
+    """The model features `backend` serves only, stated (a QSA model for qsa): its cells
+    speak of the models it serves."""
+    needed = matrix.backend(matrix.judged_as(backend)).requires_features
+    return {FEATURE_FIELDS[feature]: True for feature in needed}
+
+
 def _isolating_machines(matrix: Matrix, release: str, arch: Arch, backend: str) -> list[str]:
     judged = matrix.backend(matrix.judged_as(backend))
     found = []
@@ -103,6 +111,7 @@ def _isolating_machines(matrix: Matrix, release: str, arch: Arch, backend: str) 
             AttentionConfig(
                 sglang_version=release, attention_arch=arch.value, attention_backend=backend,
                 platform=gpu.platform.value, compute_capability=gpu.capability,
+                **_served(matrix, backend),
             )
         )  # fmt: skip
         if not engine_errors(plain):
@@ -140,7 +149,8 @@ def test_every_documented_cell_not_listed_agrees_with_the_code(release: str) -> 
                             sglang_version=release, attention_arch=table.arch.value,
                             attention_backend=row.backend,
                             platform=gpu_named(m).platform.value,
-                            compute_capability=gpu_named(m).capability, **v,  # type: ignore[arg-type]
+                            compute_capability=gpu_named(m).capability,
+                            **_served(matrix, row.backend), **v,  # type: ignore[arg-type]
                         )
                     )
                     for v in values

@@ -232,6 +232,41 @@ def test_a_draft_flag_without_a_draft_variant_fails_naming_the_flag() -> None:
     assert first.flags == () and first.removes == ("--speculative-draft-attention-backend",)
 
 
+QWEN4_EXP: dict[str, Any] = {
+    "model_architecture": "Qwen4ExpForConditionalGeneration",
+    "attention_arch": "mha",
+}
+H200: dict[str, Any] = {"platform": "cuda", "compute_capability": (9, 0)}
+
+
+@pytest.mark.parametrize("draft", [None, "qsa", "torch_native"])
+def test_a_qsa_model_drafts_on_qsa_whatever_the_backend_and_no_other_model_does(
+    draft: str | None,
+) -> None:
+    # 0.5.20+: the EAGLE worker hands the factory the draft config's QSA profile, and the
+    # factory builds QSA's own draft backends ahead of its maps; any other model looks the
+    # backend up in the map, which has no qsa (draft_utils.py:64, _create_backend).
+    flags = {**SPEC, **H200, **QWEN4_EXP, "attention_backend": "qsa",
+             "speculative_draft_attention_backend": draft}  # fmt: skip
+    assert not _build_errors(_report("0.5.23", qsa_profile=True, **flags))
+    other = _report("0.5.23", **flags)
+    assert _build_errors(other) == ["build-no-draft-variant"]
+    assert other.errors[0].raised_at == "sglang/srt/speculative/draft_utils.py:64 (_create_backend)"
+    # Before 0.5.20 the factory reads no profile: torch_native has no draft variant there.
+    if draft == "torch_native":
+        older = {**flags, "attention_backend": "triton"}
+        assert _build_errors(_report("0.5.19", qsa_profile=True, **older)) == [
+            "build-no-draft-variant"
+        ]
+
+
+def test_explain_names_the_qsa_draft_path_beside_a_missing_draft_variant() -> None:
+    section = _cli("explain", "qsa").stdout.split("When SGLang builds it")[1].split("\n\n")[0]
+    assert "no draft variant" in section
+    assert "unless the draft model has a QSA (Qwen sparse attention) indexer profile" in section
+    assert "draft_utils.py:89" in section
+
+
 def test_an_mha_draft_of_an_mla_target_fails_in_its_own_runner_on_trtllm_mla() -> None:
     # An EAGLE3 draft is a Llama (MHA) model: the draft's runner builds the target's
     # trtllm_mla for it, and the registry refuses a model without MLA (line 59 in 0.5.11).

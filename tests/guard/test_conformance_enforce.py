@@ -90,15 +90,8 @@ def test_enforce_with_parity_raises_exactly_when_sglang_fails(release: str, gpu:
     # The harness runs the registry alone; a backend whose constructor's checks the engine
     # reads (hpc_ops, MiniCPM's) is left out here: test_conformance_build reads those lines.
     read_only = {c.backend for c in RELEASES[release].build.checks if c.in_constructor}
-    # A QSA model's draft runs on QSA's own backends (`DraftRules.model_own`): the guard never
-    # predicts that draft to fail, and the grid's models are no QSA model, so SGLang's factory
-    # fails them. test_conformance_draft reads the branch back from every wheel.
-    draft_rules = RELEASES[release].build.draft
-    model_own = draft_rules.model_own if draft_rules is not None else frozenset()
     for launch, raised, cases, draft in started:
         if any(case.backend in read_only for case in cases):
-            continue
-        if draft is not None and {draft.backend, draft.prefill} & model_own:
             continue
         fails = any(built[case].failed for case in cases)
         fails = fails or (draft is not None and drafts[draft].failed)

@@ -160,6 +160,7 @@ VALID: dict[str, st.SearchStrategy[Any]] = {
     "encoder_decoder": st.booleans(),
     "dual_chunk_attention": st.booleans(),
     "sparse_attention": st.booleans(),
+    "qsa_profile": st.booleans(),
     "cuda_version": st.one_of(st.none(), st.sampled_from([(11, 8), (12, 4), (12, 8), (13, 0)])),
     "speculative_num_steps": st.one_of(st.none(), st.integers(min_value=1, max_value=8)),
     "speculative_num_draft_tokens": st.one_of(st.none(), st.integers(min_value=1, max_value=16)),

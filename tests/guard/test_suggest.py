@@ -148,7 +148,8 @@ def test_dsv4_page_16_on_b200_keeps_the_named_backend_with_its_page_size() -> No
 
 def test_qsa_page_16_on_h200_keeps_qsa_decode_with_a_prefill_partner_before_replacing_it() -> None:
     # On an H200: the partner that brings page size 64, hpc_ops, builds only on sm9x parts.
-    config = AttentionConfig(attention_backend="qsa", page_size=16, **MHA_0_5_23, **H200)
+    config = AttentionConfig(attention_backend="qsa", page_size=16, qsa_profile=True,
+                             **MHA_0_5_23, **H200)  # fmt: skip
     suggestions = check(config).suggestions
     kept = [check(applied(config, s)).resolved.decode_backend == "qsa" for s in suggestions]
     assert kept[0] and True in kept[1:], [s.summary for s in suggestions]

@@ -92,6 +92,7 @@ def test_config_fields_build_an_attention_config() -> None:
         "encoder_decoder": False,
         "dual_chunk_attention": False,
         "sparse_attention": False,
+        "qsa_profile": False,
     }
     config = AttentionConfig(**fields)  # type: ignore[arg-type]
     assert config.sliding_window and config.multimodal
@@ -113,6 +114,35 @@ def _write(tmp_path: Path, text: str) -> Path:
     path = tmp_path / "config.json"
     path.write_text(text, encoding="utf-8")
     return path
+
+
+# A Qwen4-Exp config's compressed indexer (the keys SGLang's `parse_qsa_profile` reads).
+_INDEXER = {"indexer_n_heads": 32, "indexer_kv_heads": 1, "indexer_head_dim": 128,
+            "indexer_budget": 2048, "indexer_compress_ratio": 4}  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("config", "profile", "named"),
+    [
+        ({"text_config": _INDEXER}, True, "text_config.indexer_n_heads=32"),
+        (_INDEXER, True, "indexer_n_heads=32"),
+        # SGLang reads the text config alone where there is one, and a null key is none.
+        ({**_INDEXER, "text_config": {}}, False, None),
+        ({"text_config": {**_INDEXER, "indexer_n_heads": None}}, False, None),
+        ({"language_config": _INDEXER}, False, None),
+    ],
+)
+def test_a_qsa_profile_is_read_where_sglang_reads_it(
+    tmp_path: Path, config: dict[str, object], profile: bool, named: str | None
+) -> None:
+    path = _write(tmp_path, json.dumps({"architectures": ["Qwen4ExpForConditionalGeneration"],
+                                        **config}))  # fmt: skip
+    facts = load_model_facts(path)
+    assert facts.qsa_profile is profile
+    assert facts.config_fields()["qsa_profile"] is profile
+    said = [reason.split(" in ")[0] for reason in facts.why("qsa_profile")]
+    assert said == ([named] if named else [])
+    assert AttentionConfig.from_model_config(path).qsa_profile is profile
 
 
 def test_missing_file(tmp_path: Path) -> None:

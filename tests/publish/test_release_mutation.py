@@ -28,9 +28,10 @@ from compat.claim.cells import Cell, CellKind
 from compat.claim.columns import ColumnId
 from compat.claim.matrix import Matrix
 from compat.guard.report import Report
+from compat.inputs.validation import FEATURE_FIELDS
 from compat.publish.pages import ExampleCheckError, render_page
 from compat.releases import RELEASE_NAMES, RELEASES, release_matrix
-from compat.vocab.terms import KV_DTYPE_SPELLINGS, Arch, ModelFeature, Platform
+from compat.vocab.terms import KV_DTYPE_SPELLINGS, Arch, Platform
 
 YES = Cell(CellKind.SUPPORTED)
 NO = Cell(CellKind.UNSUPPORTED)
@@ -44,10 +45,6 @@ MACHINES: dict[Platform, tuple[dict[str, Any], ...]] = {
     Platform.NPU: ({"platform": "npu"},),
     Platform.XPU: ({"platform": "xpu"},),
     Platform.CPU: ({"platform": "cpu"},),
-}
-FEATURE_FIELDS = {
-    ModelFeature.SPARSE_DSA: "sparse_attention",
-    ModelFeature.DUAL_CHUNK: "dual_chunk_attention",
 }
 
 Cut = tuple[Arch, str, ColumnId]
@@ -157,7 +154,7 @@ def launches(release: str, cut: Cut) -> list[AttentionConfig]:
     arch, name, column = cut
     matrix = release_matrix(release)
     backend = matrix.backend(name)
-    required = {FEATURE_FIELDS[f]: True for f in backend.requires_features if f in FEATURE_FIELDS}
+    required = {FEATURE_FIELDS[f]: True for f in backend.requires_features}
     models = [{}, required] if required else [{}]
     machines = [m for p in Platform if p in backend.platforms for m in MACHINES[p]]
     return [

@@ -39,6 +39,13 @@ REGISTRY_FILE = "sglang/srt/layers/attention/attention_registry.py"
 DRAFT = "sglang.srt.speculative.draft_utils"
 DRAFT_FILE = "sglang/srt/speculative/draft_utils.py"
 _LINEAR_KERNELS = "sglang.srt.layers.attention.linear.utils"
+# 0.5.20+: `parse_qsa_profile`, which the EAGLE workers call on the draft runner's config
+# and hand the factory (`DraftBackendFactory(..., qsa_profile=...)`).
+QSA_CONFIG = "sglang.srt.layers.attention.qsa.config"
+# A QSA model's indexer, as a Qwen4-Exp config carries it (in its text config): values
+# `parse_qsa_profile` accepts (one KV head, budget / ratio a top-k width it supports).
+QSA_INDEXER = {"indexer_n_heads": 32, "indexer_kv_heads": 1, "indexer_head_dim": 128,
+               "indexer_budget": 2048, "indexer_compress_ratio": 4}  # fmt: skip
 
 # The machines of the build grid, by exact compute capability (CUDA 12.8, as the releases'
 # CUDA images ship), one ROCm part (torch's ROCm build reports gfx942 as 9.4) and a CPU.
@@ -98,6 +105,7 @@ class DraftCase:
     decode_mode: bool = False  # `--speculative-attention-mode decode`
     hybrid_gdn: bool = False  # a hybrid GDN model (the registry's wrapper reads it)
     encoder_decoder: bool = False  # cross-attention (the registry's factories read it)
+    qsa: bool = False  # the draft model's config carries a QSA indexer (`QSA_CONFIG`)
 
     @property
     def draft_is_mla(self) -> bool:
@@ -124,6 +132,9 @@ class BuildRuntime(SglangRuntime):
     # The linear-attention kernel choice (`--linear-attn-*-backend`, flags of their own) is
     # not part of this phase: what the wrapper imports of it is a placeholder.
     real_modules = tuple(name for name in REAL_MODULES if name != _LINEAR_KERNELS)
+    # What tells a QSA model (the wrapper's `is_qwen_qsa`, the draft's profile): the
+    # release's own reading of the config (plain code, no kernel).
+    real_modules += (QSA_CONFIG,)
 
     def __enter__(self) -> BuildRuntime:
         super().__enter__()
@@ -215,6 +226,14 @@ class BuildRuntime(SglangRuntime):
                      "speculative_num_steps": case.steps, "server_args": server_args}  # fmt: skip
         factory_class = factory_module.DraftBackendFactory
         accepted = inspect.signature(factory_class).parameters
+        if case.qsa:
+            text = types.SimpleNamespace(**vars(runner.model_config.hf_config), **QSA_INDEXER)
+            runner.model_config.hf_config = types.SimpleNamespace(text_config=text)
+        if "qsa_profile" in accepted:
+            # As the EAGLE workers build the factory: the profile of the draft runner's own
+            # config, read by the release's own parser.
+            parse = importlib.import_module(QSA_CONFIG).parse_qsa_profile
+            arguments["qsa_profile"] = parse(runner.model_config.hf_config)
         # What `_create_backend` looks up in the map it is handed: the backend it builds.
         looked_up: list[str] = []
         original = factory_class._create_backend
@@ -233,8 +252,10 @@ class BuildRuntime(SglangRuntime):
                 **{name: value for name, value in arguments.items() if name in accepted}
             )
             decode = factory.create_decode_backend()
-            decoded = looked_up[-1] if looked_up else "None"
+            decoded = _looked_up(decode, looked_up, 0)
+            before = len(looked_up)
             extend = factory.create_draft_extend_backend()
+            extended = _looked_up(extend, looked_up, before)
         except REFUSALS as exc:
             line, function = _frame_in(exc, DRAFT_FILE)
             return BuildOutcome(None, f"{type(exc).__name__}: {exc}", line, function)
@@ -243,7 +264,7 @@ class BuildRuntime(SglangRuntime):
             stubs.inert_attribute("attn_backends", None)
             factory_module.__dict__.clear()
             factory_module.__dict__.update(saved)
-        names = f"{decoded},{looked_up[-1]}"
+        names = f"{decoded},{extended}"
         return BuildOutcome(f"{_name(decode)},{_name(extend)}", names=names)
 
     def _draft_module(self) -> types.ModuleType:
@@ -338,6 +359,19 @@ def _frame_in(exc: BaseException, file: str) -> tuple[int | None, str | None]:
     return found
 
 
+def _looked_up(backend: object, looked_up: list[str], before: int) -> str:
+    """The backend one call of the factory built, by name: the map key it looked up, else
+    (a model's own path, ahead of the maps) the name the factory stamped on what it built;
+    "None" for none."""
+    if len(looked_up) > before:
+        return looked_up[-1]
+    if isinstance(backend, tuple):
+        backend = backend[-1]
+    if backend is None:
+        return "None"
+    return str(vars(backend).get("decode_attention_backend_str", "?"))
+
+
 def _name(backend: object) -> str:
     """A built backend's class (a tuple: 0.5.23's `(phase name, backend)`), or "None"."""
     if isinstance(backend, tuple):
@@ -409,7 +443,8 @@ def draft_cases(version: str) -> Iterator[DraftCase]:
     an MLA model, with one draft step (no multi-step decode backend) and three; the draft
     inheriting it, or on its own backend (`--speculative-draft-attention-backend`, each
     registered one) with a draft model of the target's architecture or the other one (an
-    EAGLE3 Llama draft on an MLA target)."""
+    EAGLE3 Llama draft on an MLA target); the draft of a QSA model (its config carries the
+    indexer `parse_qsa_profile` reads) on each backend, inherited or the flag's."""
     backends = registered(version)
     for backend in backends:
         for mla in (False, True):
@@ -423,6 +458,12 @@ def draft_cases(version: str) -> Iterator[DraftCase]:
             for draft_mla in (False, True):
                 for steps in (1, 3):
                     yield DraftCase("triton", mla, steps, draft_backend=draft, draft_mla=draft_mla)
+    # A QSA model's draft (the target's own model, its MTP layers): the factory reads the
+    # draft runner's config, whatever the backend, inherited or the flag's.
+    for backend in backends:
+        for steps in (1, 3):
+            yield DraftCase(backend, False, steps, qsa=True)
+            yield DraftCase("triton", False, steps, draft_backend=backend, qsa=True)
     # Phases apart (triton prefill): `--speculative-attention-mode` picks the draft-extend
     # backend, unless the flag is set.
     for backend in backends:

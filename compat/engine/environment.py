@@ -26,9 +26,11 @@ page size on ROCm (`_handle_page_size`, from 0.5.15 `_page_size_default`), where
 default is otherwise 1."""
 VECTORIZED_5D = "vectorized_5d"
 
-MODELLED: frozenset[str] = frozenset({AITER_KV_CACHE_LAYOUT})
-"""The variables the replay reads; the others a release's start-up reads are listed, with
-their lines, in docs/contributing.md as not modelled yet."""
+READ_ON: dict[str, frozenset[Platform]] = {AITER_KV_CACHE_LAYOUT: frozenset({Platform.ROCM})}
+"""Each variable the replay reads, and the platforms where SGLang's code reads it (behind
+`is_hip()`, ...): elsewhere it cannot move a decision. The others a release's start-up
+reads are listed, with their lines, in docs/contributing.md as not modelled yet."""
+MODELLED: frozenset[str] = frozenset(READ_ON)
 
 Environment = tuple[tuple[str, str], ...]
 """A launch's variables as (name, value) pairs, sorted by name: unset ones are absent."""
@@ -58,6 +60,11 @@ def modelled(release: str) -> tuple[str, ...]:
     return tuple(sorted(MODELLED & {read.name for read in reads(release)}))
 
 
+def read_on(release: str, platform: Platform) -> tuple[str, ...]:
+    """The variables `release`'s start-up reads on `platform` that the replay models."""
+    return tuple(name for name in modelled(release) if platform in READ_ON[name])
+
+
 def where(release: str, name: str) -> EnvRead:
     """The first read of `name` in `release`'s start-up (one `modelled` names)."""
     return next(read for read in reads(release) if read.name == name)
@@ -71,7 +78,7 @@ def default_page_size(launch: Launch, release: str) -> int:
     if (
         layout is not None
         and layout.lower() == VECTORIZED_5D
-        and launch.platform is Platform.ROCM
+        and launch.platform in READ_ON[AITER_KV_CACHE_LAYOUT]
         and AITER_KV_CACHE_LAYOUT in modelled(release)
     ):
         return 64

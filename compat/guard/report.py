@@ -246,9 +246,10 @@ class Report:
 
     @property
     def assumed_unset(self) -> tuple[str, ...]:
-        """The variables the release's start-up reads (those modelled) that the launch does
-        not set: the answer assumes them unset, as the release's official image ships them."""
-        return assumed_unset(self.config.environment, self.sglang_version)
+        """The variables the release's start-up reads on this machine (those modelled) that
+        the launch does not set: the answer assumes them unset, as the release's official
+        image ships them."""
+        return assumed_unset(self.config.environment, self.sglang_version, self.resolved.platform)
 
     @cached_property
     def suggestions(self) -> tuple[Suggestion, ...]:

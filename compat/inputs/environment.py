@@ -9,8 +9,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
-from compat.engine.environment import modelled
+from compat.engine.environment import modelled, read_on
 from compat.inputs.checks import InputProblem
+from compat.vocab.terms import Platform
 
 OPTION = "--env"
 
@@ -57,7 +58,10 @@ def read_process(environ: Mapping[str, str], release: str) -> tuple[tuple[str, s
     return tuple((name, environ[name]) for name in modelled(release) if name in environ)
 
 
-def assumed_unset(environment: tuple[tuple[str, str], ...], release: str) -> tuple[str, ...]:
-    """The variables `release` reads that `environment` leaves unset (assumed so)."""
+def assumed_unset(
+    environment: tuple[tuple[str, str], ...], release: str, platform: Platform
+) -> tuple[str, ...]:
+    """The variables `release` reads on `platform` that `environment` leaves unset (assumed
+    so): those that could have changed the answer."""
     given = {name for name, _ in environment}
-    return tuple(name for name in modelled(release) if name not in given)
+    return tuple(name for name in read_on(release, platform) if name not in given)

@@ -71,6 +71,9 @@ def test_the_report_says_which_variables_it_assumed_unset() -> None:
     given = check(AttentionConfig(sglang_version=READING[-1], **ROCM,
                                   environment=((LAYOUT, "nhd"),)))  # fmt: skip
     assert given.assumed_unset == () and given.environment == {LAYOUT: "nhd"}
+    # SGLang reads the layout behind `is_hip()`: on CUDA it could not change the answer.
+    cuda = check(AttentionConfig(sglang_version=READING[-1], compute_capability=(9, 0)))
+    assert cuda.assumed_unset == ()
 
 
 def _compat(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:

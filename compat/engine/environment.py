@@ -2,7 +2,8 @@
 
 Some start-up decisions read an environment variable, not a flag. A launch's variables are
 an input of the replay (`Launch.environment`); one it does not set is assumed unset, which
-is what every release's official CUDA image ships for the variables modelled here. Which
+is what the official images ship for the variables modelled here (the ROCm image sets
+others, `SGLANG_USE_AITER=1` among them: docs/contributing.md lists them). Which
 variables each release's start-up code reads, and where, is data read from its wheel by
 `python tools/env_vars.py` (`compat/engine/env_data.py`); this module says which of them
 the replay models and how SGLang parses each.
@@ -58,6 +59,14 @@ def reads(release: str) -> tuple[EnvRead, ...]:
 def modelled(release: str) -> tuple[str, ...]:
     """The variables `release`'s start-up reads that the replay models, sorted."""
     return tuple(sorted(MODELLED & {read.name for read in reads(release)}))
+
+
+@functools.cache
+def releases_reading(name: str) -> tuple[str, ...]:
+    """The releases whose start-up reads `name` (one the replay models), oldest first."""
+    from compat.engine.env_data import ENV_READS
+
+    return tuple(release for release in ENV_READS if name in modelled(release))
 
 
 def read_on(release: str, platform: Platform) -> tuple[str, ...]:

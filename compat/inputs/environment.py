@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
-from compat.engine.environment import modelled, read_on
+from compat.engine.environment import MODELLED, modelled, read_on, releases_reading
 from compat.inputs.checks import InputProblem
 from compat.vocab.terms import Platform
 
@@ -34,6 +34,11 @@ def check_environment(problems: list[InputProblem], environment: object, release
                 f"sglang {release}'s start-up reads no variable {name!r} where it decides "
                 "attention (or the package does not model it yet)"
             )
+            if name in MODELLED:  # a release that predates (or outlives) the variable
+                reading = releases_reading(name)
+                reason += f"; {name} is read by sglang {reading[0]} to {reading[-1]}"
+            elif not valid:
+                reason += "; it reads none the package models"
             problems.append(InputProblem(OPTION, name, reason, valid))
         elif not isinstance(value, str):
             problems.append(InputProblem(OPTION, value, f"{name}: expected a string"))

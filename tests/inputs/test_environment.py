@@ -51,6 +51,7 @@ def test_a_release_that_does_not_read_it_refuses_the_name_naming_the_valid_ones(
     with pytest.raises(InvalidConfigError) as raised:
         AttentionConfig(sglang_version=older, **ROCM, environment=((LAYOUT, "vectorized_5d"),))
     assert LAYOUT in str(raised.value) and older in str(raised.value)
+    assert f"read by sglang {READING[0]} to {READING[-1]}" in str(raised.value)
     with pytest.raises(InvalidConfigError) as raised:
         AttentionConfig(sglang_version=READING[-1], **ROCM, environment=(("SGLANG_TYPO", "1"),))
     assert "SGLANG_TYPO" in str(raised.value) and LAYOUT in str(raised.value)

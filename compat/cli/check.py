@@ -8,7 +8,8 @@ from __future__ import annotations
 import argparse
 import shlex
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 from compat.engine.parser.lookup import RELEASE
@@ -44,6 +45,15 @@ def register(subparsers: Any) -> None:
     )
     add_sglang_arguments(parser)
     add_model_arguments(parser)
+    parser.add_argument(
+        "--env",
+        action="extend",  # with nargs=1: a list of strings (the parser's `--` check skips it)
+        nargs=1,
+        default=[],
+        metavar="NAME=VALUE",
+        help="a variable set next to SGLang that its start-up reads (repeatable); "
+        "one not given is assumed unset, as the official images ship it",
+    )
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
     parser.add_argument(
         "--verbose",
@@ -182,12 +192,18 @@ def run(args: argparse.Namespace) -> int:
     return EXIT_OK if passes else EXIT_INCOMPATIBLE
 
 
-def judge(args: argparse.Namespace) -> tuple[Report, Assembled]:
-    """The report on the flags and launch command of `args`, and what was read to make it.
+def judge(
+    args: argparse.Namespace, process_environment: Mapping[str, str] | None = None
+) -> tuple[Report, Assembled]:
+    """The report on the flags and launch command of `args`, and what was read to make it
+    (`process_environment`: the environment the launch runs in, for `compat launch`).
 
     Raises InputError, InvalidConfigError or PlatformDetectionError for input it cannot judge.
     """
-    assembled = assemble(request_of(args))
+    request = request_of(args)
+    if process_environment is not None:
+        request = replace(request, process_environment=process_environment)
+    assembled = assemble(request)
     return judge_assembled(assembled), assembled
 
 
@@ -204,7 +220,19 @@ def request_of(args: argparse.Namespace) -> LaunchRequest:
         compute_capability=args.compute_capability,
         cuda_version=args.cuda_version,
         sglang_version=args.sglang_version,
+        environment=getattr(args, "env", ()),
     )
+
+
+def environment_line(report: Report) -> str:
+    """Which of the variables the release's start-up reads the answer took, and which it
+    assumed unset."""
+    given = [f"{name}={value}" for name, value in report.environment.items()]
+    unset = list(report.assumed_unset)
+    parts = ([f"set {', '.join(given)}"] if given else []) + (
+        [f"assumed unset (as the official image ships them): {', '.join(unset)}"] if unset else []
+    )
+    return "environment: " + "; ".join(parts)
 
 
 _LABELS = {Severity.ERROR: "error  ", Severity.WARNING: "warning", Severity.INFO: "info   "}
@@ -228,6 +256,8 @@ def format_report(
     lines += [f"  warning: {finding.message}" for finding in newer]
     lines.append(f"  {runs_as(report.resolved, detected='detected' in context)}")
     lines.append(f"  {report.startup_summary}")
+    if report.environment or report.assumed_unset:
+        lines.append(f"  {environment_line(report)}")
     startup = [f for f in report.findings if f.enforced is Enforcement.STARTUP]
     build = [f for f in report.findings if is_build_finding(f)]
     kernels = [f for f in report.findings if is_kernel_finding(f)]

@@ -101,7 +101,9 @@ def run(args: argparse.Namespace) -> int:
                 "sglang.launch_server --model-path MODEL [flags]"
             )
         explicit: Policy | None = args.policy or explicit_policy()
-        report, assembled = judge(args)
+        # What the command runs in: this environment, and its own `NAME=value` words.
+        environment = {**os.environ, **_environment_prefix(_words(args.launch))[0]}
+        report, assembled = judge(args, environment)
     except (InputError, InvalidConfigError, PlatformDetectionError, PolicyError) as error:
         print(terminal_lines(f"compat launch: {error}"), file=sys.stderr)
         return EXIT_INVALID
@@ -162,6 +164,16 @@ def _environment_prefix(words: Sequence[str]) -> tuple[dict[str, str], list[str]
         count += 1
     assignments = dict(word.split("=", 1) for word in words[:count])
     return assignments, list(words[count:])
+
+
+def _words(launch: Sequence[str]) -> list[str]:
+    """The launch command's words (a command pasted as one argument, split as a shell)."""
+    if len(launch) == 1:
+        try:
+            return shlex.split(launch[0])
+        except ValueError:  # unbalanced quotes: the launch reader says so
+            return list(launch)
+    return list(launch)
 
 
 def _unexpanded(words: Sequence[str]) -> list[str]:

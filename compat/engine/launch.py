@@ -90,6 +90,9 @@ class Launch(msgspec.Struct, frozen=True):
     draft_arch: Arch | None
     """The draft model's attention architecture (its own `ModelConfig.attention_arch`, read
     from `--speculative-draft-model-path`); None: the target's (an MTP/NEXTN draft)."""
+    environment: tuple[tuple[str, str], ...]
+    """The variables start-up reads that the launch sets, (name, value) sorted by name
+    (`compat.engine.environment`); absent ones are unset, as the official images ship them."""
 
     @property
     def kv_heads_per_rank(self) -> int | None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from typing import Any
 
@@ -35,7 +36,8 @@ def enforce(
     SGLang has built it; `attention_arch`, `model_architecture` and `kv_heads` override.
     `draft_attention_arch` is the speculative draft model's, where it is not the model's
     (an EAGLE3 draft is MHA even for an MLA model).
-    Platform and compute capability are detected with torch when not given. Raises
+    Platform and compute capability are detected with torch when not given. The
+    variables SGLang's start-up reads are read from this process's environment. Raises
     IncompatibleConfigError when the page documents the launch as unsupported, or, with
     `parity=True`, only when SGLang's own code fails it (it refuses at start-up, or
     fails building the backends after the weights load). Warnings are logged on
@@ -78,6 +80,8 @@ def enforce(
             platform=platform,
             compute_capability=compute_capability,
             sglang_version=sglang_version,
+            # SGLang reads its variables from the process it runs in: this one.
+            process_environment=os.environ,
         )
     )
     report = judge(assembled)

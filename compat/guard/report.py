@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
+from compat.inputs.environment import assumed_unset
 from compat.vocab.hardware import ComputeCapability
 from compat.vocab.terms import Arch, KvDtype, Phase, Platform, Severity, Term
 
@@ -238,6 +239,18 @@ class Report:
     def rules(self) -> frozenset[str]:
         return frozenset(f.rule for f in self.findings)
 
+    @property
+    def environment(self) -> dict[str, str]:
+        """The variables start-up reads that the launch sets (`AttentionConfig.environment`)."""
+        return dict(self.config.environment)
+
+    @property
+    def assumed_unset(self) -> tuple[str, ...]:
+        """The variables the release's start-up reads on this machine (those modelled) that
+        the launch does not set: the answer assumes them unset, as the release's official
+        image ships them."""
+        return assumed_unset(self.config.environment, self.sglang_version, self.resolved.platform)
+
     @cached_property
     def suggestions(self) -> tuple[Suggestion, ...]:
         """Computed on first access, so the guard's hot path pays nothing for them."""
@@ -251,6 +264,7 @@ class Report:
             "unmodelled_sglang_version": self.unmodelled_release,
             "refused_at_startup": self.refused_at_startup,
             "resolved": self.resolved.to_dict(),
+            "environment": {"set": self.environment, "assumed_unset": list(self.assumed_unset)},
             "errors": [f.to_dict() for f in self.errors],
             "warnings": [f.to_dict() for f in self.warnings],
             "infos": [f.to_dict() for f in self.infos],

@@ -32,6 +32,7 @@ from compat.inputs.command import (
     summarized,
 )
 from compat.inputs.config import AttentionConfig, InputProblem, InvalidConfigError, chosen_release
+from compat.inputs.environment import parse_assignments, read_process
 from compat.inputs.flags import FLAGS, flag_of
 from compat.inputs.implied_type import add_implied_model_type
 from compat.inputs.model_source import (
@@ -92,6 +93,11 @@ class LaunchRequest:
     detect: bool = True
     """Ask torch for the machine when the request does not name it."""
     sglang_version: str | None = None
+    environment: Sequence[str] = ()
+    """`--env NAME=VALUE` assignments: the variables set next to SGLang."""
+    process_environment: Mapping[str, str] | None = None
+    """The environment SGLang runs in (`compat launch`, `enforce()`, the plugin): the
+    variables the release reads are taken from it; `environment` overrides them."""
 
 
 @dataclass(frozen=True)
@@ -141,6 +147,8 @@ def assemble(request: LaunchRequest) -> Assembled:
             fields[name] = _integer(name, value, problems) if name == "kv_heads" else value
     if request.sglang_version is not None:
         fields["sglang_version"] = request.sglang_version
+    if request.environment or request.process_environment:
+        _add_environment(request, fields, problems)
     if "attention_arch" not in fields and not problems:
         _implied_arch(fields, models, context, problems)
     if not problems:
@@ -151,6 +159,24 @@ def assemble(request: LaunchRequest) -> Assembled:
     if problems:
         raise _input_error(problems, fields)
     return Assembled(AttentionConfig(**fields), context, detected, release, launch)
+
+
+def _add_environment(request: LaunchRequest, fields: dict[str, Any], problems: list[str]) -> None:
+    """The launch's variables: those of the process environment the release reads, then
+    the `--env` assignments over them."""
+    pairs: dict[str, str] = {}
+    if request.process_environment:
+        try:
+            release = chosen_release(fields.get("sglang_version"))[0].release
+        except UnknownReleaseError:
+            return  # the config's own check names the release
+        pairs.update(read_process(request.process_environment, release))
+    try:
+        pairs.update(parse_assignments(request.environment))
+    except ValueError as error:
+        problems.append(str(error))
+    if pairs:
+        fields["environment"] = tuple(sorted(pairs.items()))
 
 
 def _input_error(problems: list[str], fields: dict[str, Any]) -> InputError:

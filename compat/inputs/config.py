@@ -120,6 +120,11 @@ class AttentionConfig:
     """The checkpoint's `quantization_config.quant_method` (e.g. `fp8`, `mxfp4`)."""
     remote_code: bool = False
     """The config names its own code (`auto_map`): it loads only with `--trust-remote-code`."""
+    environment: tuple[tuple[str, str], ...] = ()
+    """The variables set next to SGLang that its start-up reads, as (name, value) pairs:
+    names among those the release reads (`compat.engine.environment`), values as SGLang
+    reads them (strings). One the launch does not set is assumed unset, as the release's
+    official image ships it."""
     parsed: Parsed = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:

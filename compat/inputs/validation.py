@@ -28,6 +28,7 @@ from compat.inputs.checks import (
     release_choice,
     strings,
 )
+from compat.inputs.environment import check_environment
 from compat.inputs.flags import (
     BACKEND_FLAGS,
     DEVICE,
@@ -180,6 +181,8 @@ def _check_names(
     if config.mamba_ssm_dtype is not None:
         release_choice(problems, MAMBA_SSM_DTYPE.option, config.mamba_ssm_dtype, rules,
                        "mamba_ssm_dtype_choices", rules.mamba_ssm_dtype_set)  # fmt: skip
+    if config.environment:  # most launches set none: no cost for them
+        check_environment(problems, config.environment, rules.release)
     choice(problems, "--attention-arch", config.attention_arch, _ARCHS)
     if config.draft_attention_arch is not None:
         choice(problems, "--draft-attention-arch", config.draft_attention_arch, _ARCHS)
@@ -318,6 +321,7 @@ def _assemble(
         remote_code=config.remote_code,
         mamba_strategy=config.mamba_scheduler_strategy,
         mamba_ssm_dtype=config.mamba_ssm_dtype,
+        environment=tuple(sorted(config.environment)) if config.environment else (),
         **_alone_fields(config),
     )
     parsed = Parsed(

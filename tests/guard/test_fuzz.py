@@ -27,6 +27,7 @@ from compat import MATRIX, AttentionConfig, InvalidConfigError, Report, Suggesti
 from compat.cli import main
 from compat.guard.report import Finding
 from compat.guard.resolve import refused_at_startup
+from compat.inputs.environment import OPTION as ENV_OPTION
 from compat.inputs.flags import DEVICE, DISAGGREGATION_MODE, FLAGS, SUB_BACKEND_FLAGS
 from compat.releases import BASELINE, RELEASES
 from compat.vocab.hardware import ComputeCapability
@@ -58,7 +59,8 @@ def names_of(field: str) -> tuple[str, ...]:
     return ("--" + field.replace("_", "-"), field, *_ALIASES.get(field, ()))
 
 
-_ALIASES = {flag.field: flag.aliases for flag in FLAGS}
+# `environment` is `--env` on the command line (`compat check --env NAME=VALUE`).
+_ALIASES = {flag.field: flag.aliases for flag in FLAGS} | {"environment": (ENV_OPTION,)}
 
 
 # -- values --------------------------------------------------------------------------------
@@ -187,6 +189,8 @@ VALID: dict[str, st.SearchStrategy[Any]] = {
     "model_type": st.one_of(st.none(), st.sampled_from(["llama", "deepseek_v3", "qwen3_next"])),
     "checkpoint_quantization": st.one_of(st.none(), st.sampled_from(["fp8", "mxfp4"])),
     "remote_code": st.booleans(),
+    # The releases sampled (0.5.7) read no variable the replay models: unset is all valid.
+    "environment": st.just(()),
 }
 
 

@@ -54,4 +54,5 @@ def launch_of(gpu: str, case: BuildCase) -> Launch:
         draft_arch=None,
         mamba_strategy="auto",
         mamba_ssm_dtype=None,
+        environment=(),
     )

@@ -90,6 +90,8 @@ def config_kwargs(row: dict[str, Any]) -> dict[str, Any]:
         "sglang_version": row.get("version", VERSION),
         **model_inputs(row["model"]),
     }
+    if row.get("env"):  # the environment axis (tests/engine/test_conformance_env.py)
+        kwargs["environment"] = tuple(sorted(row["env"].items()))
     argv = row["argv"]
     for flag, value in zip(argv[::2], argv[1::2], strict=True):
         field, parse = _FLAGS[flag]

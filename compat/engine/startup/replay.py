@@ -19,6 +19,7 @@ from __future__ import annotations
 import msgspec
 
 from compat.engine.build import BuildFailure, build_after_startup
+from compat.engine.environment import default_page_size
 from compat.engine.events import StartupEvent
 from compat.engine.kernels import KernelFailure, predict_kernels
 from compat.engine.launch import Launch
@@ -107,8 +108,8 @@ def replay(launch: Launch, rules: ReleaseRules) -> Startup:
     handle_kv4_compatibility(launch, rules, f, log)
     if launch.sub_backends is not NO_SUB_BACKENDS:  # most launches set none of them
         handle_sub_backends(launch, rules, f, log)
-    if f.page_size is None:
-        f.page_size = 1  # `_handle_page_size`
+    if f.page_size is None:  # `_handle_page_size`; only a variable moves it from 1
+        f.page_size = default_page_size(launch, rules.release) if launch.environment else 1
     handle_data_parallelism(launch, rules, f, log)
     handle_speculative_decoding(launch, rules, model, f, log)
     if not deterministic:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 
 from compat.engine.environment import MODELLED, modelled, read_on, releases_reading
-from compat.inputs.checks import InputProblem
+from compat.inputs.checks import InputProblem, echoed
 from compat.vocab.terms import Platform
 
 OPTION = "--env"
@@ -20,13 +20,15 @@ def check_environment(problems: list[InputProblem], environment: object, release
     """Append a problem for each pair of `environment` that is not (a name `release` reads,
     a string), or for a value that is no tuple of pairs."""
     if not isinstance(environment, tuple):
-        problems.append(InputProblem(OPTION, environment, "expected (name, value) pairs"))
+        got = f"expected (name, value) pairs, got {echoed(environment)}"
+        problems.append(InputProblem(OPTION, environment, got))
         return
     valid = modelled(release)
     seen: set[str] = set()
     for pair in environment:
         if not (isinstance(pair, tuple) and len(pair) == 2):
-            problems.append(InputProblem(OPTION, pair, "expected a (name, value) pair"))
+            got = f"expected a (name, value) pair, got {echoed(pair)}"
+            problems.append(InputProblem(OPTION, pair, got))
             continue
         name, value = pair
         if name not in valid:
@@ -41,7 +43,8 @@ def check_environment(problems: list[InputProblem], environment: object, release
                 reason += "; it reads none the package models"
             problems.append(InputProblem(OPTION, name, reason, valid))
         elif not isinstance(value, str):
-            problems.append(InputProblem(OPTION, value, f"{name}: expected a string"))
+            got = f"{name}: expected a string, got {echoed(value)}"
+            problems.append(InputProblem(OPTION, value, got))
         elif name in seen:
             problems.append(InputProblem(OPTION, name, f"{name} is given twice"))
         seen.add(str(name))

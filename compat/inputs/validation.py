@@ -1,9 +1,8 @@
 """The one path every AttentionConfig takes: each value checked, every problem at once.
 
-Each value is checked by `compat.inputs.checks` (a type test and a lookup when it is
-well-formed), and every problem is reported at once, in a fixed order; a valid config gets
-its canonical form, `Parsed`, which the guard and the start-up replay read.
-"""
+Each value is checked by `compat.inputs.checks` (a type test and a lookup when it is well-
+formed), every problem reported at once, in a fixed order; a valid config gets its canonical
+form, `Parsed`, which the guard and the start-up replay read."""
 
 from __future__ import annotations
 
@@ -67,11 +66,9 @@ _MODES = {mode.value: mode for mode in SpeculativeAttentionMode}
 
 
 class Parsed(Launch, frozen=True):
-    """The validated, canonical form of an AttentionConfig: what the guard reads.
-
-    It is a `Launch` (what SGLang's start-up code reads, replayed by the engine) plus what
-    the guard reads besides: the KV dtype as one value, the release, the speculative mode.
-    """
+    """The validated, canonical form of an AttentionConfig: what the guard reads. It is a
+    `Launch` (what SGLang's start-up code reads, replayed by the engine) plus what the guard
+    reads besides: the KV dtype as one value, the release, the speculative mode."""
 
     kv_dtype: KvDtype
     speculative: bool
@@ -181,7 +178,7 @@ def _check_names(
     if config.mamba_ssm_dtype is not None:
         release_choice(problems, MAMBA_SSM_DTYPE.option, config.mamba_ssm_dtype, rules,
                        "mamba_ssm_dtype_choices", rules.mamba_ssm_dtype_set)  # fmt: skip
-    if config.environment:  # most launches set none: no cost for them
+    if config.environment != ():  # most launches set none: no cost for them
         check_environment(problems, config.environment, rules.release)
     choice(problems, "--attention-arch", config.attention_arch, _ARCHS)
     if config.draft_attention_arch is not None:
@@ -321,7 +318,7 @@ def _assemble(
         remote_code=config.remote_code,
         mamba_strategy=config.mamba_scheduler_strategy,
         mamba_ssm_dtype=config.mamba_ssm_dtype,
-        environment=tuple(sorted(config.environment)) if config.environment else (),
+        environment=tuple(sorted(config.environment)),
         **_alone_fields(config),
     )
     parsed = Parsed(

@@ -111,10 +111,13 @@ def reads(version: str, attention_only: bool = True) -> tuple[EnvRead, ...]:
             continue
         text = path.read_text()
         tree = ast.parse(text)
+        # A function's own lines (`ast.get_source_segment` splits the whole file again for
+        # every function: most of the time of reading a release).
+        lines = text.splitlines(keepends=True)
         relative = path.relative_to(root).as_posix()
         for qualname, function in _functions(tree):
             nested = {n for _, f in _functions(function) for n in ast.walk(f)}
-            source = ast.get_source_segment(text, function) or ""
+            source = "".join(lines[function.lineno - 1 : function.end_lineno])
             if attention_only and not ATTENTION_FIELDS.search(source):
                 continue
             for node in ast.walk(function):

@@ -73,6 +73,18 @@ class Figure:
     """None: a figure without a budget."""
 
 
+def print_figures(figures: Sequence[Figure], budget_width: int = 28) -> list[str]:
+    """One line per figure with its budget and verdict, then the budgets' summary; the
+    labels of the figures that missed theirs."""
+    width = max(len(f.label) for f in figures)
+    for f in figures:
+        verdict = "" if f.ok is None else "PASS" if f.ok else "FAIL"
+        print(f"{f.label:<{width}}  {f.value:<38}  {f.budget:<{budget_width}}  {verdict}")
+    missed = [f.label for f in figures if f.ok is False]
+    print("budgets: " + ("all met" if not missed else "missed: " + "; ".join(missed)))
+    return missed
+
+
 def timed(command: Sequence[str], env: dict[str, str], cwd: Path = ROOT) -> float:
     """Wall-clock seconds of `command`; SystemExit naming it if it fails."""
     start = time.perf_counter()
@@ -334,12 +346,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             None,
         )
     )
-    width = max(len(f.label) for f in figures)
-    for f in figures:
-        verdict = "" if f.ok is None else "PASS" if f.ok else "FAIL"
-        print(f"{f.label:<{width}}  {f.value:<38}  {f.budget:<28}  {verdict}")
-    missed = [f.label for f in figures if f.ok is False]
-    print("budgets: " + ("all met" if not missed else "missed: " + "; ".join(missed)))
+    missed = print_figures(figures)
     return 1 if missed and not args.no_budgets else 0
 
 

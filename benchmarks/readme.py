@@ -33,7 +33,13 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from loop import Figure, mkdocs, timed, trivial_project  # benchmarks/, this script's folder
+from loop import (  # benchmarks/, this script's folder
+    Figure,
+    mkdocs,
+    print_figures,
+    timed,
+    trivial_project,
+)
 from machine import machine, pace
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -172,13 +178,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         ),
         Figure("the finder offers the newest release", "yes" if newest else "no", "", newest),
     ]
-    width = max(len(figure.label) for figure in figures)
-    for f in figures:
-        verdict = "" if f.ok is None else "PASS" if f.ok else "FAIL"
-        print(f"{f.label:<{width}}  {f.value:<38}  {f.budget:<14}  {verdict}")
-    missed = [figure.label for figure in figures if figure.ok is False]
-    print("budgets: " + ("all met" if not missed else "missed: " + "; ".join(missed)))
-    return 1 if missed else 0
+    return 1 if print_figures(figures, budget_width=14) else 0
 
 
 if __name__ == "__main__":

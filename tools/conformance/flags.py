@@ -126,16 +126,22 @@ def _arity(action: argparse.Action) -> str:
     return "value"
 
 
-def parser_flags(wheel: Path) -> dict[str, str]:
-    """Every option string the wheel's `ServerArgs.add_cli_args` declares, with its arity.
-
-    Imports the wheel's modules into this interpreter: call it once per process.
-    """
+def _parser(wheel: Path) -> argparse.ArgumentParser:
+    """The wheel's own `ServerArgs.add_cli_args` parser, its modules imported from the wheel."""
     with zipfile.ZipFile(wheel) as archive:
         sys.meta_path.insert(0, _WheelImporter(archive))
         server_args = importlib.import_module("sglang.srt.server_args")
         parser = argparse.ArgumentParser(add_help=False)
         server_args.ServerArgs.add_cli_args(parser)
+    return parser
+
+
+def parser_flags(wheel: Path) -> dict[str, str]:
+    """Every option string the wheel's `ServerArgs.add_cli_args` declares, with its arity.
+
+    Imports the wheel's modules into this interpreter: call it once per process.
+    """
+    parser = _parser(wheel)
     return dict(
         sorted(
             (name, _arity(action)) for action in parser._actions for name in action.option_strings
@@ -148,11 +154,7 @@ def parser_choices(wheel: Path) -> dict[str, list[str]]:
 
     Imports the wheel's modules into this interpreter: call it once per process.
     """
-    with zipfile.ZipFile(wheel) as archive:
-        sys.meta_path.insert(0, _WheelImporter(archive))
-        server_args = importlib.import_module("sglang.srt.server_args")
-        parser = argparse.ArgumentParser(add_help=False)
-        server_args.ServerArgs.add_cli_args(parser)
+    parser = _parser(wheel)
     return {
         name: [str(choice) for choice in action.choices]
         for action in parser._actions

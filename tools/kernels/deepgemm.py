@@ -9,10 +9,10 @@ it can run them on.
 
 from __future__ import annotations
 
-import ast
 import re
 from pathlib import Path
 
+from kernels.calls import first_method_call
 from kernels.wheels import members
 
 CALL = "get_paged_mqa_logits_metadata"
@@ -29,21 +29,7 @@ _KERNEL = re.compile(
 
 def call_site(source: str) -> tuple[str, int] | None:
     """(class.function, line) of the DSA backend's first call of DeepGEMM's schedule."""
-    tree = ast.parse(source)
-    found: list[tuple[int, str]] = []
-    for klass in ast.walk(tree):
-        if not isinstance(klass, ast.ClassDef):
-            continue
-        for function in klass.body:
-            if not isinstance(function, ast.FunctionDef):
-                continue
-            for node in ast.walk(function):
-                if isinstance(node, ast.Call) and getattr(node.func, "attr", "") == CALL:
-                    found.append((node.lineno, f"{klass.name}.{function.name}"))
-    if not found:
-        return None
-    line, where = min(found)
-    return where, line
+    return first_method_call(source, lambda node: getattr(node.func, "attr", "") == CALL)
 
 
 def backends(registry: str, module: str) -> tuple[str, ...]:

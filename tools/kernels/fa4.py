@@ -18,6 +18,7 @@ import types
 from pathlib import Path
 from typing import Any
 
+from kernels.calls import first_method_call
 from kernels.wheels import members, read_text
 
 VISION_FILE = "sglang/srt/layers/attention/vision.py"
@@ -196,22 +197,11 @@ def sm100_dispatch(
 def backend_call(source: str) -> tuple[str, int] | None:
     """(class.function, line) of the FlashAttention backend's first kernel call that passes
     its implementation version (`ver=self.fa_impl_ver`): where fa4 reaches flash-attn-4."""
-    found: list[tuple[int, str]] = []
-    for klass in ast.walk(ast.parse(source)):
-        if not isinstance(klass, ast.ClassDef):
-            continue
-        for function in klass.body:
-            if not isinstance(function, ast.FunctionDef):
-                continue
-            for node in ast.walk(function):
-                if isinstance(node, ast.Call) and any(
-                    k.arg == "ver" and "fa_impl_ver" in ast.unparse(k.value) for k in node.keywords
-                ):
-                    found.append((node.lineno, f"{klass.name}.{function.name}"))
-    if not found:
-        return None
-    line, where = min(found)
-    return where, line
+    return first_method_call(source, _passes_impl_version)
+
+
+def _passes_impl_version(node: ast.Call) -> bool:
+    return any(k.arg == "ver" and "fa_impl_ver" in ast.unparse(k.value) for k in node.keywords)
 
 
 def v4_backends(registry: str) -> tuple[str, ...]:

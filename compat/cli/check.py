@@ -104,8 +104,14 @@ def add_model_arguments(parser: argparse.ArgumentParser) -> None:
     model.add_argument(
         "--draft-attention-arch",
         metavar="{mha,mla}",
-        help="the speculative draft model's attention (unset: the model's; an EAGLE3 draft is "
-        "usually MHA)",
+        help="the speculative draft model's attention (unset: from its config, else the "
+        "model's; an EAGLE3 draft is usually MHA)",
+    )
+    model.add_argument(
+        "--draft-model-config",
+        metavar="PATH",
+        help="the speculative draft model's config.json (or its directory), where the launch's "
+        "--speculative-draft-model-path is not a local one: derives its attention",
     )
     model.add_argument(
         "--model-config",
@@ -215,6 +221,7 @@ def request_of(args: argparse.Namespace) -> LaunchRequest:
         model={name: getattr(args, name) for name in (*MODEL_FACTS, "draft_attention_arch")},
         model_config=args.model_config,
         known_model=args.known_model,
+        draft_model_config=args.draft_model_config,
         gpu=args.gpu,
         platform=args.platform,
         compute_capability=args.compute_capability,

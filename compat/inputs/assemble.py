@@ -9,7 +9,8 @@ nothing, to detect it). `assemble()` reads it in one order, the same for every c
 2. the flags given beside it (a flag may come once);
 3. the model config (`--model NAME`'s published one, `--model-config`, else the one
    `--model-path` names), under the model facts given explicitly; with none, the config
-   type the release's model for `--model-architecture` takes;
+   type the release's model for `--model-architecture` takes; then the draft model's
+   (`--draft-model-config`, else the one `--speculative-draft-model-path` names);
 4. the machine: `--gpu` / `--compute-capability` / `--platform`, else detected with torch.
 
 It returns the configuration and what was read to make it (for the report).
@@ -84,6 +85,8 @@ class LaunchRequest:
     """A Hugging Face config.json, or its directory."""
     known_model: str | None = None
     """A model of `compat.inputs.zoo` (`--model NAME`): its published config.json."""
+    draft_model_config: str | None = None
+    """The speculative draft model's config.json, or its directory (`--draft-model-config`)."""
     gpu: str | None = None
     platform: str | None = None
     compute_capability: Any = None
@@ -153,8 +156,7 @@ def assemble(request: LaunchRequest) -> Assembled:
         _implied_arch(fields, models, context, problems)
     if not problems:
         add_implied_model_type(fields, models, context)
-    if "draft_attention_arch" not in fields and launch.draft_model_path is not None:
-        add_draft_model(launch.draft_model_path, models, fields, context)
+    add_draft_model(request, launch.draft_model_path, models, fields, context, problems)
     detected = _add_machine(request, fields, context, problems)
     if problems:
         raise _input_error(problems, fields)

@@ -166,40 +166,70 @@ def model_config_conflicts(
     ]
 
 
+# How to tell the guard the draft model's architecture where it cannot read it.
+DRAFT_INPUTS = (
+    "give its config.json with --draft-model-config PATH, or --draft-attention-arch {mha,mla}"
+)
+
+
 def add_draft_model(
-    draft_path: str,
+    request: LaunchRequest,
+    draft_path: str | None,
     models: ModelKnowledge | None,
     fields: dict[str, Any],
     context: dict[str, Any],
+    problems: list[str],
 ) -> None:
-    """The draft model's attention, from the config `--speculative-draft-model-path` names
-    (a local directory, the offline Hugging Face cache, or a checkpoint of the zoo): SGLang
-    reads the draft's own `ModelConfig` and builds the draft's backends for it. A draft it
-    cannot read is taken to be of the target's architecture, and the report says so."""
+    """The draft model's attention, from its config: `--draft-model-config`, else the one
+    `--speculative-draft-model-path` names (a local directory, the offline Hugging Face
+    cache, or a checkpoint of the zoo). SGLang reads the draft's own `ModelConfig` and builds
+    the draft's backends for it. A config named but unreadable is invalid input, as the
+    model's is; a draft with no config to read is taken to be of the target's architecture,
+    and the report says so. `--draft-attention-arch` wins over any config."""
     from compat.inputs.config_file import ModelConfigError
     from compat.inputs.hf_cache import locate_model_config
     from compat.inputs.model_config import load_model_facts
     from compat.inputs.zoo import UnknownModelError, known_model, known_model_facts
 
     notes = context.setdefault("launch_notes", [])
-    named = f"--speculative-draft-model-path {draft_path}"
-    located = locate_model_config(draft_path)
+    path: str | None
+    if request.draft_model_config is not None:
+        named, path = "--draft-model-config", request.draft_model_config
+    elif draft_path is not None:
+        named = "--speculative-draft-model-path"
+        path = None if (found := locate_model_config(draft_path).config) is None else str(found)
+    else:
+        return
     try:
-        if located.config is not None:
-            facts = load_model_facts(located.config, models)
+        if path is not None:
+            facts = load_model_facts(path, models)
             source = str(facts.path)
         else:
+            assert draft_path is not None
             key, model = known_model(draft_path)
             facts = known_model_facts(key, models)
             source = f"{model.source}'s published config.json (the package's copy)"
-    except (ModelConfigError, UnknownModelError) as error:
-        reason = "no config.json found locally" if located.config is None else str(error)
+    except ModelConfigError as error:
+        problems.append(f"{named}: {error}")
+        return
+    except UnknownModelError:
         notes.append(
-            f"{named}: {reason}; the draft model is taken to be of the target's "
-            "architecture (pass --draft-attention-arch {mha,mla} where it is not)"
+            f"{named} {draft_path}: no config.json found locally and not a checkpoint the "
+            "package knows; the draft model's architecture is assumed to be the target's "
+            f"(where it is not, {DRAFT_INPUTS})"
         )
         return
     arch = facts.attention_arch
-    fields["draft_attention_arch"] = arch.value
+    why = facts.reasons().get("attention_arch", "")
+    stated = request.model.get("draft_attention_arch")
     name = facts.architectures[0] if facts.architectures else "no architectures"
-    notes.append(f"{named}: the draft model is {arch.label} ({name}, {source})")
+    if stated is None:
+        fields["draft_attention_arch"] = arch.value
+    elif stated != arch.value:
+        notes.append(
+            f"--draft-attention-arch {stated} is used, though the draft model's config says "
+            f"{arch.label} ({name}, {source}: {why})"
+        )
+        return
+    context["draft_model_config"] = source
+    notes.append(f"{named}: the draft model is {arch.label} ({name}, {source}: {why})")

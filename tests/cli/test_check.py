@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from cells import FP4, fp4_accepted_on_b200, fp4_refused_on_b200
@@ -302,3 +303,46 @@ def test_a_command_line_builds_its_own_command_alone() -> None:
     assert result.stdout.splitlines()[-1] == "0 ['compat.cli.check'] False"
     listed = compat("--help").stdout
     assert all(f"    {name} " in listed for name in COMMANDS), listed
+
+
+# == The speculative draft model's config ========================================================
+
+_KIMI_EAGLE3 = (
+    *("--sglang-version", "0.5.10", "--gpu", "GB300"),
+    *("--model-architecture", "KimiK25ForConditionalGeneration"),
+    *("--", "python3", "-m", "sglang.launch_server", "--tp", "4", "--trust-remote-code"),
+    *("--speculative-algorithm", "EAGLE3", "--speculative-num-steps", "3"),
+    *("--speculative-eagle-topk", "1", "--speculative-num-draft-tokens", "4"),
+    *("--speculative-draft-model-path", "org/a-draft-not-on-this-machine"),
+)
+
+
+def test_the_draft_model_config_decides_the_draft_build(tmp_path: Path) -> None:
+    # An MHA EAGLE3 draft of an MLA target on Blackwell inherits trtllm_mla, which refuses
+    # it: the draft's own config says so; without it the draft is taken to be the target's.
+    draft = {"architectures": ["LlamaForCausalLMEagle3"], "model_type": "llama"}
+    (tmp_path / "config.json").write_text(json.dumps(draft), encoding="utf-8")
+    told = compat("check", "--draft-model-config", str(tmp_path), *_KIMI_EAGLE3)
+    assert told.returncode == 1, told.stdout
+    assert "[build-needs-mla]" in told.stdout and "for the draft model" in told.stdout
+    assert "the draft model is MHA (LlamaForCausalLMEagle3" in told.stdout
+    untold = compat("check", *_KIMI_EAGLE3)
+    assert untold.returncode == 0, untold.stdout
+    assert "assumed to be the target's" in untold.stdout
+    assert "--draft-model-config PATH" in untold.stdout
+
+
+@pytest.mark.parametrize("kind", ["not json", "a loop of links", "a directory without it"])
+def test_a_draft_model_config_that_cannot_be_read_is_exit_2(tmp_path: Path, kind: str) -> None:
+    given = tmp_path / "config.json"
+    if kind == "not json":
+        given.write_text("{not json", encoding="utf-8")
+    elif kind == "a loop of links":
+        given.symlink_to(tmp_path / "other.json")
+        (tmp_path / "other.json").symlink_to(given)
+    else:
+        given = tmp_path / "empty"
+        given.mkdir()
+    result = compat("check", "--draft-model-config", str(given), *_KIMI_EAGLE3)
+    assert result.returncode == 2, result.stdout
+    assert f"--draft-model-config: {given}" in result.stderr

@@ -132,11 +132,89 @@ def test_the_draft_model_path_gives_the_draft_its_own_architecture(tmp_path: Pat
     assert config["draft_attention_arch"] == "mla"
 
 
-def test_a_draft_model_the_package_cannot_read_is_the_target_architecture() -> None:
+def test_a_draft_model_the_package_cannot_read_is_the_target_architecture(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path))  # an empty cache: nothing local
     draft = ("--speculative-draft-model-path", "org/not-a-local-draft")
     config, context = _assemble(*draft, gpu="B200", model={"attention_arch": "mla"})
     assert config["draft_attention_arch"] is None
-    assert any("--draft-attention-arch" in note for note in context["launch_notes"])
+    assert "draft_model_config" not in context
+    (note,) = [n for n in context["launch_notes"] if "org/not-a-local-draft" in n]
+    assert "assumed to be the target's" in note
+    assert "--draft-model-config PATH" in note and "--draft-attention-arch" in note
+
+
+def test_a_draft_checkpoint_of_the_zoo_is_judged_from_its_published_config(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from compat.inputs.zoo import ZOO
+
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path))
+    # A plain Llama checkpoint as the draft (STANDALONE) of an MLA target: MHA, from the
+    # package's copy of its published config, and the report says which one.
+    source = ZOO["Llama-3.1-8B-Instruct"].source
+    draft = ("--speculative-algorithm", "STANDALONE", "--speculative-draft-model-path", source)
+    config, context = _assemble(*draft, gpu="B200", model={"attention_arch": "mla"})
+    assert config["draft_attention_arch"] == "mha"
+    assert context["draft_model_config"] == f"{source}'s published config.json (the package's copy)"
+    assert any("the draft model is MHA (LlamaForCausalLM" in n for n in context["launch_notes"])
+
+
+def test_the_draft_model_config_flag_gives_the_draft_its_config(tmp_path: Path) -> None:
+    # The launch names the draft by a Hugging Face id that is not local; its config.json is
+    # given beside the command, as --model-config gives the target's.
+    (tmp_path / "config.json").write_text(json.dumps(EAGLE3_DRAFT), encoding="utf-8")
+    draft = ("--speculative-algorithm", "EAGLE3", "--speculative-draft-model-path", "org/draft")
+    config, context = _assemble(
+        *draft, gpu="B200", model={"attention_arch": "mla"}, draft_model_config=str(tmp_path)
+    )
+    assert config["draft_attention_arch"] == "mha"
+    assert context["draft_model_config"] == str(tmp_path / "config.json")
+    (note,) = [n for n in context["launch_notes"] if n.startswith("--draft-model-config")]
+    assert "MHA (LlamaForCausalLMEagle3" in note and "no MLA fields" in note
+    # A stated architecture wins, and the note says the config disagrees.
+    config, context = _assemble(
+        *draft,
+        gpu="B200",
+        model={"attention_arch": "mla", "draft_attention_arch": "mla"},
+        draft_model_config=str(tmp_path),
+    )
+    assert config["draft_attention_arch"] == "mla"
+    assert any("--draft-attention-arch mla is used" in n for n in context["launch_notes"])
+
+
+@pytest.mark.parametrize(
+    ("content", "words"),
+    [
+        ("{not json", "not valid JSON"),
+        ('["a", "list"]', "object"),
+        ('{"architectures": "LlamaForCausalLMEagle3"}', "architectures"),
+    ],
+)
+def test_a_draft_config_that_cannot_be_read_is_invalid_input(
+    tmp_path: Path, content: str, words: str
+) -> None:
+    (tmp_path / "config.json").write_text(content, encoding="utf-8")
+    draft = ("--speculative-algorithm", "EAGLE3", "--speculative-draft-model-path", str(tmp_path))
+    with pytest.raises(InputError, match=f"--speculative-draft-model-path: {tmp_path}.*{words}"):
+        _assemble(*draft, gpu="B200", model={"attention_arch": "mla"})
+    with pytest.raises(InputError, match=f"--draft-model-config: {tmp_path}.*{words}"):
+        _assemble(gpu="B200", model={"attention_arch": "mla"}, draft_model_config=str(tmp_path))
+
+
+def test_a_draft_model_config_that_is_missing_or_oversized_is_invalid_input(
+    tmp_path: Path,
+) -> None:
+    from compat.inputs.bounded_json import MAX_BYTES
+
+    missing = tmp_path / "missing"
+    with pytest.raises(InputError, match=f"--draft-model-config: {missing}: no such file"):
+        _assemble(gpu="B200", model={"attention_arch": "mla"}, draft_model_config=str(missing))
+    large = tmp_path / "large.json"
+    large.write_bytes(b" " * (MAX_BYTES + 1))
+    with pytest.raises(InputError, match=f"--draft-model-config: {large}"):
+        _assemble(gpu="B200", model={"attention_arch": "mla"}, draft_model_config=str(large))
 
 
 @pytest.mark.parametrize(

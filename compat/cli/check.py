@@ -330,6 +330,14 @@ def _provenance(context: dict[str, Any], verbose: bool) -> list[str]:
             f"  from the model config: {name}={echoed(fact['value'])} ({fact['why']})"
             for name, fact in facts.items()
         ]
+    draft = context.get("draft_model_config")
+    if draft is not None and "overridden" not in draft:  # else a note says which won
+        architecture = (
+            echoed(draft["architecture"]) if draft["architecture"] else "no architectures"
+        )
+        value = f"draft_attention_arch={draft['draft_attention_arch']}"
+        why = f" ({draft['why']})" if verbose else " (--verbose says why)"
+        lines.append(f"draft model config: {draft['source']}: {architecture}, {value}{why}")
     return lines
 
 

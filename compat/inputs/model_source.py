@@ -220,16 +220,21 @@ def add_draft_model(
         )
         return
     arch = facts.attention_arch
-    why = facts.reasons().get("attention_arch", "")
+    name = facts.architectures[0] if facts.architectures else None
+    # Where the draft's facts came from, as the target's `model_config` line says it.
+    context["draft_model_config"] = {
+        "flag": named,
+        "source": source,
+        "architecture": name,
+        "draft_attention_arch": arch.value,
+        "why": facts.reasons().get("attention_arch", ""),
+    }
     stated = request.model.get("draft_attention_arch")
-    name = facts.architectures[0] if facts.architectures else "no architectures"
     if stated is None:
         fields["draft_attention_arch"] = arch.value
-    elif stated != arch.value:
+    elif stated != arch.value:  # the stated one wins, as the target's flags do
+        context["draft_model_config"]["overridden"] = f"--draft-attention-arch {stated}"
         notes.append(
             f"--draft-attention-arch {stated} is used, though the draft model's config says "
-            f"{arch.label} ({name}, {source}: {why})"
+            f"{arch.label} ({source})"
         )
-        return
-    context["draft_model_config"] = source
-    notes.append(f"{named}: the draft model is {arch.label} ({name}, {source}: {why})")

@@ -325,7 +325,12 @@ def test_the_draft_model_config_decides_the_draft_build(tmp_path: Path) -> None:
     told = compat("check", "--draft-model-config", str(tmp_path), *_KIMI_EAGLE3)
     assert told.returncode == 1, told.stdout
     assert "[build-needs-mla]" in told.stdout and "for the draft model" in told.stdout
-    assert "the draft model is MHA (LlamaForCausalLMEagle3" in told.stdout
+    assert (
+        f"draft model config: {tmp_path / 'config.json'}: LlamaForCausalLMEagle3, " in told.stdout
+    )
+    assert "draft_attention_arch=mha (--verbose says why)" in told.stdout
+    verbose = compat("check", "--verbose", "--draft-model-config", str(tmp_path), *_KIMI_EAGLE3)
+    assert "draft_attention_arch=mha (no MLA fields" in verbose.stdout
     untold = compat("check", *_KIMI_EAGLE3)
     assert untold.returncode == 0, untold.stdout
     assert "assumed to be the target's" in untold.stdout

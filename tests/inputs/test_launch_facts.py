@@ -120,9 +120,14 @@ def test_the_draft_model_path_gives_the_draft_its_own_architecture(tmp_path: Pat
     draft = ("--speculative-algorithm", "EAGLE3", "--speculative-draft-model-path", str(tmp_path))
     config, context = _assemble(*draft, gpu="B200", model={"attention_arch": "mla"})
     assert config["draft_attention_arch"] == "mha"
-    assert any(
-        "the draft model is MHA (LlamaForCausalLMEagle3" in n for n in context["launch_notes"]
-    )
+    assert context["draft_model_config"] == {
+        "flag": "--speculative-draft-model-path",
+        "source": str(tmp_path / "config.json"),
+        "architecture": "LlamaForCausalLMEagle3",
+        "draft_attention_arch": "mha",
+        "why": "no MLA fields (kv_lora_rank, q_lora_rank) in config.json and "
+        "LlamaForCausalLMEagle3 is not an MLA architecture",
+    }
     assert "ignored_flags" not in context or not any(
         "--speculative-draft-model-path" in flag for flag in context["ignored_flags"]
     )
@@ -157,8 +162,9 @@ def test_a_draft_checkpoint_of_the_zoo_is_judged_from_its_published_config(
     draft = ("--speculative-algorithm", "STANDALONE", "--speculative-draft-model-path", source)
     config, context = _assemble(*draft, gpu="B200", model={"attention_arch": "mla"})
     assert config["draft_attention_arch"] == "mha"
-    assert context["draft_model_config"] == f"{source}'s published config.json (the package's copy)"
-    assert any("the draft model is MHA (LlamaForCausalLM" in n for n in context["launch_notes"])
+    draft_config = context["draft_model_config"]
+    assert draft_config["source"] == f"{source}'s published config.json (the package's copy)"
+    assert draft_config["architecture"] == "LlamaForCausalLM"
 
 
 def test_the_draft_model_config_flag_gives_the_draft_its_config(tmp_path: Path) -> None:
@@ -170,9 +176,10 @@ def test_the_draft_model_config_flag_gives_the_draft_its_config(tmp_path: Path) 
         *draft, gpu="B200", model={"attention_arch": "mla"}, draft_model_config=str(tmp_path)
     )
     assert config["draft_attention_arch"] == "mha"
-    assert context["draft_model_config"] == str(tmp_path / "config.json")
-    (note,) = [n for n in context["launch_notes"] if n.startswith("--draft-model-config")]
-    assert "MHA (LlamaForCausalLMEagle3" in note and "no MLA fields" in note
+    draft_config = context["draft_model_config"]
+    assert draft_config["flag"] == "--draft-model-config"
+    assert draft_config["source"] == str(tmp_path / "config.json")
+    assert "no MLA fields" in draft_config["why"] and "overridden" not in draft_config
     # A stated architecture wins, and the note says the config disagrees.
     config, context = _assemble(
         *draft,
@@ -181,6 +188,7 @@ def test_the_draft_model_config_flag_gives_the_draft_its_config(tmp_path: Path) 
         draft_model_config=str(tmp_path),
     )
     assert config["draft_attention_arch"] == "mla"
+    assert context["draft_model_config"]["overridden"] == "--draft-attention-arch mla"
     assert any("--draft-attention-arch mla is used" in n for n in context["launch_notes"])
 
 

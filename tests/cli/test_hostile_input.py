@@ -34,6 +34,8 @@ from compat.inputs.bounded_json import MAX_BYTES, MAX_NESTING
 from compat.inputs.model_config import load_model_facts
 from compat.vocab.terms import Arch
 
+LAUNCH = ("python3", "-m", "sglang.launch_server")
+
 # -- input that once crashed with a traceback and exit 1 ---------------------------------------
 
 
@@ -55,6 +57,10 @@ def test_a_hostile_config_json_is_exit_2_with_one_line(
     path.write_text(text, encoding="utf-8")
     refused([*MHA, "--model-config", str(path)], capsys, needle, str(path))
     refused(["matrix", "--model-config", str(path)], capsys, needle)
+    # The speculative draft model's config is read with the same limits, named or launched.
+    refused([*MHA, "--draft-model-config", str(path)], capsys, needle, "--draft-model-config")
+    draft = ["--speculative-draft-model-path", str(tmp_path)]
+    refused([*MHA, "--", *LAUNCH, *draft], capsys, needle, "--speculative-draft-model-path")
     with pytest.raises(ModelConfigError, match=needle):
         load_model_facts(path)
 
@@ -142,7 +148,9 @@ def test_a_60_mb_config_json_is_refused_in_under_a_second(
     assert path.stat().st_size > 60_000_000
     for argv in (
         [*MHA, "--model-config", str(path)],
-        [*MHA, "--", "python3", "-m", "sglang.launch_server", "--model-path", str(path)],
+        [*MHA, "--", *LAUNCH, "--model-path", str(path)],
+        [*MHA, "--draft-model-config", str(path)],
+        [*MHA, "--", *LAUNCH, "--speculative-draft-model-path", str(tmp_path)],
     ):
         start = time.perf_counter()
         line = refused(argv, capsys, "16 MiB", str(path))
@@ -156,6 +164,9 @@ def test_a_fifo_as_model_config_does_not_hang(
     fifo = tmp_path / "config.json"
     os.mkfifo(fifo)
     refused([*MHA, "--model-config", str(fifo)], capsys, "not a regular file")
+    refused([*MHA, "--draft-model-config", str(fifo)], capsys, "not a regular file")
+    draft = ["--speculative-draft-model-path", str(tmp_path)]
+    refused([*MHA, "--", *LAUNCH, *draft], capsys, "not a regular file")
 
 
 # -- API edges ---------------------------------------------------------------------------------

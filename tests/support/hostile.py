@@ -162,18 +162,20 @@ TYPESET = {"--": ("\u2013", "\u2014", "\u2212\u2212"), '"': ("\u201c", "\u201d")
 PREFIXES = ("CUDA_VISIBLE_DEVICES=0", "A=1 B=", "PATH=", "X=$HOME")
 # Hub ids of checkpoints the package knows, and one it does not (#43).
 HUB_IDS = ("deepseek-ai/DeepSeek-R1", "openai/gpt-oss-120b", "Qwen/Qwen3-8B", "acme/unknown")
+# The flags that name a config.json: the model's and the speculative draft model's.
+CONFIG_FLAGS = ("--model-config", "--draft-model-config")
 
 
 def _flags(rng: random.Random, zoo: list[str], count: int) -> list[str]:
     tokens: list[str] = []
     for _ in range(count):
-        flag = rng.choice([*CHECK_VALUES, "--model-config", "--sliding-window", "--json"])
+        flag = rng.choice([*CHECK_VALUES, *CONFIG_FLAGS, "--sliding-window", "--json"])
         if flag == "--model" and "--model-config" in tokens:
             continue  # refused together, every time: a case that tells nothing
         if flag in ("--sliding-window", "--json"):
             tokens.append(flag)
             continue
-        values = zoo if flag == "--model-config" else CHECK_VALUES[flag]
+        values = zoo if flag in CONFIG_FLAGS else CHECK_VALUES[flag]
         value = rng.choice(values) if rng.random() < 0.85 else _weird(rng)
         tokens += [f"{flag}={value}"] if rng.random() < 0.2 else [flag, value]
     return tokens
@@ -191,6 +193,8 @@ def _check_argv(rng: random.Random, zoo: list[str]) -> list[str]:
             launch += [name, rng.choice(CHECK_VALUES.get(name, ["1"]))]
         if rng.random() < 0.3:
             launch += ["--model-path", rng.choice([*zoo, *HUB_IDS])]
+        if rng.random() < 0.15:
+            launch += ["--speculative-draft-model-path", rng.choice([*zoo, *HUB_IDS])]
         if rng.random() < 0.3:
             launch.insert(rng.randrange(len(launch) + 1), _weird(rng))
         if rng.random() < 0.15:

@@ -191,29 +191,26 @@ def add_draft_model(
     from compat.inputs.model_config import load_model_facts
     from compat.inputs.zoo import UnknownModelError, known_model, known_model_facts
 
-    notes = context.setdefault("launch_notes", [])
-    path: str | None
-    if request.draft_model_config is not None:
-        named, path = "--draft-model-config", request.draft_model_config
-    elif draft_path is not None:
-        named = "--speculative-draft-model-path"
-        path = None if (found := locate_model_config(draft_path).config) is None else str(found)
-    else:
+    if request.draft_model_config is None and draft_path is None:
         return
+    given = request.draft_model_config is not None
+    named = "--draft-model-config" if given else "--speculative-draft-model-path"
     try:
-        if path is not None:
-            facts = load_model_facts(path, models)
+        if request.draft_model_config is not None:
+            facts = load_model_facts(request.draft_model_config, models)
+            source = str(facts.path)
+        elif (found := locate_model_config(draft_path or "").config) is not None:
+            facts = load_model_facts(found, models)
             source = str(facts.path)
         else:
-            assert draft_path is not None
-            key, model = known_model(draft_path)
+            key, model = known_model(draft_path or "")
             facts = known_model_facts(key, models)
             source = f"{model.source}'s published config.json (the package's copy)"
     except ModelConfigError as error:
         problems.append(f"{named}: {error}")
         return
     except UnknownModelError:
-        notes.append(
+        context.setdefault("launch_notes", []).append(
             f"{named} {draft_path}: no config.json found locally and not a checkpoint the "
             "package knows; the draft model's architecture is assumed to be the target's "
             f"(where it is not, {DRAFT_INPUTS})"
@@ -234,7 +231,7 @@ def add_draft_model(
         fields["draft_attention_arch"] = arch.value
     elif stated != arch.value:  # the stated one wins, as the target's flags do
         context["draft_model_config"]["overridden"] = f"--draft-attention-arch {stated}"
-        notes.append(
+        context.setdefault("launch_notes", []).append(
             f"--draft-attention-arch {stated} is used, though the draft model's config says "
             f"{arch.label} ({source})"
         )

@@ -241,3 +241,11 @@ def test_the_mamba_cache_strategy_is_read_under_each_spelling(release: str, flag
 def test_the_new_spelling_is_unknown_before_0_5_14() -> None:
     launch = parse_launch_command([*LAUNCH, "--mamba-radix-cache-strategy", "no_buffer"], "0.5.13")
     assert launch.problems and "--mamba-radix-cache-strategy" in launch.problems[0]
+
+
+def test_a_launch_without_a_draft_model_reads_none(tmp_path: Path) -> None:
+    # Nothing is added to the report of a launch that names no draft model.
+    _, context = _assemble(gpu="B200", model={"attention_arch": "mla"})
+    assert "draft_model_config" not in context and "launch_notes" not in context
+    with pytest.raises(InputError, match="--draft-model-config: an empty path"):
+        _assemble(gpu="B200", model={"attention_arch": "mla"}, draft_model_config="")

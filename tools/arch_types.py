@@ -338,13 +338,23 @@ def _sglang_type(
     return None
 
 
+@functools.lru_cache(maxsize=1)
+def _transformers(version: str) -> _Transformers:
+    """The config classes of one transformers version, read once for the releases in a row
+    that pin it (0.5.7 to 0.5.9 pin one version, 0.5.15 to 0.5.21 another); one at a time,
+    since a version's trees take a few hundred MB."""
+    return _Transformers(version)
+
+
 def architecture_types(version: str) -> list[ArchType]:
     """Every architecture `version` registers whose model takes one config class with a
     readable `model_type`, sorted by architecture."""
     tree = _Tree(source_root(version))
-    transformers = _Transformers(pinned_transformers(version))
+    transformers = _transformers(pinned_transformers(version))
     found: dict[str, set[ArchType | None]] = {}
     for path in sorted((tree.root / _MODELS).glob("*.py")):
+        if "EntryClass" not in path.read_text(encoding="utf-8-sig"):
+            continue  # registers nothing: parsed only if a registered model imports from it
         for name in _entry_classes(tree.parse(path)):
             found.setdefault(name, set()).add(_arch_type(tree, transformers, path, name))
     unique = (next(iter(kinds)) for kinds in found.values() if len(kinds) == 1)

@@ -136,7 +136,8 @@ def add_model_arguments(parser: argparse.ArgumentParser) -> None:
     model.add_argument(
         "--cuda-version",
         metavar="X.Y",
-        help="the CUDA of the PyTorch build SGLang runs on (detected; else taken as 12.9)",
+        help="the CUDA of the PyTorch build SGLang runs on (detected; else the CUDA of the "
+        "release's official image)",
     )
     model.add_argument(
         "--gpu",

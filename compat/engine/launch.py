@@ -10,6 +10,7 @@ from __future__ import annotations
 import msgspec
 
 from compat.engine.sub_backends import SubBackends
+from compat.vocab.evidence import Evidence
 from compat.vocab.hardware import ComputeCapability
 from compat.vocab.terms import Arch, ModelFeature, Platform, SpeculativeAttentionMode
 
@@ -23,9 +24,16 @@ _MACHINE_DEVICES = {
 }
 
 
-ASSUMED_CUDA = (12, 9)
-"""The CUDA version a launch that does not say is judged with: the CUDA 12 builds of the
-PyTorch these releases pin from PyPI, new enough for every GPU gate (12.8 and later)."""
+class ImageCuda(msgspec.Struct, frozen=True):
+    """The CUDA of a release's official image (the plain `lmsysorg/sglang:vX.Y.Z` tag, x86):
+    what a launch that does not give its own is judged with (`--cuda-version` overrides)."""
+
+    version: tuple[int, int]
+    evidence: Evidence
+
+    @property
+    def label(self) -> str:
+        return "{}.{}".format(*self.version)
 
 
 class Launch(msgspec.Struct, frozen=True):
@@ -36,7 +44,9 @@ class Launch(msgspec.Struct, frozen=True):
     platform: Platform
     capability: ComputeCapability | None
     cuda_version: tuple[int, int] | None
-    """The CUDA of torch's build (None: not known, judged as `ASSUMED_CUDA`)."""
+    """The CUDA of torch's build, as the launch gives it (None: not given)."""
+    image_cuda: tuple[int, int]
+    """The CUDA of the release's official image: judged with when `cuda_version` is None."""
     backend: str | None
     """`--attention-backend` as given (None when unset)."""
     prefill: str | None
@@ -93,6 +103,11 @@ class Launch(msgspec.Struct, frozen=True):
     environment: tuple[tuple[str, str], ...]
     """The variables start-up reads that the launch sets, (name, value) sorted by name
     (`compat.engine.environment`); absent ones are unset, as the official images ship them."""
+
+    @property
+    def cuda(self) -> tuple[int, int]:
+        """The CUDA of torch's build that SGLang reads: the given one, else the image's."""
+        return self.cuda_version or self.image_cuda
 
     @property
     def kv_heads_per_rank(self) -> int | None:

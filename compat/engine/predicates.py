@@ -11,7 +11,6 @@ from typing import TYPE_CHECKING
 
 import msgspec
 
-from compat.engine.launch import ASSUMED_CUDA
 from compat.vocab.terms import Platform, Term
 
 if TYPE_CHECKING:
@@ -58,13 +57,13 @@ class GpuGate(msgspec.Struct, frozen=True):
 def gpu_gate_holds(gate: GpuGate, launch: Launch) -> bool:
     """SGLang's GPU predicates (e.g. `is_sm100_supported`): CUDA, a CC major, a CUDA floor.
 
-    An unknown CUDA version is `ASSUMED_CUDA`; an unknown compute capability fails.
+    A CUDA version not given is the release's image's; an unknown compute capability fails.
     """
     if launch.platform is not Platform.CUDA or launch.capability is None:
         return False
     if launch.capability.major not in gate.majors:
         return False
-    return (launch.cuda_version or ASSUMED_CUDA) >= gate.min_cuda
+    return launch.cuda >= gate.min_cuda
 
 
 class Machine(msgspec.Struct, frozen=True):

@@ -17,6 +17,7 @@ import msgspec
 
 from compat.engine.build import BuildRules
 from compat.engine.kernels import KernelRules
+from compat.engine.launch import ImageCuda
 from compat.engine.model_rules import (
     DeterministicRules,
     HybridCacheRules,
@@ -215,6 +216,9 @@ class ReleaseRules(msgspec.Struct, frozen=True, dict=True):
     dual_chunk_backend: str | None
     backend_build: Mapping[tuple[str, str], str]
     """(documented rule id, backend) -> what fails when SGLang builds that backend."""
+    image_cuda: ImageCuda
+    """The CUDA of the release's official image, with where that was read: a launch that
+    does not give `--cuda-version` is judged with it."""
     evidence: Mapping[str, Evidence]
     """Rule -> where in the release's code it was read."""
     replacements: Mapping[str, tuple[str, ...]] = msgspec.field(default_factory=dict)

@@ -11,7 +11,6 @@ from functools import singledispatch
 
 from compat.engine import events as e
 from compat.engine import model_events as m
-from compat.engine.launch import ASSUMED_CUDA
 from compat.engine.startup.sub_backends import SubBackendRefused
 from compat.engine.sub_backends import SubRefusal
 from compat.inputs.checks import shown
@@ -371,10 +370,12 @@ def _(event: SubBackendRefused) -> str:
     flags = " ".join(
         f"{flag} {event.value}" if i == 0 else flag for i, flag in enumerate(event.flags)
     )
+    cuda = event.cuda_assumed
     assumed = (
-        f"; CUDA not given: taken as {'.'.join(map(str, ASSUMED_CUDA))} (--cuda-version)"
-        if event.cuda_assumed
-        else ""
+        ""
+        if cuda is None
+        else f"; CUDA not given: taken as {cuda[0]}.{cuda[1]}, the CUDA of this release's "
+        "official image (--cuda-version)"
     )
     return (
         f"{flags}: {_SUB_SAID[event.check]} ({event.where}, {event.function}){assumed}; "

@@ -66,9 +66,8 @@ _MODES = {mode.value: mode for mode in SpeculativeAttentionMode}
 
 
 class Parsed(Launch, frozen=True):
-    """The validated, canonical form of an AttentionConfig: what the guard reads. It is a
-    `Launch` (what SGLang's start-up code reads, replayed by the engine) plus what the guard
-    reads besides: the KV dtype as one value, the release, the speculative mode."""
+    """An AttentionConfig's validated, canonical form: a `Launch` (what the engine replays)
+    plus what the guard reads besides: the KV dtype as one value, the release, speculation."""
 
     kv_dtype: KvDtype
     speculative: bool
@@ -304,6 +303,7 @@ def _assemble(
         capability=capability,
         features=features,
         cuda_version=cuda_version,
+        image_cuda=release.image_cuda.version,
         model_architecture=config.model_architecture,
         kv_heads=config.kv_heads,
         device=config.device,

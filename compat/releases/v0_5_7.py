@@ -39,6 +39,7 @@ from compat.releases.families import (
     QWEN3_NEXT,
     dsa,
 )
+from compat.releases.image import MOVES
 from compat.releases.shared import (
     BLACKWELL,
     COMPAT,
@@ -188,6 +189,7 @@ RULES = ReleaseRules(
         ("model-feature-refused", "triton"): "Triton refuses encoder-decoder models",
     },
     decode_dp_needs_round_robin=True,
+    image_cuda=MOVES["0.5.7"],
     evidence={
         "defaults": code("0.5.7", COMPAT),
         "fa3-architectures": code("0.5.7", "is_fa3_default_architecture",

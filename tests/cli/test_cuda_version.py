@@ -1,17 +1,26 @@
-"""The CUDA version is an input (`--cuda-version`): a start-up check that reads it says what
-was assumed when the launch does not give it, and a given one decides."""
+"""The CUDA version is an input (`--cuda-version`): unset, it is the CUDA of the release's
+official image; a start-up check that reads it says what was assumed, and a given one
+decides."""
 
 from __future__ import annotations
 
+import msgspec
 import pytest
 from refusals import cli
 
-from compat.engine.launch import ASSUMED_CUDA
+from compat.engine.startup.replay import replay
+from compat.engine.startup.sub_backends import SubBackendRefused
+from compat.engine.sub_backends import SubRefusal
+from compat.guard.startup_words import said
+from compat.inputs.config import AttentionConfig
+from compat.inputs.validation import parse
+from compat.releases import RELEASES
 
 # SGLang issue 35080's grid: a hybrid GDN model on B300 with FlashInfer's linear-attention
 # kernels; 0.5.18 refuses FlashInfer's GDN prefill on SM100+ below CUDA 13.
+RELEASE = "0.5.18"
 LAUNCH = (
-    "--sglang-version", "0.5.18", "--gpu", "B300",
+    "--sglang-version", RELEASE, "--gpu", "B300",
     "--model-architecture", "Qwen3_5MoeForConditionalGeneration",
 )  # fmt: skip
 COMMAND = (
@@ -19,24 +28,58 @@ COMMAND = (
     "--attention-backend", "triton", "--linear-attn-backend", "flashinfer",
     "--mamba-ssm-dtype", "bfloat16",
 )  # fmt: skip
+PREFILL_RULE = "[startup-linear-prefill-flashinfer]"
 
 
-def test_an_unknown_cuda_is_the_assumed_one_and_the_answer_says_so(
+def test_an_unknown_cuda_is_the_release_images_and_decides_as_it_would(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
+    image = RELEASES[RELEASE].image_cuda.version
     code, out, _ = cli(["check", *LAUNCH, *COMMAND], capsys)
-    assert code == 1
-    assumed = ".".join(map(str, ASSUMED_CUDA))
-    assert "[startup-linear-prefill-flashinfer]" in out
-    assert f"CUDA not given: taken as {assumed} (--cuda-version)" in out
+    assert code == (1 if image < (13, 0) else 0), out
+    assert (PREFILL_RULE in out) is (image < (13, 0))
 
 
-@pytest.mark.parametrize(("cuda", "code"), [("13.0", 0), ("13", 0), ("12.8", 1)])
+def _refusal(image_cuda: tuple[int, int], cuda: tuple[int, int] | None) -> SubBackendRefused:
+    config = AttentionConfig(
+        sglang_version=RELEASE, platform="cuda", attention_arch="mha",
+        compute_capability=(10, 3), cuda_version=cuda,
+        model_architecture="Qwen3_5MoeForConditionalGeneration",
+        attention_backend="triton", linear_attn_backend="flashinfer",
+        mamba_ssm_dtype="bfloat16",
+    )  # fmt: skip
+    # The release with another image: what a release whose image is CUDA 12 replays.
+    launch = msgspec.structs.replace(parse(config), image_cuda=image_cuda)
+    refused = [
+        event
+        for event in replay(launch, RELEASES[RELEASE]).events
+        if isinstance(event, SubBackendRefused)
+        and event.check is SubRefusal.LINEAR_PREFILL_FLASHINFER
+    ]
+    assert len(refused) == 1, refused
+    return refused[0]
+
+
+def test_the_assumed_cuda_is_the_images_and_the_finding_says_which() -> None:
+    event = _refusal((12, 8), None)
+    assert event.cuda_assumed == (12, 8)
+    assert "CUDA not given: taken as 12.8, the CUDA of this release's official image " in said(
+        event
+    )
+
+
+def test_a_given_cuda_is_not_said_to_be_assumed() -> None:
+    event = _refusal((13, 0), (12, 9))
+    assert event.cuda_assumed is None
+    assert "CUDA not given" not in said(event)
+
+
+@pytest.mark.parametrize(("cuda", "code"), [("13.0", 0), ("13", 0), ("12.9", 1), ("12.8", 1)])
 def test_a_given_cuda_decides(capsys: pytest.CaptureFixture[str], cuda: str, code: int) -> None:
     got, out, _ = cli(["check", *LAUNCH, "--cuda-version", cuda, *COMMAND], capsys)
     assert got == code, out
     assert "CUDA not given" not in out
-    assert ("[startup-linear-prefill-flashinfer]" in out) is (code == 1)
+    assert (PREFILL_RULE in out) is (code == 1)
 
 
 @pytest.mark.parametrize("bad", ["thirteen", "13.0.1", "0.9", "-1", ""])

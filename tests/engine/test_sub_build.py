@@ -240,9 +240,13 @@ def test_the_linear_attention_checks_refuse_on_blackwell_only() -> None:
     # Inherited from --linear-attn-backend, FlashKDA's decode falls back to triton.
     assert kda not in _startup("0.5.23", linear_attn_backend="flashkda", **h200)
     cuda13 = f"startup-{SubRefusal.LINEAR_PREFILL_FLASHINFER.value}"
-    assert cuda13 in _startup("0.5.23", linear_attn_prefill_backend="flashinfer", **b200)
+    older = {**b200, "cuda_version": (12, 9)}
+    assert cuda13 in _startup("0.5.23", linear_attn_prefill_backend="flashinfer", **older)
     newer = {**b200, "cuda_version": (13, 0)}
     assert cuda13 not in _startup("0.5.23", linear_attn_prefill_backend="flashinfer", **newer)
+    # Not given, the CUDA is the official image's: 0.5.23's is 13.0.
+    assert RELEASES["0.5.23"].image_cuda.version >= (13, 0)
+    assert cuda13 not in _startup("0.5.23", linear_attn_prefill_backend="flashinfer", **b200)
 
 
 def test_the_dsa_checks_read_the_machine_and_the_kv_cache() -> None:

@@ -33,7 +33,7 @@ from compat.vocab.terms import Severity
 FLOORS = {
     Outcome.REFUSED: 1,
     Outcome.FAILED_AFTER_LOAD: 4,
-    Outcome.RAN: 24,
+    Outcome.RAN: 25,
 }
 
 

@@ -6,6 +6,7 @@ from conformance.build import BUILD_PROFILES, BuildCase
 
 from compat.engine.launch import Launch
 from compat.engine.sub_backends import NO_SUB_BACKENDS
+from compat.releases.image import CUDA_12_IMAGE
 from compat.vocab.hardware import ComputeCapability
 from compat.vocab.terms import Arch, ModelFeature, Platform, SpeculativeAttentionMode
 
@@ -24,6 +25,9 @@ def launch_of(gpu: str, case: BuildCase) -> Launch:
         platform=platform,
         capability=capability,
         cuda_version=profile.cuda_version_tuple,
+        # Every CUDA profile gives torch's CUDA, and no other platform reads it: the
+        # image's never decides here.
+        image_cuda=CUDA_12_IMAGE.version,
         backend=case.backend,
         prefill=None,
         decode=None,

@@ -119,7 +119,8 @@ def _zoo_configs() -> Path:
 def zoo_config(row: dict[str, Any]) -> Any:
     """The AttentionConfig of one zoo row, read as `compat check` reads a launch: the
     command after `--`, the model's config.json (`--model-config`) and the machine
-    (`--gpu`, or `--platform cpu` for the AMX CPU)."""
+    (`--gpu`, or `--platform cpu` for the AMX CPU, and `--cuda-version`: the CUDA the
+    harness's torch reports, not the release's image's)."""
     from compat.inputs.assemble import LaunchRequest, assemble
 
     profile = GPU_PROFILES[row["gpu"]]
@@ -128,6 +129,7 @@ def zoo_config(row: dict[str, Any]) -> Any:
         model_config=str(_zoo_configs() / row["model"]),
         gpu=None if profile.platform == "cpu" else row["gpu"],
         platform="cpu" if profile.platform == "cpu" else None,
+        cuda_version=profile.cuda_version,
         detect=False,
         sglang_version=row.get("version", VERSION),
     )

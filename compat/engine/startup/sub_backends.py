@@ -10,7 +10,7 @@ They run after the KV dtype is resolved: the DSA checks read it.
 from __future__ import annotations
 
 from compat.engine.events import StartupEvent
-from compat.engine.launch import ASSUMED_CUDA, Launch
+from compat.engine.launch import Launch
 from compat.engine.rules import ReleaseRules
 from compat.engine.startup.state import ServerArgsFields, StartupLog
 from compat.engine.sub_backends import SubRefusal
@@ -38,8 +38,8 @@ class SubBackendRefused(StartupEvent, frozen=True, kw_only=True):
     where: str
     function: str
     kv_dtype: str
-    cuda_assumed: bool = False
-    """The check read the CUDA version, which the launch did not give (`ASSUMED_CUDA`)."""
+    cuda_assumed: tuple[int, int] | None = None
+    """The CUDA the check read when the launch did not give one: the release's image's."""
 
 
 def handle_sub_backends(
@@ -63,8 +63,9 @@ def handle_sub_backends(
                 where=at.where,
                 function=at.function,
                 kv_dtype=f.kv_dtype,
-                cuda_assumed=at.check is SubRefusal.LINEAR_PREFILL_FLASHINFER
-                and launch.cuda_version is None,
+                cuda_assumed=launch.image_cuda
+                if at.check is SubRefusal.LINEAR_PREFILL_FLASHINFER and launch.cuda_version is None
+                else None,
             )
         )
 
@@ -91,7 +92,7 @@ def refuses(check: SubRefusal, launch: Launch, kv_dtype: str) -> bool:
         # config only later.
         return launch.mamba_ssm_dtype != "bfloat16"
     # `int(torch.version.cuda.split(".")[0]) < 13`.
-    return (launch.cuda_version or ASSUMED_CUDA)[0] < 13
+    return launch.cuda[0] < 13
 
 
 def _dsa_refuses(refusal: SubRefusal, launch: Launch, kv_dtype: str) -> bool:

@@ -293,6 +293,11 @@ def format_report(
     if report.suggestions:
         lines += format_suggestions(report.suggestions, launch, release)
     lines += _provenance(context, verbose)
+    if report.assumed_cuda is not None:  # where the machine's CUDA came from, with the model's
+        lines.append(
+            f"CUDA not given: taken as {report.assumed_cuda}, the CUDA of SGLang "
+            f"{report.sglang_version}'s official image (--cuda-version)"
+        )
     lines += [f"note: {note}" for note in context.get("launch_notes", ())]
     if context.get("not_sglang_launch"):
         lines.append(f"note: {NOT_SGLANG}")

@@ -251,6 +251,16 @@ class Report:
         image ships them."""
         return assumed_unset(self.config.environment, self.sglang_version, self.resolved.platform)
 
+    @property
+    def assumed_cuda(self) -> str | None:
+        """The CUDA of torch's build the answer took on a CUDA machine when the launch gave
+        none (`--cuda-version`) and none was detected: the release's official image's."""
+        if self.config.cuda_version is not None or self.resolved.platform is not Platform.CUDA:
+            return None
+        from compat.releases import release_rules  # only the CLI and --json ask
+
+        return release_rules(self.sglang_version).image_cuda.label
+
     @cached_property
     def suggestions(self) -> tuple[Suggestion, ...]:
         """Computed on first access, so the guard's hot path pays nothing for them."""
@@ -265,6 +275,7 @@ class Report:
             "refused_at_startup": self.refused_at_startup,
             "resolved": self.resolved.to_dict(),
             "environment": {"set": self.environment, "assumed_unset": list(self.assumed_unset)},
+            "assumed_cuda": self.assumed_cuda,
             "errors": [f.to_dict() for f in self.errors],
             "warnings": [f.to_dict() for f in self.warnings],
             "infos": [f.to_dict() for f in self.infos],

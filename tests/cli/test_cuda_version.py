@@ -4,6 +4,8 @@ decides."""
 
 from __future__ import annotations
 
+import json
+
 import msgspec
 import pytest
 from refusals import cli
@@ -14,7 +16,7 @@ from compat.engine.sub_backends import SubRefusal
 from compat.guard.startup_words import said
 from compat.inputs.config import AttentionConfig
 from compat.inputs.validation import parse
-from compat.releases import RELEASES
+from compat.releases import RELEASE_NAMES, RELEASES
 
 # SGLang issue 35080's grid: a hybrid GDN model on B300 with FlashInfer's linear-attention
 # kernels; 0.5.18 refuses FlashInfer's GDN prefill on SM100+ below CUDA 13.
@@ -38,6 +40,32 @@ def test_an_unknown_cuda_is_the_release_images_and_decides_as_it_would(
     code, out, _ = cli(["check", *LAUNCH, *COMMAND], capsys)
     assert code == (1 if image < (13, 0) else 0), out
     assert (PREFILL_RULE in out) is (image < (13, 0))
+
+
+@pytest.mark.parametrize("release", [RELEASE_NAMES[0], RELEASE_NAMES[-1]])
+def test_the_answer_says_which_cuda_it_took(
+    capsys: pytest.CaptureFixture[str], release: str
+) -> None:
+    image = RELEASES[release].image_cuda.label
+    launch = ["check", "--sglang-version", release, "--gpu", "H100", "--attention-arch", "mha"]
+    code, out, _ = cli(launch, capsys)
+    assert code == 0, out
+    assert (
+        f"CUDA not given: taken as {image}, the CUDA of SGLang {release}'s official image "
+        "(--cuda-version)" in out
+    )
+    code, out, _ = cli([*launch, "--json"], capsys)
+    assert json.loads(out)["assumed_cuda"] == image
+    code, out, _ = cli([*launch, "--cuda-version", "12.8", "--json"], capsys)
+    assert json.loads(out)["assumed_cuda"] is None
+    code, out, _ = cli([*launch, "--cuda-version", "12.8"], capsys)
+    assert "CUDA not given" not in out
+
+
+def test_no_cuda_is_assumed_off_cuda(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = cli(["check", "--gpu", "MI300X", "--attention-arch", "mha"], capsys)
+    assert code == 0, out
+    assert "CUDA not given" not in out
 
 
 def _refusal(image_cuda: tuple[int, int], cuda: tuple[int, int] | None) -> SubBackendRefused:

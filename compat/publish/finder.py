@@ -215,10 +215,8 @@ def stream_rows(
 
 def _piece_rows(piece: tuple[str, int, int]) -> list[Row]:
     """`release_rows` of one piece, looked up when called (a test may stand in for it).
-
-    A worker does nothing but compute rows, whose records hold no reference cycles
-    (`compat.guard.collector`): its cyclic collector stays off for good, rather than paused
-    per piece, since each resume collected every object the piece had made."""
+    A worker only computes rows, whose records hold no cycles (`compat.guard.collector`):
+    its collector stays off, not paused per piece (each resume collected the piece's all)."""
     gc.disable()
     return release_rows(*piece)
 

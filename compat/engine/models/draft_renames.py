@@ -9,6 +9,8 @@ target's (GLM-4.7-Flash's MTP draft runs as MHA up to 0.5.12).
 
 from __future__ import annotations
 
+from functools import cache
+
 import msgspec
 
 MODEL_CONFIG_FILE = "sglang/srt/configs/model_config.py"
@@ -32,3 +34,16 @@ class DraftRename(msgspec.Struct, frozen=True, array_like=True):
     without_mla_fields: str
     """The same for a checkpoint without them (an MHA model's fields)."""
     without_mla_fields_line: int | None
+
+
+def draft_rename(release: str, architecture: str) -> DraftRename | None:
+    """The rename `release` applies to a draft built from a checkpoint of `architecture`;
+    None where it renames none (or the release is not modelled)."""
+    return _renames().get(release, {}).get(architecture)
+
+
+@cache
+def _renames() -> dict[str, dict[str, DraftRename]]:
+    from compat.engine.models.draft_rename_data import DRAFT_RENAMES
+
+    return {release: {row.target: row for row in rows} for release, rows in DRAFT_RENAMES.items()}

@@ -187,15 +187,23 @@ def add_draft_model(
     the draft's backends for it. A config named but unreadable is invalid input, as the
     model's is; a draft with no config to read is taken to be of the target's architecture,
     and the report says so. `--draft-attention-arch` wins over any config. A draft of the
-    target's own checkpoint (no draft path, or the target's) is `add_renamed_draft`'s."""
+    target's own checkpoint (a launch command with no draft path, or the target's) that
+    SGLang renames is `add_renamed_draft`'s."""
     from compat.inputs.config_file import ModelConfigError
     from compat.inputs.hf_cache import locate_model_config
     from compat.inputs.model_config import load_model_facts
     from compat.inputs.zoo import UnknownModelError, known_model, known_model_facts
 
-    own = draft_path is None or draft_path == model_path
-    if request.draft_model_config is None and own:
-        add_renamed_draft(request, models, fields, context)
+    # Only a launch command says the draft has no path of its own (`enforce()` hands over
+    # flags, without the paths).
+    own = bool(request.command) and draft_path in (None, model_path)
+    if (
+        request.draft_model_config is None
+        and own
+        and add_renamed_draft(request, models, fields, context)
+    ):
+        return
+    if request.draft_model_config is None and draft_path is None:
         return
     given = request.draft_model_config is not None
     named = "--draft-model-config" if given else "--speculative-draft-model-path"
@@ -246,30 +254,30 @@ def add_renamed_draft(
     models: ModelKnowledge | None,
     fields: dict[str, Any],
     context: dict[str, Any],
-) -> None:
+) -> bool:
     """A draft built from the target's own checkpoint (MTP / NEXTN; an EAGLE draft whose
     path is the target's): SGLang's draft `ModelConfig` (`is_draft_model=True`) renames the
     architecture (`_config_draft_model`) and decides MLA or MHA by the new name, so the draft
     may not run as its target does (GLM-4.7-Flash's up to 0.5.12). The release's own
     `ModelConfig` says which (`compat.engine.models.draft_rename_data`, run over a checkpoint
     with MLA's fields, as one SGLang runs as MLA carries them, and over one without).
-    `--draft-attention-arch` wins; a rename SGLang's draft build raises on, or no rename,
-    leaves the draft the target's."""
+    `--draft-attention-arch` wins. False where the release renames nothing it says the
+    attention of (no rename, or one whose draft SGLang's `ModelConfig` raises on)."""
     from compat.engine.build import DRAFT_ALGORITHMS
     from compat.engine.models.draft_renames import MODEL_CONFIG_FILE, RENAME_FUNCTION, draft_rename
 
     target, arch = fields.get("model_architecture"), fields.get("attention_arch")
     algorithm = fields.get("speculative_algorithm")
     if models is None or not isinstance(target, str) or algorithm not in DRAFT_ALGORITHMS:
-        return
+        return False
     row = draft_rename(models.release, target)
     if row is None:
-        return
+        return False
     mla = arch == "mla"
     built = row.with_mla_fields if mla else row.without_mla_fields
     set_at = row.with_mla_fields_line if mla else row.without_mla_fields_line
     if set_at is None:  # SGLang's draft build raises: nothing to say of its attention
-        return
+        return False
     value = built.lower()
     file = MODEL_CONFIG_FILE.removeprefix("sglang/srt/")
     context["draft_model_config"] = {
@@ -290,3 +298,4 @@ def add_renamed_draft(
             f"--draft-attention-arch {stated} is used, though SGLang {models.release} runs "
             f"the draft of {target} ({row.draft}) as {built}"
         )
+    return True

@@ -325,3 +325,19 @@ def test_no_speculation_or_another_draft_path_is_not_renamed(tmp_path: Path) -> 
     other = ("--speculative-algorithm", "EAGLE3", "--speculative-draft-model-path", str(tmp_path))
     _, context = _assemble(*other, gpu="B200", sglang_version="0.5.10", model=model)
     assert context["draft_model_config"]["architecture"] == "LlamaForCausalLMEagle3"
+
+
+def test_flags_without_a_command_say_nothing_of_the_draft_path() -> None:
+    # `enforce()` hands over flags, not the launch's paths: the draft may be a checkpoint of
+    # its own, so the rename is not assumed.
+    request = LaunchRequest(
+        flags={"speculative_algorithm": "NEXTN"},
+        model={"model_architecture": _GLM_FLASH},
+        gpu="B200",
+        sglang_version="0.5.10",
+        detect=False,
+    )
+    assembled = assemble(request)
+    assert assembled.config.speculative_algorithm == "NEXTN"
+    assert assembled.config.draft_attention_arch is None
+    assert "draft_model_config" not in assembled.context

@@ -156,7 +156,9 @@ def assemble(request: LaunchRequest) -> Assembled:
         _implied_arch(fields, models, context, problems)
     if not problems:
         add_implied_model_type(fields, models, context)
-    add_draft_model(request, launch.draft_model_path, models, fields, context, problems)
+    add_draft_model(
+        request, launch.draft_model_path, launch.model_path, models, fields, context, problems
+    )
     detected = _add_machine(request, fields, context, problems)
     if problems:
         raise _input_error(problems, fields)

@@ -175,6 +175,7 @@ DRAFT_INPUTS = (
 def add_draft_model(
     request: LaunchRequest,
     draft_path: str | None,
+    model_path: str | None,
     models: ModelKnowledge | None,
     fields: dict[str, Any],
     context: dict[str, Any],
@@ -185,12 +186,23 @@ def add_draft_model(
     cache, or a checkpoint of the zoo). SGLang reads the draft's own `ModelConfig` and builds
     the draft's backends for it. A config named but unreadable is invalid input, as the
     model's is; a draft with no config to read is taken to be of the target's architecture,
-    and the report says so. `--draft-attention-arch` wins over any config."""
+    and the report says so. `--draft-attention-arch` wins over any config. A draft of the
+    target's own checkpoint (a launch command with no draft path, or the target's) that
+    SGLang renames is `add_renamed_draft`'s."""
     from compat.inputs.config_file import ModelConfigError
     from compat.inputs.hf_cache import locate_model_config
     from compat.inputs.model_config import load_model_facts
     from compat.inputs.zoo import UnknownModelError, known_model, known_model_facts
 
+    # Only a launch command says the draft has no path of its own (`enforce()` hands over
+    # flags, without the paths).
+    own = bool(request.command) and draft_path in (None, model_path)
+    if (
+        request.draft_model_config is None
+        and own
+        and add_renamed_draft(request, models, fields, context)
+    ):
+        return
     if request.draft_model_config is None and draft_path is None:
         return
     given = request.draft_model_config is not None
@@ -235,3 +247,55 @@ def add_draft_model(
             f"--draft-attention-arch {stated} is used, though the draft model's config says "
             f"{arch.label} ({source})"
         )
+
+
+def add_renamed_draft(
+    request: LaunchRequest,
+    models: ModelKnowledge | None,
+    fields: dict[str, Any],
+    context: dict[str, Any],
+) -> bool:
+    """A draft built from the target's own checkpoint (MTP / NEXTN; an EAGLE draft whose
+    path is the target's): SGLang's draft `ModelConfig` (`is_draft_model=True`) renames the
+    architecture (`_config_draft_model`) and decides MLA or MHA by the new name, so the draft
+    may not run as its target does (GLM-4.7-Flash's up to 0.5.12). The release's own
+    `ModelConfig` says which (`compat.engine.models.draft_rename_data`, run over a checkpoint
+    with MLA's fields, as one SGLang runs as MLA carries them, and over one without).
+    `--draft-attention-arch` wins. False where the release renames nothing it says the
+    attention of (no rename, or one whose draft SGLang's `ModelConfig` raises on)."""
+    from compat.engine.build import DRAFT_ALGORITHMS
+    from compat.engine.models.draft_renames import MODEL_CONFIG_FILE, RENAME_FUNCTION, draft_rename
+
+    target, arch = fields.get("model_architecture"), fields.get("attention_arch")
+    algorithm = fields.get("speculative_algorithm")
+    if models is None or not isinstance(target, str) or algorithm not in DRAFT_ALGORITHMS:
+        return False
+    row = draft_rename(models.release, target)
+    if row is None:
+        return False
+    mla = arch == "mla"
+    built = row.with_mla_fields if mla else row.without_mla_fields
+    set_at = row.with_mla_fields_line if mla else row.without_mla_fields_line
+    if set_at is None:  # SGLang's draft build raises: nothing to say of its attention
+        return False
+    value = built.lower()
+    file = MODEL_CONFIG_FILE.removeprefix("sglang/srt/")
+    context["draft_model_config"] = {
+        "flag": "--speculative-algorithm",
+        "source": f"the target's own checkpoint, renamed by SGLang {models.release} "
+        f"({file}:{row.line}, {RENAME_FUNCTION})",
+        "architecture": row.draft,
+        "draft_attention_arch": value,
+        "why": f"{file}:{set_at} sets attention_arch for {row.draft}, "
+        f"{'with' if mla else 'without'} kv_lora_rank in the config",
+    }
+    stated = request.model.get("draft_attention_arch")
+    if stated is None:
+        fields["draft_attention_arch"] = value
+    elif stated != value:  # the stated one wins, as the target's flags do
+        context["draft_model_config"]["overridden"] = f"--draft-attention-arch {stated}"
+        context.setdefault("launch_notes", []).append(
+            f"--draft-attention-arch {stated} is used, though SGLang {models.release} runs "
+            f"the draft of {target} ({row.draft}) as {built}"
+        )
+    return True

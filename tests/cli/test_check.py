@@ -351,3 +351,28 @@ def test_a_draft_model_config_that_cannot_be_read_is_exit_2(tmp_path: Path, kind
     result = compat("check", "--draft-model-config", str(given), *_KIMI_EAGLE3)
     assert result.returncode == 2, result.stdout
     assert f"--draft-model-config: {given}" in result.stderr
+
+
+def _glm_flash_mtp(release: str, *extra: str) -> subprocess.CompletedProcess[str]:
+    return compat(
+        *("check", "--sglang-version", release, "--gpu", "B200", *extra),
+        *("--model-architecture", "Glm4MoeLiteForCausalLM"),
+        *("--", "python3", "-m", "sglang.launch_server", "--speculative-algorithm", "NEXTN"),
+        *("--attention-backend", "trtllm_mla"),
+    )
+
+
+def test_the_renamed_draft_of_the_target_checkpoint_decides_the_draft_build() -> None:
+    # GLM-4.7-Flash's MTP draft: 0.5.10 renames it to Glm4MoeForCausalLMNextN, which it runs
+    # as MHA, so the inherited trtllm_mla refuses it; 0.5.13 runs its renamed draft as MLA.
+    before = _glm_flash_mtp("0.5.10")
+    assert before.returncode == 1, before.stdout
+    assert "[build-needs-mla]" in before.stdout and "for the draft model" in before.stdout
+    assert "renamed by SGLang 0.5.10 (configs/model_config.py:305, " in before.stdout
+    assert "Glm4MoeForCausalLMNextN, draft_attention_arch=mha" in before.stdout
+    after = _glm_flash_mtp("0.5.13")
+    assert after.returncode == 0, after.stdout
+    assert "Glm4MoeLiteForCausalLMNextN, draft_attention_arch=mla" in after.stdout
+    stated = _glm_flash_mtp("0.5.10", "--draft-attention-arch", "mla")
+    assert stated.returncode == 0, stated.stdout
+    assert "--draft-attention-arch mla is used" in stated.stdout

@@ -249,3 +249,95 @@ def test_a_launch_without_a_draft_model_reads_none(tmp_path: Path) -> None:
     assert "draft_model_config" not in context and "launch_notes" not in context
     with pytest.raises(InputError, match="--draft-model-config: an empty path"):
         _assemble(gpu="B200", model={"attention_arch": "mla"}, draft_model_config="")
+
+
+# GLM-4.7-Flash: MLA by name; its MTP draft is the target's own checkpoint, renamed.
+_GLM_FLASH = "Glm4MoeLiteForCausalLM"
+
+
+@pytest.mark.parametrize("release", ["0.5.10", "0.5.13"])
+@pytest.mark.parametrize("draft_path", [None, "org/model"])
+def test_a_draft_of_the_target_checkpoint_runs_as_its_renamed_architecture(
+    release: str, draft_path: str | None
+) -> None:
+    # No draft path, or the target's own: SGLang's draft ModelConfig renames the
+    # architecture and decides MLA or MHA by the new name, as the release's data says.
+    from compat.engine.models.draft_renames import draft_rename
+
+    row = draft_rename(release, _GLM_FLASH)
+    assert row is not None
+    path = () if draft_path is None else ("--speculative-draft-model-path", draft_path)
+    config, context = _assemble(
+        *("--speculative-algorithm", "NEXTN", *path),
+        gpu="B200",
+        sglang_version=release,
+        model={"model_architecture": _GLM_FLASH},
+    )
+    assert config["attention_arch"] == "mla"
+    assert config["draft_attention_arch"] == row.with_mla_fields.lower()
+    draft = context["draft_model_config"]
+    assert draft["architecture"] == row.draft
+    assert f"configs/model_config.py:{row.line}" in draft["source"]
+    assert f"configs/model_config.py:{row.with_mla_fields_line} " in draft["why"]
+
+
+def test_the_renamed_draft_differs_from_its_target_where_the_release_says() -> None:
+    # 0.5.10 renames GLM-4.7-Flash's draft to Glm4MoeForCausalLMNextN, an MHA name; 0.5.13
+    # to a name of its own, which it runs as MLA.
+    found = {}
+    for release in ("0.5.10", "0.5.13"):
+        config, _ = _assemble(
+            "--speculative-algorithm",
+            "NEXTN",
+            gpu="B200",
+            sglang_version=release,
+            model={"model_architecture": _GLM_FLASH},
+        )
+        found[release] = config["draft_attention_arch"]
+    assert found == {"0.5.10": "mha", "0.5.13": "mla"}
+
+
+def test_a_stated_or_read_draft_architecture_wins_over_the_rename(tmp_path: Path) -> None:
+    flags = ("--speculative-algorithm", "NEXTN")
+    stated = {"model_architecture": _GLM_FLASH, "draft_attention_arch": "mla"}
+    config, context = _assemble(*flags, gpu="B200", sglang_version="0.5.10", model=stated)
+    assert config["draft_attention_arch"] == "mla"
+    assert context["draft_model_config"]["overridden"] == "--draft-attention-arch mla"
+    assert any("runs the draft of Glm4MoeLiteForCausalLM" in n for n in context["launch_notes"])
+    # A draft config of its own is read, not renamed here.
+    (tmp_path / "config.json").write_text(json.dumps(EAGLE3_DRAFT), encoding="utf-8")
+    config, context = _assemble(
+        *flags,
+        gpu="B200",
+        sglang_version="0.5.13",
+        model={"model_architecture": _GLM_FLASH},
+        draft_model_config=str(tmp_path),
+    )
+    assert config["draft_attention_arch"] == "mha"
+    assert context["draft_model_config"]["flag"] == "--draft-model-config"
+
+
+def test_no_speculation_or_another_draft_path_is_not_renamed(tmp_path: Path) -> None:
+    model = {"model_architecture": _GLM_FLASH}
+    config, context = _assemble(gpu="B200", sglang_version="0.5.10", model=model)
+    assert config["draft_attention_arch"] is None and "draft_model_config" not in context
+    (tmp_path / "config.json").write_text(json.dumps(EAGLE3_DRAFT), encoding="utf-8")
+    other = ("--speculative-algorithm", "EAGLE3", "--speculative-draft-model-path", str(tmp_path))
+    _, context = _assemble(*other, gpu="B200", sglang_version="0.5.10", model=model)
+    assert context["draft_model_config"]["architecture"] == "LlamaForCausalLMEagle3"
+
+
+def test_flags_without_a_command_say_nothing_of_the_draft_path() -> None:
+    # `enforce()` hands over flags, not the launch's paths: the draft may be a checkpoint of
+    # its own, so the rename is not assumed.
+    request = LaunchRequest(
+        flags={"speculative_algorithm": "NEXTN"},
+        model={"model_architecture": _GLM_FLASH},
+        gpu="B200",
+        sglang_version="0.5.10",
+        detect=False,
+    )
+    assembled = assemble(request)
+    assert assembled.config.speculative_algorithm == "NEXTN"
+    assert assembled.config.draft_attention_arch is None
+    assert "draft_model_config" not in assembled.context

@@ -236,3 +236,12 @@ class TopkOneOnly(StartupEvent, frozen=True, kw_only=True):
 
 class NgramOffCuda(StartupEvent, frozen=True, kw_only=True):
     rule: str = "ngram-cuda"
+
+
+class SpecNotModelled(StartupEvent, frozen=True, kw_only=True):
+    """An algorithm the release accepts whose own start-up handler the replay does not run
+    (DFLASH, FROZEN_KV_MTP, DSPARK, UNO): what it sets or refuses is not predicted."""
+
+    rule: str = "spec-not-modelled"
+    severity: Severity = NOTE  # SGLang itself says nothing: the words say it is the guard's gap
+    algorithm: str

@@ -195,6 +195,15 @@ def _(event: e.NgramOffCuda) -> str:
     return "NGRAM speculative decoding runs only on CUDA"
 
 
+@said.register
+def _(event: e.SpecNotModelled) -> str:
+    return (
+        f"--speculative-algorithm {event.algorithm} is accepted; its own start-up handler "
+        "(draft parameters, draft model and draft backend checks) is not modelled here, so "
+        "nothing it sets or refuses is predicted"
+    )
+
+
 # -- the model -------------------------------------------------------------------------------
 
 

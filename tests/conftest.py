@@ -13,6 +13,7 @@ SLOW_MODULES = frozenset(
         # SGLang's own start-up code on the conformance grid, and the harness that runs it.
         "engine/test_conformance.py",
         "engine/test_conformance_releases.py",
+        "engine/test_conformance_spec_algorithms.py",
         "engine/test_conformance_zoo.py",
         "engine/test_model_data.py",
         "guard/test_conformance_enforce.py",

@@ -92,6 +92,22 @@ class Nvfp4DraftBackend(StartupEvent, frozen=True, kw_only=True):
     required: str
 
 
+class Nvfp4SpecAlgorithm(StartupEvent, frozen=True, kw_only=True):
+    """SM100's native NVFP4 cache on trtllm_mha, with an algorithm it does not run."""
+
+    rule: str = "nvfp4-spec-algorithm"
+    algorithm: str
+
+
+class Nvfp4NgramBreadth(StartupEvent, frozen=True, kw_only=True):
+    """SM100's native NVFP4 cache on trtllm_mha verifies a linear chain only: NGRAM's BFS
+    breadth must be 1, and SGLang's default is wider."""
+
+    rule: str = "nvfp4-spec-algorithm"
+    breadth: int
+    required: int
+
+
 class Nvfp4Backends(StartupEvent, frozen=True, kw_only=True):
     """NVFP4 chose its prefill and decode backends."""
 

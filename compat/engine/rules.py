@@ -149,6 +149,11 @@ class Kv4Rules(msgspec.Struct, frozen=True):
     native_draft_backend: str | None = None
     """SM100's native NVFP4 on trtllm_mha runs a draft model on this backend only: it sets an
     unset `--speculative-draft-attention-backend` and refuses another (0.5.21+)."""
+    native_spec_algorithms: frozenset[str] | None = None
+    """SM100's native NVFP4 on trtllm_mha runs only these `--speculative-algorithm` values,
+    as given (None: every one; 0.5.21+)."""
+    native_ngram_breadth: int | None = None
+    """...and NGRAM only with this BFS breadth (None: any; 0.5.21+)."""
 
     @property
     def single_rule(self) -> str:

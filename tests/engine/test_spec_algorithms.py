@@ -1,6 +1,6 @@
 """`--speculative-algorithm`: each release's `algorithm_choices` are what its own code accepts.
 
-The values are read by running the wheel (`conformance.algorithms`): its argparse choices
+The values are read by running the wheel (`tools/spec_algorithms.py`): its argparse choices
 up to 0.5.11, then what start-up's alias resolution and `SpeculativeAlgorithm.from_string`
 take. Typed by hand, the release data once missed DSPARK and the guard refused a launch
 SGLang 0.5.16 ran.
@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 from conformance import releases as conformance_releases
-from conformance.algorithms import accepted_in_subprocess
+from spec_algorithms import accepted_in_subprocess
 
 from compat import AttentionConfig, Severity, check
 from compat.engine.startup.spec import modelled_algorithms

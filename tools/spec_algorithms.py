@@ -9,7 +9,10 @@ resolver compares; each is kept if the resolver and `from_string` accept it. `NO
 enum's "no speculation" member, not an algorithm: left out. Plugin-registered names are
 not the release's own: left out too.
 
-    python -m conformance.algorithms WHEEL   # prints {"case_sensitive": ..., "accepted": [...]}
+    python tools/spec_algorithms.py WHEEL   # prints {"case_sensitive": ..., "accepted": [...]}
+
+It lives beside the harness, not in it: start-up never runs it, so it does not key the
+harness's cached outcomes.
 """
 
 from __future__ import annotations
@@ -81,11 +84,11 @@ def accepted(wheel: Path) -> dict[str, Any]:
 def accepted_in_subprocess(release: str) -> dict[str, Any]:
     """`accepted` of `release`'s wheel, computed in a fresh interpreter."""
     result = subprocess.run(
-        [sys.executable, "-m", "conformance.algorithms", str(wheel_path(release))],
+        [sys.executable, "-m", "spec_algorithms", str(wheel_path(release))],
         capture_output=True,
         text=True,
         check=False,
-        cwd=Path(__file__).resolve().parent.parent,
+        cwd=Path(__file__).resolve().parent,
     )
     if result.returncode != 0:
         raise RuntimeError(f"sglang {release}: {result.stderr.strip()[-2000:]}")

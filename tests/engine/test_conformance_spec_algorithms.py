@@ -40,9 +40,9 @@ NOT_MODELLED = "startup-spec-not-modelled"
 
 UNRUN = (("DFLASH", "get_dflash_layer_types"), ("DSPARK", "dspark_config"))
 """The launches the harness cannot run, by the helper they need from the release beyond
-its stand-ins: from 0.5.20 DFLASH reads its draft's layer types (`dflash_utils`, over
-torch.nn) when the draft backend would be trtllm_mha, and DSPARK reads its draft
-checkpoint's config (`dspark_config`) whatever the flags say."""
+its stand-ins: from 0.5.17 DFLASH reads its draft's layer types (`dflash_utils`, over
+torch.nn) when the draft backend would be trtllm_mha, and from 0.5.19 DSPARK reads its
+draft checkpoint's config (`dspark_config`) whatever the flags say."""
 
 
 def _draft_flags(algorithm: str, argv: tuple[str, ...], draft_path: str) -> tuple[str, ...]:

@@ -180,6 +180,9 @@ class ReleaseRules(msgspec.Struct, frozen=True, dict=True):
     """What `--attention-backend` and the phase flags accept (argparse choices)."""
     kv_choices: tuple[str, ...]
     algorithm_choices: tuple[str, ...]
+    algorithm_any_case: bool
+    """Whether `--speculative-algorithm` takes its values in any case: from 0.5.12 start-up
+    upper-cases the free-text flag; up to 0.5.11 argparse takes the choices as spelled."""
     backend_aliases: Mapping[str, str]
     """Deprecated names that start-up rewrites to their successor."""
     defaults: tuple[DefaultBranch, ...]

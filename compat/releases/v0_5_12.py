@@ -90,6 +90,11 @@ RELEASE = Release(
                      "FROZEN_KV_MTP is a member; add_cli_args (server_args.py line 5786) "
                      "declares the flag without choices"),
                {"algorithm_choices": plus("FROZEN_KV_MTP")}),
+        Change("`--speculative-algorithm` takes its values in any case",
+               wheel("0.5.12", "sglang/srt/server_args.py",
+                     "ServerArgs._handle_speculative_decoding", 3562,
+                     "the free-text value is upper-cased before it is resolved"),
+               {"algorithm_any_case": True}),
     ),
     doc_changes=(
         DocChange("new backends dsv4 (MHA; `compressed` another name for it) and tokenspeed_mla "

@@ -43,6 +43,8 @@ def test_the_algorithm_choices_are_what_the_wheel_accepts(
     )
     # The reading found the algorithms every release has, aliases included.
     assert {"EAGLE", "NEXTN", "NGRAM"} <= wheel
+    any_case = not from_wheels[release]["case_sensitive"]
+    assert RELEASES[release].algorithm_any_case is any_case, f"SGLang {release}"
 
 
 @pytest.mark.parametrize("release", RELEASES)

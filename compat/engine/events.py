@@ -256,7 +256,9 @@ class NgramOffCuda(StartupEvent, frozen=True, kw_only=True):
 
 class SpecNotModelled(StartupEvent, frozen=True, kw_only=True):
     """An algorithm the release accepts whose own start-up handler the replay does not run
-    (DFLASH, FROZEN_KV_MTP, DSPARK, UNO): what it sets or refuses is not predicted."""
+    (DFLASH, FROZEN_KV_MTP, DSPARK, UNO): what it, or its draft worker when the backends are
+    built (FROZEN_KV_MTP above topk 1 builds its draft on triton only), sets or refuses is
+    not predicted."""
 
     rule: str = "spec-not-modelled"
     severity: Severity = NOTE  # SGLang itself says nothing: the words say it is the guard's gap

@@ -214,9 +214,9 @@ def _(event: e.NgramOffCuda) -> str:
 @said.register
 def _(event: e.SpecNotModelled) -> str:
     return (
-        f"--speculative-algorithm {event.algorithm} is accepted; its own start-up handler "
-        "(draft parameters, draft model and draft backend checks) is not modelled here, so "
-        "nothing it sets or refuses is predicted"
+        f"--speculative-algorithm {event.algorithm} is accepted; its own start-up handler and "
+        "draft worker (draft parameters, draft model and draft backend checks) are not "
+        "modelled here, so nothing they set or refuse is predicted"
     )
 
 

@@ -43,12 +43,8 @@ def handle_speculative_decoding(
         paged = rules.topk_paged_ngram
     else:
         log.add(
-            SpecNotModelled(
-                flags=_FLAGS[:1],
-                value=algorithm,
-                allowed=modelled_algorithms(rules),
-                algorithm=algorithm,
-            )
+            # No `allowed`: the algorithm is SGLang's to take; only the replay lacks it.
+            SpecNotModelled(flags=_FLAGS[:1], value=algorithm, algorithm=algorithm)
         )
         return
     assert f.page_size is not None
@@ -118,7 +114,8 @@ def _ngram(parsed: Launch, rules: ReleaseRules, f: ServerArgsFields, log: Startu
 
 
 def modelled_algorithms(rules: ReleaseRules) -> tuple[str, ...]:
-    """The algorithms whose start-up handler the replay runs (aliases included)."""
+    """The algorithms whose start-up handler the replay runs (aliases included): those of
+    the two branches of `handle_speculative_decoding`; any other is not modelled."""
     handled = rules.eagle_family | {rules.ngram}
     aliases = (alias for alias, target in rules.algorithm_aliases.items() if target in handled)
     return (*sorted(handled), *sorted(aliases))

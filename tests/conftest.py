@@ -13,6 +13,7 @@ SLOW_MODULES = frozenset(
         # SGLang's own start-up code on the conformance grid, and the harness that runs it.
         "engine/test_conformance.py",
         "engine/test_conformance_releases.py",
+        "engine/test_conformance_spec_algorithms.py",
         "engine/test_conformance_zoo.py",
         "engine/test_model_data.py",
         "guard/test_conformance_enforce.py",
@@ -46,6 +47,7 @@ SLOW_TESTS = frozenset(
         "cli/test_launch.py::test_the_deepseek_command_gets_multi_flag_fixes_that_pass",
         "engine/test_parser.py::test_committed_flags_equal_the_releases_parser",
         "engine/test_parser.py::test_a_pasted_command_is_read_with_the_predicted_release",
+        "engine/test_spec_algorithms.py::test_the_algorithm_choices_are_what_the_wheel_accepts",
         # The intake against SGLang's outcomes on a whole release's grid and zoo (cached).
         "tools/test_intake.py::test_a_modelled_release_against_its_own_rules_has_nothing_to_do",
         "tools/test_intake.py::test_when_the_previous_rules_hold_it_records_the_release",

@@ -92,6 +92,22 @@ class Nvfp4DraftBackend(StartupEvent, frozen=True, kw_only=True):
     required: str
 
 
+class Nvfp4SpecAlgorithm(StartupEvent, frozen=True, kw_only=True):
+    """SM100's native NVFP4 cache on trtllm_mha, with an algorithm it does not run."""
+
+    rule: str = "nvfp4-spec-algorithm"
+    algorithm: str
+
+
+class Nvfp4NgramBreadth(StartupEvent, frozen=True, kw_only=True):
+    """SM100's native NVFP4 cache on trtllm_mha verifies a linear chain only: NGRAM's BFS
+    breadth must be 1, and SGLang's default is wider."""
+
+    rule: str = "nvfp4-spec-algorithm"
+    breadth: int
+    required: int
+
+
 class Nvfp4Backends(StartupEvent, frozen=True, kw_only=True):
     """NVFP4 chose its prefill and decode backends."""
 
@@ -236,3 +252,14 @@ class TopkOneOnly(StartupEvent, frozen=True, kw_only=True):
 
 class NgramOffCuda(StartupEvent, frozen=True, kw_only=True):
     rule: str = "ngram-cuda"
+
+
+class SpecNotModelled(StartupEvent, frozen=True, kw_only=True):
+    """An algorithm the release accepts whose own start-up handler the replay does not run
+    (DFLASH, FROZEN_KV_MTP, DSPARK, UNO): what it, or its draft worker when the backends are
+    built (FROZEN_KV_MTP above topk 1 builds its draft on triton only), sets or refuses is
+    not predicted."""
+
+    rule: str = "spec-not-modelled"
+    severity: Severity = NOTE  # SGLang itself says nothing: the words say it is the guard's gap
+    algorithm: str

@@ -150,6 +150,11 @@ class Kv4Rules(msgspec.Struct, frozen=True):
     native_draft_backend: str | None = None
     """SM100's native NVFP4 on trtllm_mha runs a draft model on this backend only: it sets an
     unset `--speculative-draft-attention-backend` and refuses another (0.5.21+)."""
+    native_spec_algorithms: frozenset[str] | None = None
+    """SM100's native NVFP4 on trtllm_mha runs only these `--speculative-algorithm` values,
+    as given (None: every one; 0.5.21+)."""
+    native_ngram_breadth: int | None = None
+    """...and NGRAM only with this BFS breadth (None: any; 0.5.21+)."""
 
     @property
     def single_rule(self) -> str:
@@ -176,6 +181,9 @@ class ReleaseRules(msgspec.Struct, frozen=True, dict=True):
     """What `--attention-backend` and the phase flags accept (argparse choices)."""
     kv_choices: tuple[str, ...]
     algorithm_choices: tuple[str, ...]
+    algorithm_any_case: bool
+    """Whether `--speculative-algorithm` takes its values in any case: from 0.5.12 start-up
+    upper-cases the free-text flag; up to 0.5.11 argparse takes the choices as spelled."""
     backend_aliases: Mapping[str, str]
     """Deprecated names that start-up rewrites to their successor."""
     defaults: tuple[DefaultBranch, ...]

@@ -62,6 +62,22 @@ def _(event: e.Nvfp4Disaggregation) -> str:
 
 
 @said.register
+def _(event: e.Nvfp4SpecAlgorithm) -> str:
+    return (
+        f"SM100's native NVFP4 cache on trtllm_mha runs speculative decoding with "
+        f"{' or '.join(map(str, event.allowed))} only, not {event.algorithm}"
+    )
+
+
+@said.register
+def _(event: e.Nvfp4NgramBreadth) -> str:
+    return (
+        f"SM100's native NVFP4 cache on trtllm_mha verifies a linear chain only: NGRAM needs "
+        f"--speculative-ngram-max-bfs-breadth {event.required} (its default is {event.breadth})"
+    )
+
+
+@said.register
 def _(event: e.Nvfp4DraftBackend) -> str:
     if event.value is None:
         return (
@@ -192,6 +208,15 @@ def _(event: e.TopkOneOnly) -> str:
 @said.register
 def _(event: e.NgramOffCuda) -> str:
     return "NGRAM speculative decoding runs only on CUDA"
+
+
+@said.register
+def _(event: e.SpecNotModelled) -> str:
+    return (
+        f"--speculative-algorithm {event.algorithm} is accepted; its own start-up handler and "
+        "draft worker (draft parameters, draft model and draft backend checks) are not "
+        "modelled here, so nothing they set or refuse is predicted"
+    )
 
 
 # -- the model -------------------------------------------------------------------------------

@@ -218,7 +218,9 @@ def _check_algorithm(
 ) -> None:
     algorithm = config.speculative_algorithm
     if algorithm is not None:
-        upper = algorithm.upper() if isinstance(algorithm, str) else algorithm
+        # Up to 0.5.11 argparse compares the value as spelled; later start-up upper-cases it.
+        any_case = isinstance(algorithm, str) and rules.algorithm_any_case
+        upper = algorithm.upper() if any_case else algorithm
         option = SPECULATIVE_ALGORITHM.option
         release_choice(problems, option, upper, rules, "algorithm_choices", rules.algorithm_set)
 

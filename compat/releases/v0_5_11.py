@@ -8,7 +8,7 @@ from compat.claim.baseline import YES
 from compat.claim.columns import ColumnId
 from compat.engine.model_rules import SpecWithRadix
 from compat.engine.rules import RUNS_DECODE
-from compat.releases.doc import commit, tagged_page
+from compat.releases.doc import commit, tagged_page, wheel
 from compat.releases.entry import CellChange, Change, DocChange, Release, plus
 from compat.releases.families import (
     ON_ROCM,
@@ -55,7 +55,8 @@ RELEASE = Release(
                code("0.5.11", "ServerArgs.__post_init__"),
                {"hybrid_cache": lambda before: replace(before, decode_radix_off_first=True)}),
         Change("`--speculative-algorithm DFLASH` is accepted",
-               code("0.5.11", "ServerArgs.add_cli_args"),
+               wheel("0.5.11", "sglang/srt/server_args.py", "ServerArgs.add_cli_args", 5367,
+                     "the flag's argparse choices add DFLASH"),
                {"algorithm_choices": plus("DFLASH")}),
     ),
     doc_changes=(

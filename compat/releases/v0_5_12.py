@@ -84,6 +84,17 @@ RELEASE = Release(
                "backend when `--attention-backend` is unset",
                code("0.5.12", "ServerArgs.__post_init__"),
                {"deterministic": lambda before: replace(before, picks_default=True)}),
+        Change("`--speculative-algorithm FROZEN_KV_MTP` is accepted: the flag is free text, "
+               "checked by `SpeculativeAlgorithm.from_string`, whose enum adds FROZEN_KV_MTP",
+               wheel("0.5.12", "sglang/srt/speculative/spec_info.py", "SpeculativeAlgorithm", 35,
+                     "FROZEN_KV_MTP is a member; add_cli_args (server_args.py line 5786) "
+                     "declares the flag without choices"),
+               {"algorithm_choices": plus("FROZEN_KV_MTP")}),
+        Change("`--speculative-algorithm` takes its values in any case",
+               wheel("0.5.12", "sglang/srt/server_args.py",
+                     "ServerArgs._handle_speculative_decoding", 3562,
+                     "the free-text value is upper-cased before it is resolved"),
+               {"algorithm_any_case": True}),
     ),
     doc_changes=(
         DocChange("new backends dsv4 (MHA; `compressed` another name for it) and tokenspeed_mla "

@@ -38,6 +38,10 @@ RELEASE = Release(
                    before, extra_buffer_machines=(ON_CUDA, ON_NPU, ON_ROCM))}),
         Change("fp4_e2m1 is deprecated: start-up lets it through, the KV pool refuses it",
                code("0.5.16", "kv_cache_dtype", "sglang/srt/mem_cache/kv_cache_dtype.py"), {}),
+        Change("`--speculative-algorithm DSPARK` is accepted",
+               wheel("0.5.16", "sglang/srt/speculative/spec_info.py", "SpeculativeAlgorithm", 38,
+                     "DSPARK is a member, so `from_string` takes it"),
+               {"algorithm_choices": plus("DSPARK")}),
     ),
     doc_changes=(
         DocChange("the FP4 KV cache is spelled `nvfp4` or `fp4_mx_block16` (`fp4_e2m1` is "

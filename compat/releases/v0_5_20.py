@@ -79,6 +79,10 @@ RELEASE = Release(
                {"deterministic": lambda before: replace(
                    before, deepseek_architectures=before.deepseek_architectures
                    | {"Glm5NextForConditionalGeneration"})}),
+        Change("`--speculative-algorithm UNO` is accepted",
+               wheel("0.5.20", "sglang/srt/speculative/spec_info.py", "SpeculativeAlgorithm", 41,
+                     "UNO is a member, so `from_string` takes it"),
+               {"algorithm_choices": plus("UNO")}),
     ),
     doc_changes=(
         DocChange("no change of the page's tables is known (its tag could not be read)", PAGE,

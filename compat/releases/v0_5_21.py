@@ -30,6 +30,14 @@ RELEASE = Release(
         Change("SM100's native NVFP4 cache on trtllm_mha runs the draft model on trtllm_mha",
                code("0.5.21", "handle_kv4_compatibility", KV_HOOK),
                {"kv4": lambda before: replace(before, native_draft_backend="trtllm_mha")}),
+        Change("SM100's native NVFP4 cache on trtllm_mha runs EAGLE, EAGLE3, NEXTN and NGRAM "
+               "only, NGRAM with a BFS breadth of 1",
+               wheel("0.5.21", KV_HOOK, "handle_kv4_compatibility", 159,
+                     "supported_native_spec_algorithms; DFLASH and DSPARK, then any other "
+                     "algorithm, then NGRAM above breadth 1 raise ValueError"),
+               {"kv4": lambda before: replace(
+                   before, native_spec_algorithms=frozenset({"EAGLE", "EAGLE3", "NEXTN", "NGRAM"}),
+                   native_ngram_breadth=1)}),
         Change("nvfp4 picks its prefill and decode backends (trtllm_mha on SM100)",
                code("0.5.21", "handle_nvfp4_prefill_kv_dequant_dtype", KV_HOOK),
                {"nvfp4_prefill_backends": {"fp8_e4m3": "flashinfer", "nvfp4": "trtllm_mha"}}),

@@ -103,6 +103,7 @@ RULES = ReleaseRules(
     backend_choices=_BACKENDS,
     kv_choices=("auto", "fp8_e5m2", "fp8_e4m3", "bf16", "bfloat16", "fp4_e2m1"),
     algorithm_choices=("EAGLE", "EAGLE3", "NEXTN", "STANDALONE", "NGRAM"),
+    algorithm_any_case=False,  # argparse choices, compared as spelled
     backend_aliases={},
     defaults=defaults(FA3_DEFAULT_ARCHITECTURES),
     model_rules=(dsa("nsa"), DEEPSEEK, GPT_OSS, LLAMA4_RULE, OLMO2, KIMI_LINEAR, NEMOTRON_H,

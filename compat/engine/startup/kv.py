@@ -16,6 +16,8 @@ from compat.engine.events import (
     KvDtypeGpu,
     Nvfp4Disaggregation,
     Nvfp4DraftBackend,
+    Nvfp4NgramBreadth,
+    Nvfp4SpecAlgorithm,
 )
 from compat.engine.launch import Launch
 from compat.engine.rules import Kv4Rules, ReleaseRules
@@ -69,6 +71,7 @@ def handle_kv4_compatibility(
         and "trtllm_mha" in (prefill, decode)
     )
     if native:
+        _native_algorithm(rules, kv4, f, log)
         _native_draft_backend(kv4, f, log)
     if kv4.native_refuses_disaggregation and native and parsed.disaggregation != "null":
         log.add(
@@ -106,6 +109,35 @@ def handle_kv4_compatibility(
             )
     else:
         _kv4_single_backend(parsed, kv4, f, log)
+
+
+def _native_algorithm(
+    rules: ReleaseRules, kv4: Kv4Rules, f: ServerArgsFields, log: StartupLog
+) -> None:
+    """Only some algorithms run on the native layout, NGRAM only as a linear chain."""
+    allowed = kv4.native_spec_algorithms
+    if allowed is None or f.algorithm is None:
+        return
+    flags = ("--kv-cache-dtype", "--speculative-algorithm")
+    if f.algorithm not in allowed:
+        log.add(
+            Nvfp4SpecAlgorithm(
+                flags=flags, value=f.algorithm, allowed=tuple(sorted(allowed)),
+                backend="trtllm_mha", algorithm=f.algorithm,
+            )
+        )  # fmt: skip
+    elif f.algorithm == rules.ngram and kv4.native_ngram_breadth not in (
+        None,
+        rules.ngram_bfs_breadth,
+    ):
+        # The guard reads no --speculative-ngram-max-bfs-breadth: SGLang's default stands.
+        log.add(
+            Nvfp4NgramBreadth(
+                flags=flags, value=rules.ngram_bfs_breadth,
+                allowed=(kv4.native_ngram_breadth,), backend="trtllm_mha",
+                breadth=rules.ngram_bfs_breadth, required=kv4.native_ngram_breadth,
+            )
+        )  # fmt: skip
 
 
 def _native_draft_backend(kv4: Kv4Rules, f: ServerArgsFields, log: StartupLog) -> None:

@@ -2,13 +2,18 @@
 
 It runs last, after the page size is settled: it fills the EAGLE parameters (or checks
 them), fixes NGRAM's breadth, and refuses a topk above 1 on a paged backend that cannot
-run it.
+run it. The other algorithms a release accepts (DFLASH from 0.5.11, FROZEN_KV_MTP from
+0.5.12, DSPARK from 0.5.16, UNO from 0.5.20) have handlers of their own that the replay
+does not run: their draft parameters, draft-model checks and DFLASH's draft backend
+fallback. They skip the EAGLE path's checks, as in SGLang, and the launch is told its
+algorithm's start-up is not modelled rather than given a prediction for it.
 """
 
 from __future__ import annotations
 
 from compat.engine.events import (
     NgramOffCuda,
+    SpecNotModelled,
     SpecParamsChosen,
     SpecParamsPartial,
     TopkOneOnly,
@@ -37,6 +42,10 @@ def handle_speculative_decoding(
         _ngram(parsed, rules, f, log)
         paged = rules.topk_paged_ngram
     else:
+        log.add(
+            # No `allowed`: the algorithm is SGLang's to take; only the replay lacks it.
+            SpecNotModelled(flags=_FLAGS[:1], value=algorithm, algorithm=algorithm)
+        )
         return
     assert f.page_size is not None
     if f.topk is not None and f.topk > 1 and f.page_size > 1 and f.attention not in paged:
@@ -102,6 +111,14 @@ def _ngram(parsed: Launch, rules: ReleaseRules, f: ServerArgsFields, log: Startu
             )
         )
     f.topk = rules.ngram_bfs_breadth
+
+
+def modelled_algorithms(rules: ReleaseRules) -> tuple[str, ...]:
+    """The algorithms whose start-up handler the replay runs (aliases included): those of
+    the two branches of `handle_speculative_decoding`; any other is not modelled."""
+    handled = rules.eagle_family | {rules.ngram}
+    aliases = (alias for alias, target in rules.algorithm_aliases.items() if target in handled)
+    return (*sorted(handled), *sorted(aliases))
 
 
 def auto_spec_params(rules: ReleaseRules, algorithm: str, model: str) -> SpecParams:

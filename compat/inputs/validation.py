@@ -106,11 +106,9 @@ _PLAIN_TYPES = frozenset({str, int, bool, tuple, type(None), ComputeCapability})
 
 
 def parse(config: AttentionConfig) -> Parsed:
-    """The canonical form of a valid config; every problem at once for an invalid one.
-
-    The problems come in a fixed order, which the error messages show: the release, the
-    names, the integers, the model's class, the machine, the model's switches.
-    """
+    """The canonical form of a valid config; every problem at once for an invalid one, in
+    a fixed order: the release, the names, the integers, the model's class, the machine,
+    the model's switches."""
     _plain_values(config)
     problems: list[InputProblem] = []
     release = _checked_release(problems, config.sglang_version)

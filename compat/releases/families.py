@@ -187,3 +187,24 @@ def with_family(*names: str) -> Callable[[Rules], Rules]:
 OVERRIDES_FILE = "arg_groups/overrides.py"
 MODEL_HOOK = "arg_groups/model_hook.py, handle_model_specific_adjustments"
 WHISPER = frozenset({"WhisperForConditionalGeneration"})
+
+
+# Gemma 4 (0.5.11+): its own default backend, from 0.5.13 a list of the backends it runs.
+GEMMA4 = frozenset(
+    {"Gemma4ForConditionalGeneration", "Gemma4ForCausalLM", "Gemma4UnifiedForConditionalGeneration"}
+)
+GEMMA4_RULE = ModelRule(
+    "gemma4-backend", "Gemma4", frozenset({"Gemma4ForConditionalGeneration"}), IN_SERVER_ARGS,
+    defaults=choices(("triton", None)),
+)  # fmt: skip
+GEMMA4_LISTED = changed(
+    "gemma4-backend", architectures=GEMMA4,
+    defaults=choices(("trtllm_mha", ON_SM100), ("triton", None)),
+    # Unset flags, or only a phase flag: `--attention-backend` takes the default.
+    default_unless=frozenset({AB}), allowed=("trtllm_mha", "triton", "intel_xpu"),
+)  # fmt: skip
+DIFFUSION_GEMMA = ModelRule(
+    "diffusion-gemma-backend", "DiffusionGemmaForBlockDiffusion",
+    frozenset({"DiffusionGemmaForBlockDiffusion"}), MODEL_HOOK,
+    defaults=choices(("triton", None)), default_unless=frozenset({AB}),
+)  # fmt: skip

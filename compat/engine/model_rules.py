@@ -92,6 +92,8 @@ class ModelRule(msgspec.Struct, frozen=True):
     gpu_runtime: bool = False
     """The branch calls `torch.cuda`: on a machine without a GPU, start-up fails."""
     defaults: tuple[MachineChoice, ...] = ()
+    default_field: BackendField = BackendField.ATTENTION
+    """The flag its default writes (Moss-VL's writes `--prefill-attention-backend`)."""
     default_unless: frozenset[BackendField] = ANY_FLAG
     """The default is written only while every one of these fields is unset."""
     default_without_speculation: bool = False
@@ -99,7 +101,8 @@ class ModelRule(msgspec.Struct, frozen=True):
     allowed: tuple[str, ...] = ()
     """The backends it accepts (empty: no list)."""
     checks: frozenset[BackendField] = EITHER_PHASE
-    """Where its list looks: the resolved phases, or the `--attention-backend` field."""
+    """Where its list looks: the resolved phases (both, or one), or the
+    `--attention-backend` field."""
     check_before_default: bool = False
     refused: tuple[str, ...] = ()
     """Backends it refuses in `--attention-backend`."""

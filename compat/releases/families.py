@@ -13,7 +13,7 @@ from typing import Any
 from msgspec.structs import replace
 
 from compat.engine.model_rules import MachineChoice, MachinePage, MambaCache, ModelRule
-from compat.engine.rules import AB, Machine
+from compat.engine.rules import AB, PB, RUNS_PREFILL, Machine
 from compat.releases.shared import BLACKWELL, HOPPER, SM100, dsa_auto_kv
 from compat.vocab.terms import Platform
 
@@ -207,4 +207,10 @@ DIFFUSION_GEMMA = ModelRule(
     "diffusion-gemma-backend", "DiffusionGemmaForBlockDiffusion",
     frozenset({"DiffusionGemmaForBlockDiffusion"}), MODEL_HOOK,
     defaults=choices(("triton", None)), default_unless=frozenset({AB}),
+)  # fmt: skip
+MOSS_VL = ModelRule(
+    "moss-vl-prefill", "MossVLForConditionalGeneration",
+    frozenset({"MossVLForConditionalGeneration"}), IN_SERVER_ARGS,
+    defaults=choices(("flashinfer", None)), default_field=PB, allowed=("flashinfer",),
+    checks=frozenset({RUNS_PREFILL}),
 )  # fmt: skip

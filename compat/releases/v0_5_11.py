@@ -12,6 +12,7 @@ from compat.releases.doc import commit, tagged_page
 from compat.releases.entry import CellChange, Change, DocChange, Release, plus
 from compat.releases.families import (
     GEMMA4_RULE,
+    MOSS_VL,
     ON_ROCM,
     ON_SM90,
     ON_SM100,
@@ -59,6 +60,9 @@ RELEASE = Release(
         Change("Gemma 4 (Gemma4ForConditionalGeneration) with no backend flag runs triton",
                code("0.5.11", f"{MODEL_ADJUSTMENTS} (line 2087)"),
                {"model_rules": added(GEMMA4_RULE)}),
+        Change("Moss-VL with no backend flag prefills on flashinfer, and refuses any other "
+               "prefill backend", code("0.5.11", f"{MODEL_ADJUSTMENTS} (line 2091)"),
+               {"model_rules": added(MOSS_VL)}),
         Change("`--speculative-algorithm DFLASH` is accepted",
                code("0.5.11", "ServerArgs.add_cli_args"),
                {"algorithm_choices": plus("DFLASH")}),

@@ -23,6 +23,10 @@ PAGE = tagged_page("0.5.15", "docs_new/docs/advanced_features/attention_backend.
 RELEASE = Release(
     "0.5.15",
     changes=(
+        Change("Nemotron-H's branch also takes NemotronHPuzzleForCausalLM",
+               code("0.5.15", "_nemotron_h_overrides (line 727)", OVERRIDES),
+               {"model_rules": extended("nemotron-h-backend",
+                                        architectures=("NemotronHPuzzleForCausalLM",))}),
         Change("Gemma 4's default moves to the override registry (its list stays in the "
                "model branch, line 4135, and also runs ascend)",
                code("0.5.15", "_gemma4_overrides (line 609)", OVERRIDES),

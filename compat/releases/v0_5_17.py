@@ -9,12 +9,16 @@ from compat.claim.baseline import BOTH, CUDA_ONLY, MHA_ONLY, NO, YES, native, ro
 from compat.engine.rules import ANY_FLAG, PageSnap
 from compat.releases.doc import commit, tagged_page, wheel
 from compat.releases.entry import Change, DocChange, NewRow, Release, plus
+from compat.releases.families import extended
 from compat.releases.shared import COMPAT, OVERRIDES, TRTLLM_MHA_SNAP, code, snap
 from compat.vocab.terms import Arch, ModelFeature
 
 RELEASE = Release(
     "0.5.17",
     changes=(
+        Change("LFM2's branch also takes Lfm2MoeForCausalLM",
+               code("0.5.17", "_lfm2_overrides (line 1074)", OVERRIDES),
+               {"model_rules": extended("lfm2-backend", architectures=("Lfm2MoeForCausalLM",))}),
         Change("new backend hpc_ops (page size 64)", code("0.5.17", COMPAT, OVERRIDES),
                {"backend_choices": plus("hpc_ops"),
                 "page_snaps": snap("hpc_ops", PageSnap("hpc_ops", ANY_FLAG, frozenset({64})))}),

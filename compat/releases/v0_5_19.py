@@ -19,6 +19,7 @@ from compat.releases.families import (
     ON_XPU,
     changed,
     moved,
+    with_family,
 )
 from compat.releases.shared import ATTENTION_HOOK, TRTLLM_MHA_DECODE_GPUS, code
 from compat.vocab.terms import Arch
@@ -57,6 +58,10 @@ MINICPM_FLASHINFER_ROW = _minicpm_row("minicpm_flashinfer", "MiniCPM sparse (Fla
 RELEASE = Release(
     "0.5.19",
     changes=(
+        Change("the DeepSeek family's branch also takes Dots3NoteForCausalLM",
+               code("0.5.19", "_DEEPSEEK_FAMILY_ARCHS (line 29)",
+                    "sglang/srt/arg_groups/model_overrides/deepseek_v2.py"),
+               {"model_rules": with_family("Dots3NoteForCausalLM")}),
         Change("trtllm_mha's prefill phase also runs on SM90 and SM120",
                code("0.5.19", "handle_attention_backend_compatibility", ATTENTION_HOOK),
                {"gpu_gates": lambda before: (

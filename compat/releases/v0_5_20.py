@@ -19,6 +19,7 @@ from compat.releases.families import (
     ON_XPU,
     changed,
     extended,
+    with_family,
 )
 from compat.releases.shared import (
     ATTENTION_HOOK,
@@ -54,6 +55,11 @@ QSA_ROW = NewRow(Arch.MHA, row("qsa", "QSA (Qwen sparse attention)",
 RELEASE = Release(
     "0.5.20",
     changes=(
+        Change("the DeepSeek family's branch also takes GLM-5-Next and HY-V4 (and its NextN draft)",
+               code("0.5.20", "_DEEPSEEK_FAMILY_ARCHS (lines 27-29)",
+                    "sglang/srt/arg_groups/model_overrides/deepseek_v2.py"),
+               {"model_rules": with_family("Glm5NextForConditionalGeneration", "HYV4ForCausalLM",
+                                           "HYV4ForCausalLMNextN")}),
         Change("Gemma 4 also runs aiter",
                code("0.5.20", "handle_model_specific_adjustments (line 546)",
                     "sglang/srt/arg_groups/model_hook.py"),

@@ -31,7 +31,7 @@ from compat.vocab.terms import Severity
 
 # The undisputed reports of each class the guard matches today: the floor may only rise.
 FLOORS = {
-    Outcome.REFUSED: 0,
+    Outcome.REFUSED: 1,
     Outcome.FAILED_AFTER_LOAD: 4,
     Outcome.RAN: 21,
 }

@@ -214,3 +214,31 @@ MOSS_VL = ModelRule(
     defaults=choices(("flashinfer", None)), default_field=PB, allowed=("flashinfer",),
     checks=frozenset({RUNS_PREFILL}),
 )  # fmt: skip
+MINICPM_V4_6 = ModelRule(
+    "minicpm-v4-6-backend", "MiniCPMV4_6ForConditionalGeneration",
+    frozenset({"MiniCPMV4_6ForConditionalGeneration"}), IN_SERVER_ARGS,
+    defaults=choices(("triton", ON_SM100)), default_unless=frozenset({AB}),
+    mamba=MambaCache.EXTRA_BUFFER,
+)  # fmt: skip
+BAILING_V2_5 = ModelRule(
+    "bailing-v2-5-cache", "BailingMoeV2_5ForCausalLM", frozenset({"BailingMoeV2_5ForCausalLM"}),
+    IN_SERVER_ARGS, mamba=MambaCache.EXTRA_BUFFER,
+)  # fmt: skip
+
+
+def split(rule_id: str, new_id: str, names: frozenset[str], **fields: Any) -> Callable[[Rules], Rules]:
+    """Some architectures of a rule now their own branch: a copy of it (with `fields`
+    replaced) for `names`, placed after it, and the rule without them."""
+
+    def change(before: Rules) -> Rules:
+        out: list[ModelRule] = []
+        for rule in before:
+            if rule.rule == rule_id:
+                out.append(replace(rule, architectures=rule.architectures - names))
+                out.append(replace(rule, rule=new_id, model=min(names), architectures=names,
+                                   **fields))  # fmt: skip
+            else:
+                out.append(rule)
+        return tuple(out)
+
+    return change

@@ -70,11 +70,10 @@ RELEASE = Release(
         Change("new backends minicpm_flashattn and minicpm_flashinfer",
                code("0.5.19", "ATTENTION_BACKEND_CHOICES"),
                {"backend_choices": plus("minicpm_flashattn", "minicpm_flashinfer")}),
-        Change("deterministic inference also runs intel_xpu, and counts GLM-4-MoE-Lite as a "
-               "DeepSeek-type model", code("0.5.19", "handle_deterministic_inference", ATTENTION_HOOK),
+        Change("deterministic inference also runs intel_xpu",
+               code("0.5.19", "handle_deterministic_inference", ATTENTION_HOOK),
                {"deterministic": lambda before: replace(
                    before, backends=(*before.backends, "intel_xpu"),
-                   deepseek_architectures=before.deepseek_architectures | {"Glm4MoeLiteForCausalLM"},
                    source="arg_groups/attention_hook.py, handle_deterministic_inference")}),
         Change("Nemotron-H on Blackwell with no backend flag: trtllm_mha on SM100 (with "
                "speculative decoding only at topk 1, else triton); it no longer refuses triton",

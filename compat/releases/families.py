@@ -242,3 +242,13 @@ def split(rule_id: str, new_id: str, names: frozenset[str], **fields: Any) -> Ca
         return tuple(out)
 
     return change
+MINIMAX_M3 = ModelRule(
+    "minimax-m3-backend", "MiniMaxM3Sparse",
+    frozenset({"MiniMaxM3SparseForCausalLM", "MiniMaxM3SparseForConditionalGeneration"}),
+    f"{OVERRIDES_FILE}, _minimax_m3_overrides",
+    defaults=choices(("triton", ON_ROCM), ("fa4", ON_SM100), ("fa3", ON_SM90)),
+    # The sparse block attention's page: 128 while unset, for the backends that run it.
+    pages=(MachinePage(None, ON_ROCM),
+           MachinePage(128, ON_SM100, backends=frozenset({"fa4"}), unset_only=True),
+           MachinePage(128, ON_SM90, backends=frozenset({"fa3"}), unset_only=True)),
+)  # fmt: skip

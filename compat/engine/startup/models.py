@@ -168,7 +168,7 @@ def _apply(
         f.dp_attention = True
     for page in rule.pages:
         if page.on is None or page.on.holds(launch):
-            if page.size is not None:
+            if page.size is not None and page.sets(f.attention, f.page_size):
                 if f.page_size != page.size:
                     log.add(
                         ModelPage(
@@ -240,8 +240,10 @@ def _check_list(rule: ModelRule, f: ServerArgsFields, log: StartupLog) -> None:
     if not rule.allowed:
         return
     on_field = rule.checks == frozenset({AB})
-    seen = (f.attention,) if on_field else tuple(
-        f.phases[index] for index, field in enumerate(_PHASES) if field in rule.checks
+    seen = (
+        (f.attention,)
+        if on_field
+        else tuple(f.phases[index] for index, field in enumerate(_PHASES) if field in rule.checks)
     )
     outside = [name for name in seen if name not in rule.allowed]
     if not outside:
@@ -262,8 +264,9 @@ def _check_list(rule: ModelRule, f: ServerArgsFields, log: StartupLog) -> None:
             backend=outside[0],
             model=rule.model,
             backends=rule.allowed,
-            where="--attention-backend" if on_field else f"the {' and '.join(phases)} "
-            + ("phases" if len(phases) > 1 else "phase"),
+            where="--attention-backend"
+            if on_field
+            else f"the {' and '.join(phases)} " + ("phases" if len(phases) > 1 else "phase"),
             source=rule.source,
         )
     )

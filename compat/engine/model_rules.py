@@ -117,8 +117,8 @@ class ModelRule(msgspec.Struct, frozen=True):
     allowed: tuple[str, ...] = ()
     """The backends it accepts (empty: no list)."""
     checks: frozenset[BackendField] = EITHER_PHASE
-    """Where its list looks: the resolved phases (both, or one), or the
-    `--attention-backend` field."""
+    """Where its list looks: the resolved phases (both, or one), the `--attention-backend`
+    field, or (`ANY_FLAG`) each of the three flags that is set."""
     check_before_default: bool = False
     refused: tuple[str, ...] = ()
     """Backends it refuses in `--attention-backend`."""

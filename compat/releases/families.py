@@ -13,7 +13,7 @@ from typing import Any
 from msgspec.structs import replace
 
 from compat.engine.model_rules import MachineChoice, MachinePage, MambaCache, ModelRule
-from compat.engine.rules import AB, PB, RUNS_PREFILL, Machine
+from compat.engine.rules import AB, ANY_FLAG, PB, RUNS_PREFILL, Machine
 from compat.releases.shared import BLACKWELL, HOPPER, SM100, dsa_auto_kv
 from compat.vocab.terms import Platform
 
@@ -251,4 +251,11 @@ MINIMAX_M3 = ModelRule(
     pages=(MachinePage(None, ON_ROCM),
            MachinePage(128, ON_SM100, backends=frozenset({"fa4"}), unset_only=True),
            MachinePage(128, ON_SM90, backends=frozenset({"fa3"}), unset_only=True)),
+)  # fmt: skip
+IQUEST_Q1 = ModelRule(
+    "iquest-q1-backend", "IQuestQ1", frozenset({"IQuestQ1ForCausalLM", "IQuestQ1MTP"}),
+    "arg_groups/model_overrides/iquest_q1.py, _iquest_q1_overrides",
+    # Every flag set must be fa3; the unset ones (all, or the phases) become fa3.
+    defaults=choices(("fa3", None)), default_unless=frozenset({AB}), allowed=("fa3",),
+    checks=ANY_FLAG, check_before_default=True,
 )  # fmt: skip

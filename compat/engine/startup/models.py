@@ -24,7 +24,7 @@ from compat.engine.model_events import (
     RemoteCodeUntrusted,
 )
 from compat.engine.model_rules import EXTRA_BUFFER_STRATEGIES, ModelRule
-from compat.engine.predicates import AB, RUNS_DECODE, RUNS_PREFILL
+from compat.engine.predicates import AB, ANY_FLAG, RUNS_DECODE, RUNS_PREFILL
 from compat.engine.rules import ReleaseRules
 from compat.engine.startup.backend import default_backend
 from compat.engine.startup.hybrid import handle_mamba_cache
@@ -240,16 +240,19 @@ def _check_list(rule: ModelRule, f: ServerArgsFields, log: StartupLog) -> None:
     if not rule.allowed:
         return
     on_field = rule.checks == frozenset({AB})
-    seen = (
-        (f.attention,)
-        if on_field
-        else tuple(f.phases[index] for index, field in enumerate(_PHASES) if field in rule.checks)
-    )
+    if rule.checks == ANY_FLAG:  # each flag that is set
+        seen: tuple[str | None, ...] = tuple(
+            name for name in (f.attention, f.prefill, f.decode) if name is not None
+        )
+    elif on_field:
+        seen = (f.attention,)
+    else:
+        seen = tuple(f.phases[i] for i, field in enumerate(_PHASES) if field in rule.checks)
     outside = [name for name in seen if name not in rule.allowed]
     if not outside:
         return
     phases = [name for name, field in zip(("prefill", "decode"), _PHASES, strict=True)
-              if field in rule.checks]  # fmt: skip
+              if field in rule.checks or rule.checks == ANY_FLAG]  # fmt: skip
     log.add(
         ModelBackendList(
             rule=rule.rule,

@@ -108,8 +108,9 @@ class ModelRule(msgspec.Struct, frozen=True):
     gpu_runtime: bool = False
     """The branch calls `torch.cuda`: on a machine without a GPU, start-up fails."""
     defaults: tuple[MachineChoice, ...] = ()
-    default_field: BackendField = BackendField.ATTENTION
-    """The flag its default writes (Moss-VL's writes `--prefill-attention-backend`)."""
+    default_fields: tuple[BackendField, ...] = (BackendField.ATTENTION,)
+    """The flags its default writes (Moss-VL's `--prefill-attention-backend`, Kimi-K3's
+    both phase flags)."""
     default_unless: frozenset[BackendField] = ANY_FLAG
     """The default is written only while every one of these fields is unset."""
     default_without_speculation: bool = False

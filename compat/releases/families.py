@@ -13,7 +13,7 @@ from typing import Any
 from msgspec.structs import replace
 
 from compat.engine.model_rules import MachineChoice, MachinePage, MambaCache, ModelRule
-from compat.engine.rules import AB, ANY_FLAG, PB, RUNS_PREFILL, Machine
+from compat.engine.rules import AB, ANY_FLAG, DB, PB, RUNS_PREFILL, Machine
 from compat.releases.shared import BLACKWELL, HOPPER, SM100, dsa_auto_kv
 from compat.vocab.terms import Platform
 
@@ -211,7 +211,7 @@ DIFFUSION_GEMMA = ModelRule(
 MOSS_VL = ModelRule(
     "moss-vl-prefill", "MossVLForConditionalGeneration",
     frozenset({"MossVLForConditionalGeneration"}), IN_SERVER_ARGS,
-    defaults=choices(("flashinfer", None)), default_field=PB, allowed=("flashinfer",),
+    defaults=choices(("flashinfer", None)), default_fields=(PB,), allowed=("flashinfer",),
     checks=frozenset({RUNS_PREFILL}),
 )  # fmt: skip
 MINICPM_V4_6 = ModelRule(
@@ -258,4 +258,10 @@ IQUEST_Q1 = ModelRule(
     # Every flag set must be fa3; the unset ones (all, or the phases) become fa3.
     defaults=choices(("fa3", None)), default_unless=frozenset({AB}), allowed=("fa3",),
     checks=ANY_FLAG, check_before_default=True,
+)  # fmt: skip
+KIMI_K3 = ModelRule(
+    "kimi-k3-backend", "KimiK3ForConditionalGeneration",
+    frozenset({"KimiK3ForConditionalGeneration"}), f"{OVERRIDES_FILE}, _kimi_k3_overrides",
+    # Both phase flags: the default decision then takes them (prefill == decode).
+    defaults=choices(("trtllm_mla", ON_SM100)), default_fields=(PB, DB),
 )  # fmt: skip

@@ -10,13 +10,17 @@ from compat.engine.model_rules import MachineChoice, MachinePage
 from compat.engine.rules import ANY_FLAG, PageSnap
 from compat.releases.doc import commit, tagged_page, wheel
 from compat.releases.entry import Change, DocChange, NewRow, Release, plus
-from compat.releases.families import ON_ROCM, ON_SM90, ON_SM100, changed, extended
+from compat.releases.families import KIMI_K3, ON_ROCM, ON_SM90, ON_SM100, added, changed, extended
 from compat.releases.shared import COMPAT, OVERRIDES, TRTLLM_MHA_SNAP, code, snap
 from compat.vocab.terms import Arch, ModelFeature
 
 RELEASE = Release(
     "0.5.17",
     changes=(
+        Change("Kimi-K3 on SM100 with no backend flag (and no DSPARK or decode context "
+               "parallelism) prefills and decodes on trtllm_mla",
+               code("0.5.17", "_kimi_k3_overrides (lines 443-452)", OVERRIDES),
+               {"model_rules": added(KIMI_K3)}),
         Change("MiniMax-M3 on SM100 with `--kv-cache-dtype fp8_e4m3` and no backend flag runs "
                "trtllm_mha (its fp8 attention GEMMs), which also takes page size 128",
                code("0.5.17", "_minimax_m3_overrides (lines 746-768)", OVERRIDES),

@@ -226,7 +226,8 @@ def _default(
         # The Mamba cache can page (no radix cache, speculation, or an asked-for
         # extra_buffer): the default decision's choice.
         chosen = rule.prefers
-    f.set(rule.default_field, chosen)
+    for field in rule.default_fields:
+        f.set(field, chosen)
     if rule.default_pages is not None:
         f.page_size = rule.default_pages.get(chosen, 1)
     return chosen

@@ -10,9 +10,9 @@ is only what SGLang keys on the architecture. A branch that reads a field neithe
 (a vision tower, an indexer) cannot run: its launches are counted as unreadable and left
 out of the comparison, never guessed.
 
-Launches per (machine, architecture): no flag, `--enable-deterministic-inference`, and
-each of `FLAG_BACKENDS` with and without it. SGLang's outcomes are cached beside the
-wheels, keyed by the wheel, the harness and this package.
+Launches per (machine, architecture): no flag, `--enable-deterministic-inference`, each
+of `FLAG_BACKENDS` with and without it, and each of `EXTRA_FLAGS`. SGLang's outcomes are
+cached beside the wheels, keyed by the wheel, the harness and this package.
 """
 
 from __future__ import annotations
@@ -53,12 +53,20 @@ def model_name(architecture: str, base: str) -> str:
     return f"{architecture}@{base}"
 
 
+# Launches that reach the branches' other conditions: one phase flag alone (the branches
+# that fill or check the other phase), and an FP8 KV cache (the defaults that read it).
+EXTRA_FLAGS = (
+    ("--prefill-attention-backend", "triton"),
+    ("--kv-cache-dtype", "fp8_e4m3"),
+)
+
+
 def flag_sets() -> list[tuple[str, ...]]:
     sets: list[tuple[str, ...]] = [(), DETERMINISTIC]
     for backend in FLAG_BACKENDS:
         chosen = ("--attention-backend", backend)
         sets += [chosen, (*chosen, *DETERMINISTIC)]
-    return sets
+    return sets + list(EXTRA_FLAGS)
 
 
 def launches(version: str) -> list[tuple[str, str, tuple[str, ...]]]:

@@ -23,6 +23,11 @@ PAGE = tagged_page("0.5.15", "docs_new/docs/advanced_features/attention_backend.
 RELEASE = Release(
     "0.5.15",
     changes=(
+        Change("deterministic inference's list is checked in the override registry's "
+               "post-process (`_deterministic_attention_backend`), which the handler runs",
+               code("0.5.15", "_deterministic_attention_backend (line 1469)", OVERRIDES),
+               {"deterministic": lambda before: replace(
+                   before, source="arg_groups/overrides.py, _deterministic_attention_backend")}),
         Change("Nemotron-H's branch also takes NemotronHPuzzleForCausalLM",
                code("0.5.15", "_nemotron_h_overrides (line 727)", OVERRIDES),
                {"model_rules": extended("nemotron-h-backend",

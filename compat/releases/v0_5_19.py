@@ -74,7 +74,8 @@ RELEASE = Release(
                code("0.5.19", "handle_deterministic_inference", ATTENTION_HOOK),
                {"deterministic": lambda before: replace(
                    before, backends=(*before.backends, "intel_xpu"),
-                   source="arg_groups/attention_hook.py, handle_deterministic_inference")}),
+                   source="arg_groups/overrides.py, _deterministic_attention_backend (run by "
+                   "arg_groups/attention_hook.py, handle_deterministic_inference)")}),
         Change("Nemotron-H on Blackwell with no backend flag: trtllm_mha on SM100 (with "
                "speculative decoding only at topk 1, else triton); it no longer refuses triton",
                code("0.5.19", "_nemotron_h_overrides",

@@ -110,6 +110,8 @@ class DeterministicBackends(StartupEvent, frozen=True, kw_only=True):
     backends: tuple[str, ...]
     model: str | None = None
     """The DeepSeek-type model whose own, shorter list this is (None: the general list)."""
+    source: str | None = None
+    """Where SGLang checks the general list ("file, function")."""
 
 
 class DeterministicDefault(StartupEvent, frozen=True, kw_only=True):

@@ -52,9 +52,13 @@ class MachineChoice(msgspec.Struct, frozen=True):
     """Only with speculative decoding (True), only without (False), or either."""
     topk_one: bool = False
     """Only while `--speculative-eagle-topk` is unset or 1."""
+    kv: str | None = None
+    """Only with `--kv-cache-dtype` spelled so (MiniMax-M3's fp8 attention on SM100)."""
 
     def holds(self, launch: Launch, algorithm: str | None, topk: int | None) -> bool:
         if self.on is not None and not self.on.holds(launch):
+            return False
+        if self.kv is not None and launch.kv_spelling != self.kv:
             return False
         if self.speculative is not None and (algorithm is not None) is not self.speculative:
             return False
@@ -66,6 +70,18 @@ class MachinePage(msgspec.Struct, frozen=True):
 
     size: int | None
     on: Machine | None = None
+    backends: frozenset[str] = frozenset()
+    """Only while `--attention-backend`, as the branch left it, is one of these (empty: any)."""
+    unset_only: bool = False
+    """Only while `--page-size` is unset."""
+
+    def sets(self, attention: str | None, page_size: int | None) -> bool:
+        """Whether it writes its size, the machine matching."""
+        return (
+            self.size is not None
+            and (not self.backends or attention in self.backends)
+            and (not self.unset_only or page_size is None)
+        )
 
 
 class ModelRule(msgspec.Struct, frozen=True):
@@ -92,6 +108,9 @@ class ModelRule(msgspec.Struct, frozen=True):
     gpu_runtime: bool = False
     """The branch calls `torch.cuda`: on a machine without a GPU, start-up fails."""
     defaults: tuple[MachineChoice, ...] = ()
+    default_fields: tuple[BackendField, ...] = (BackendField.ATTENTION,)
+    """The flags its default writes (Moss-VL's `--prefill-attention-backend`, Kimi-K3's
+    both phase flags)."""
     default_unless: frozenset[BackendField] = ANY_FLAG
     """The default is written only while every one of these fields is unset."""
     default_without_speculation: bool = False
@@ -99,7 +118,8 @@ class ModelRule(msgspec.Struct, frozen=True):
     allowed: tuple[str, ...] = ()
     """The backends it accepts (empty: no list)."""
     checks: frozenset[BackendField] = EITHER_PHASE
-    """Where its list looks: the resolved phases, or the `--attention-backend` field."""
+    """Where its list looks: the resolved phases (both, or one), the `--attention-backend`
+    field, or (`ANY_FLAG`) each of the three flags that is set."""
     check_before_default: bool = False
     refused: tuple[str, ...] = ()
     """Backends it refuses in `--attention-backend`."""

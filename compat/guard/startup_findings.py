@@ -106,7 +106,8 @@ def _(event: m.ModelBackendList, fit: Fit) -> str:
 @said_here.register
 def _(event: m.DeterministicBackends, fit: Fit) -> str:
     whose = f" with {event.model}" if event.model else ""
+    where = f" ({event.source})" if event.source else ""
     return (
         f"deterministic inference{whose} runs only on {fit.named(event.backends)}, "
-        f"not {event.value}"
+        f"not {event.value}{where}"
     )

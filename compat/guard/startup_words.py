@@ -296,9 +296,10 @@ def _(event: m.AmxFallback) -> str:
 @said.register
 def _(event: m.DeterministicBackends) -> str:
     whose = f" with {event.model}" if event.model else ""
+    where = f" ({event.source})" if event.source else ""
     return (
         f"deterministic inference{whose} runs only on {', '.join(event.backends)}, "
-        f"not {event.value}"
+        f"not {event.value}{where}"
     )
 
 

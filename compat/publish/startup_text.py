@@ -70,7 +70,10 @@ def model_rule_text(rule: ModelRule) -> str:
         parts.append(
             "page size "
             + ", else ".join(
-                f"{page.size}" + (f" on {page.on.label}" if page.on is not None else "")
+                f"{page.size}"
+                + (f" on {page.on.label}" if page.on is not None else "")
+                + (f" with {codes(sorted(page.backends))}" if page.backends else "")
+                + (" while `--page-size` is unset" if page.unset_only else "")
                 for page in sizes
             )
         )
@@ -91,6 +94,8 @@ def _choice_text(choice: MachineChoice) -> str:
         text += " with speculative decoding" if choice.speculative else " without it"
     if choice.topk_one:
         text += " (topk 1)"
+    if choice.kv is not None:
+        text += f" with `--kv-cache-dtype {choice.kv}`"
     return text
 
 

@@ -13,7 +13,7 @@ from typing import Any
 from msgspec.structs import replace
 
 from compat.engine.model_rules import MachineChoice, MachinePage, MambaCache, ModelRule
-from compat.engine.rules import AB, Machine
+from compat.engine.rules import AB, ANY_FLAG, DB, PB, RUNS_PREFILL, Machine
 from compat.releases.shared import BLACKWELL, HOPPER, SM100, dsa_auto_kv
 from compat.vocab.terms import Platform
 
@@ -187,3 +187,81 @@ def with_family(*names: str) -> Callable[[Rules], Rules]:
 OVERRIDES_FILE = "arg_groups/overrides.py"
 MODEL_HOOK = "arg_groups/model_hook.py, handle_model_specific_adjustments"
 WHISPER = frozenset({"WhisperForConditionalGeneration"})
+
+
+# Gemma 4 (0.5.11+): its own default backend, from 0.5.13 a list of the backends it runs.
+GEMMA4 = frozenset(
+    {"Gemma4ForConditionalGeneration", "Gemma4ForCausalLM", "Gemma4UnifiedForConditionalGeneration"}
+)
+GEMMA4_RULE = ModelRule(
+    "gemma4-backend", "Gemma4", frozenset({"Gemma4ForConditionalGeneration"}), IN_SERVER_ARGS,
+    defaults=choices(("triton", None)),
+)  # fmt: skip
+GEMMA4_LISTED = changed(
+    "gemma4-backend", architectures=GEMMA4,
+    defaults=choices(("trtllm_mha", ON_SM100), ("triton", None)),
+    # Unset flags, or only a phase flag: `--attention-backend` takes the default.
+    default_unless=frozenset({AB}), allowed=("trtllm_mha", "triton", "intel_xpu"),
+)  # fmt: skip
+DIFFUSION_GEMMA = ModelRule(
+    "diffusion-gemma-backend", "DiffusionGemmaForBlockDiffusion",
+    frozenset({"DiffusionGemmaForBlockDiffusion"}), MODEL_HOOK,
+    defaults=choices(("triton", None)), default_unless=frozenset({AB}),
+)  # fmt: skip
+MOSS_VL = ModelRule(
+    "moss-vl-prefill", "MossVLForConditionalGeneration",
+    frozenset({"MossVLForConditionalGeneration"}), IN_SERVER_ARGS,
+    defaults=choices(("flashinfer", None)), default_fields=(PB,), allowed=("flashinfer",),
+    checks=frozenset({RUNS_PREFILL}),
+)  # fmt: skip
+MINICPM_V4_6 = ModelRule(
+    "minicpm-v4-6-backend", "MiniCPMV4_6ForConditionalGeneration",
+    frozenset({"MiniCPMV4_6ForConditionalGeneration"}), IN_SERVER_ARGS,
+    defaults=choices(("triton", ON_SM100)), default_unless=frozenset({AB}),
+    mamba=MambaCache.EXTRA_BUFFER,
+)  # fmt: skip
+BAILING_V2_5 = ModelRule(
+    "bailing-v2-5-cache", "BailingMoeV2_5ForCausalLM", frozenset({"BailingMoeV2_5ForCausalLM"}),
+    IN_SERVER_ARGS, mamba=MambaCache.EXTRA_BUFFER,
+)  # fmt: skip
+
+
+def split(rule_id: str, new_id: str, names: frozenset[str], **fields: Any) -> Callable[[Rules], Rules]:
+    """Some architectures of a rule now their own branch: a copy of it (with `fields`
+    replaced) for `names`, placed after it, and the rule without them."""
+
+    def change(before: Rules) -> Rules:
+        out: list[ModelRule] = []
+        for rule in before:
+            if rule.rule == rule_id:
+                out.append(replace(rule, architectures=rule.architectures - names))
+                out.append(replace(rule, rule=new_id, model=min(names), architectures=names,
+                                   **fields))  # fmt: skip
+            else:
+                out.append(rule)
+        return tuple(out)
+
+    return change
+MINIMAX_M3 = ModelRule(
+    "minimax-m3-backend", "MiniMaxM3Sparse",
+    frozenset({"MiniMaxM3SparseForCausalLM", "MiniMaxM3SparseForConditionalGeneration"}),
+    f"{OVERRIDES_FILE}, _minimax_m3_overrides",
+    defaults=choices(("triton", ON_ROCM), ("fa4", ON_SM100), ("fa3", ON_SM90)),
+    # The sparse block attention's page: 128 while unset, for the backends that run it.
+    pages=(MachinePage(None, ON_ROCM),
+           MachinePage(128, ON_SM100, backends=frozenset({"fa4"}), unset_only=True),
+           MachinePage(128, ON_SM90, backends=frozenset({"fa3"}), unset_only=True)),
+)  # fmt: skip
+IQUEST_Q1 = ModelRule(
+    "iquest-q1-backend", "IQuestQ1", frozenset({"IQuestQ1ForCausalLM", "IQuestQ1MTP"}),
+    "arg_groups/model_overrides/iquest_q1.py, _iquest_q1_overrides",
+    # Every flag set must be fa3; the unset ones (all, or the phases) become fa3.
+    defaults=choices(("fa3", None)), default_unless=frozenset({AB}), allowed=("fa3",),
+    checks=ANY_FLAG, check_before_default=True,
+)  # fmt: skip
+KIMI_K3 = ModelRule(
+    "kimi-k3-backend", "KimiK3ForConditionalGeneration",
+    frozenset({"KimiK3ForConditionalGeneration"}), f"{OVERRIDES_FILE}, _kimi_k3_overrides",
+    # Both phase flags: the default decision then takes them (prefill == decode).
+    defaults=choices(("trtllm_mla", ON_SM100)), default_fields=(PB, DB),
+)  # fmt: skip

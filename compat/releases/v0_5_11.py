@@ -11,10 +11,13 @@ from compat.engine.rules import RUNS_DECODE
 from compat.releases.doc import commit, tagged_page, wheel
 from compat.releases.entry import CellChange, Change, DocChange, Release, plus
 from compat.releases.families import (
+    GEMMA4_RULE,
+    MOSS_VL,
     ON_ROCM,
     ON_SM90,
     ON_SM100,
     ON_XPU,
+    added,
     chained,
     changed,
     choices,
@@ -54,6 +57,12 @@ RELEASE = Release(
         Change("a decode server turns its radix cache off before the model branches run",
                code("0.5.11", "ServerArgs.__post_init__"),
                {"hybrid_cache": lambda before: replace(before, decode_radix_off_first=True)}),
+        Change("Gemma 4 (Gemma4ForConditionalGeneration) with no backend flag runs triton",
+               code("0.5.11", f"{MODEL_ADJUSTMENTS} (line 2087)"),
+               {"model_rules": added(GEMMA4_RULE)}),
+        Change("Moss-VL with no backend flag prefills on flashinfer, and refuses any other "
+               "prefill backend", code("0.5.11", f"{MODEL_ADJUSTMENTS} (line 2091)"),
+               {"model_rules": added(MOSS_VL)}),
         Change("`--speculative-algorithm DFLASH` is accepted",
                wheel("0.5.11", "sglang/srt/server_args.py", "ServerArgs.add_cli_args", 5367,
                      "the flag's argparse choices add DFLASH"),

@@ -10,7 +10,7 @@ from compat.claim.baseline import BOTH, CUDA_ONLY, MHA_ONLY, MLA_ONLY, NO, YES, 
 from compat.engine.rules import AB_OR_DB, PageSnap
 from compat.releases.doc import LATER_RELEASES, backed, not_stated, tagged_page, wheel
 from compat.releases.entry import Change, DocChange, NewRow, Release, plus
-from compat.releases.families import ON_NPU, with_family
+from compat.releases.families import MINICPM_V4_6, ON_NPU, added, chained, extended, with_family
 from compat.releases.shared import (
     BLACKWELL_0_5_9,
     COMPAT,
@@ -59,6 +59,14 @@ TOKENSPEED_ROW = NewRow(Arch.MLA, row("tokenspeed_mla", "TokenSpeed MLA (Blackwe
 RELEASE = Release(
     "0.5.12",
     changes=(
+        Change("Qwen3.5's hybrid branch also takes InternS2PreviewForConditionalGeneration; "
+               "MiniCPM-V 4.6 (a Qwen3.5 backbone) runs triton on SM100 with no backend flag, "
+               "with the extra_buffer Mamba cache",
+               code("0.5.12", f"{MODEL_ADJUSTMENTS} (lines 2286-2354)"),
+               {"model_rules": chained(
+                   extended("qwen3-next-backend",
+                            architectures=("InternS2PreviewForConditionalGeneration",)),
+                   added(MINICPM_V4_6))}),
         Change("hybrid models' asked-for extra_buffer Mamba cache also runs on NPU",
                code("0.5.12", "ServerArgs._handle_mamba_radix_cache"),
                {"hybrid_cache": lambda before: replace(

@@ -13,6 +13,7 @@ from compat.engine.rules import ANY_FLAG, PageSnap
 from compat.releases.doc import LATER_RELEASES, backed, commit, tagged_page, wheel
 from compat.releases.entry import Change, DocChange, NewRow, Release, plus
 from compat.releases.families import (
+    GEMMA4_LISTED,
     ON_AMX_CPU,
     ON_ROCM,
     ON_SM90,
@@ -87,6 +88,10 @@ RELEASE = Release(
                code("0.5.13", "DETERMINISTIC_ATTENTION_BACKEND_CHOICES"),
                {"deterministic": lambda before: replace(
                    before, backends=(*before.backends, "ascend"))}),
+        Change("Gemma 4 (every Gemma 4 architecture): trtllm_mha on SM100, else triton, while "
+               "`--attention-backend` is unset; it then runs only trtllm_mha, triton or intel_xpu",
+               code("0.5.13", f"{MODEL_ADJUSTMENTS} (lines 2365-2402)"),
+               {"model_rules": GEMMA4_LISTED}),
         Change("speculative topk > 1 with page size > 1 also runs on triton",
                code("0.5.13", "_handle_eagle_family", SPECULATIVE_HOOK),
                {"topk_paged_eagle": plus("triton")}),

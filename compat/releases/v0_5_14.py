@@ -5,15 +5,34 @@ from __future__ import annotations
 from msgspec.structs import replace
 
 from compat.claim.baseline import NO, YES, native, row
+from compat.engine.model_rules import MambaCache
 from compat.releases.doc import commit, tagged_page
 from compat.releases.entry import Change, DocChange, NewRow, Release
-from compat.releases.families import ON_CPU, ON_CUDA, ON_NPU, ON_ROCM_MXFP, changed
+from compat.releases.families import (
+    BAILING_V2_5,
+    ON_CPU,
+    ON_CUDA,
+    ON_NPU,
+    ON_ROCM_MXFP,
+    added,
+    chained,
+    changed,
+    split,
+)
 from compat.releases.shared import code
 from compat.vocab.terms import Arch
 
 RELEASE = Release(
     "0.5.14",
     changes=(
+        Change("the extra_buffer Mamba cache, now picked where a model supports it, is not "
+               "JetNemotron's nor JetVLM's (they keep no_buffer), and is BailingMoeV2.5's",
+               code("0.5.14", "ServerArgs._support_mamba_cache_extra_buffer (line 4246)"),
+               {"model_rules": chained(
+                   split("falcon-h1-backend", "jet-backend",
+                         frozenset({"JetNemotronForCausalLM", "JetVLMForConditionalGeneration"}),
+                         mamba=MambaCache.NO_BUFFER),
+                   added(BAILING_V2_5))}),
         Change("hybrid models' Mamba cache picks its strategy: extra_buffer where the model "
                "supports it (Qwen3-Next, Nemotron-H, Falcon-H1; its FLA kernels need CUDA or NPU), "
                "else no_buffer, which runs page size 1 only and no trtllm_mha; Qwen3-Next's SM100 "

@@ -7,7 +7,7 @@ from msgspec.structs import replace
 from compat.engine.rules import ANY_FLAG, EITHER_PHASE
 from compat.releases.doc import tagged_page
 from compat.releases.entry import Change, DocChange, Release
-from compat.releases.families import changed
+from compat.releases.families import changed, extended
 from compat.releases.shared import (
     FA4_SNAP,
     MODEL_ADJUSTMENTS,
@@ -23,6 +23,19 @@ PAGE = tagged_page("0.5.15", "docs_new/docs/advanced_features/attention_backend.
 RELEASE = Release(
     "0.5.15",
     changes=(
+        Change("deterministic inference's list is checked in the override registry's "
+               "post-process (`_deterministic_attention_backend`), which the handler runs",
+               code("0.5.15", "_deterministic_attention_backend (line 1469)", OVERRIDES),
+               {"deterministic": lambda before: replace(
+                   before, source="arg_groups/overrides.py, _deterministic_attention_backend")}),
+        Change("Nemotron-H's branch also takes NemotronHPuzzleForCausalLM",
+               code("0.5.15", "_nemotron_h_overrides (line 727)", OVERRIDES),
+               {"model_rules": extended("nemotron-h-backend",
+                                        architectures=("NemotronHPuzzleForCausalLM",))}),
+        Change("Gemma 4's default moves to the override registry (its list stays in the "
+               "model branch, line 4135, and also runs ascend)",
+               code("0.5.15", "_gemma4_overrides (line 609)", OVERRIDES),
+               {"model_rules": extended("gemma4-backend", allowed=("ascend",))}),
         Change("fa4 forces page size 128 from any backend flag, on SM100, with topk of at most 1",
                code("0.5.15", "_fa4_page_constraint", OVERRIDES),
                {"page_snaps": snap("fa4", replace(

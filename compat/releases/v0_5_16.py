@@ -9,8 +9,8 @@ from compat.claim.columns import ColumnId
 from compat.claim.rules import DtypeRequirement
 from compat.releases.doc import LATER_RELEASES, tagged_page, wheel
 from compat.releases.entry import Change, DocChange, Release, plus
-from compat.releases.families import ON_CUDA, ON_NPU, ON_ROCM
-from compat.releases.shared import BLACKWELL_0_5_9, SM100_OR_SM120, code, kv4_without
+from compat.releases.families import MINIMAX_M3, ON_CUDA, ON_NPU, ON_ROCM, added, with_family
+from compat.releases.shared import BLACKWELL_0_5_9, OVERRIDES, SM100_OR_SM120, code, kv4_without
 from compat.vocab.terms import KvDtype, Platform
 
 _KV4 = "ServerArgs._handle_kv4_compatibility"
@@ -18,6 +18,14 @@ _KV4 = "ServerArgs._handle_kv4_compatibility"
 RELEASE = Release(
     "0.5.16",
     changes=(
+        Change("MiniMax-M3 (sparse) with no backend flag: triton on ROCm, fa4 on SM100, fa3 on "
+               "SM90; with --page-size unset, fa4 on SM100 and fa3 on SM90 run page size 128",
+               code("0.5.16", "_minimax_m3_overrides (lines 466-533)", OVERRIDES),
+               {"model_rules": added(MINIMAX_M3)}),
+        Change("the DeepSeek family's branch also takes LongCat-Flash (and its NextN draft)",
+               code("0.5.16", "_DEEPSEEK_FAMILY_ARCHS (line 1317)", OVERRIDES),
+               {"model_rules": with_family("LongcatFlashForCausalLM",
+                                           "LongcatFlashForCausalLMNextN")}),
         Change("new KV dtypes mxfp8, nvfp4 and fp4_mx_block16; the KV4 check keys on the new two",
                code("0.5.16", _KV4),
                {"kv_choices": plus("mxfp8", "nvfp4", "fp4_mx_block16"),

@@ -6,15 +6,37 @@ from msgspec.structs import replace
 
 from compat.claim.backends import Backend
 from compat.claim.baseline import BOTH, CUDA_ONLY, MHA_ONLY, NO, YES, native, row
+from compat.engine.model_rules import MachineChoice, MachinePage
 from compat.engine.rules import ANY_FLAG, PageSnap
 from compat.releases.doc import commit, tagged_page, wheel
 from compat.releases.entry import Change, DocChange, NewRow, Release, plus
+from compat.releases.families import KIMI_K3, ON_ROCM, ON_SM90, ON_SM100, added, changed, extended
 from compat.releases.shared import COMPAT, OVERRIDES, TRTLLM_MHA_SNAP, code, snap
 from compat.vocab.terms import Arch, ModelFeature
 
 RELEASE = Release(
     "0.5.17",
     changes=(
+        Change("Kimi-K3 on SM100 with no backend flag (and no DSPARK or decode context "
+               "parallelism) prefills and decodes on trtllm_mla",
+               code("0.5.17", "_kimi_k3_overrides (lines 443-452)", OVERRIDES),
+               {"model_rules": added(KIMI_K3)}),
+        Change("MiniMax-M3 on SM100 with `--kv-cache-dtype fp8_e4m3` and no backend flag runs "
+               "trtllm_mha (its fp8 attention GEMMs), which also takes page size 128",
+               code("0.5.17", "_minimax_m3_overrides (lines 746-768)", OVERRIDES),
+               {"model_rules": changed(
+                   "minimax-m3-backend",
+                   defaults=(MachineChoice("triton", ON_ROCM),
+                             MachineChoice("trtllm_mha", ON_SM100, kv="fp8_e4m3"),
+                             MachineChoice("fa4", ON_SM100), MachineChoice("fa3", ON_SM90)),
+                   pages=(MachinePage(None, ON_ROCM),
+                          MachinePage(128, ON_SM100, backends=frozenset({"fa4", "trtllm_mha"}),
+                                      unset_only=True),
+                          MachinePage(128, ON_SM90, backends=frozenset({"fa3"}),
+                                      unset_only=True)))}),
+        Change("LFM2's branch also takes Lfm2MoeForCausalLM",
+               code("0.5.17", "_lfm2_overrides (line 1074)", OVERRIDES),
+               {"model_rules": extended("lfm2-backend", architectures=("Lfm2MoeForCausalLM",))}),
         Change("new backend hpc_ops (page size 64)", code("0.5.17", COMPAT, OVERRIDES),
                {"backend_choices": plus("hpc_ops"),
                 "page_snaps": snap("hpc_ops", PageSnap("hpc_ops", ANY_FLAG, frozenset({64})))}),

@@ -19,6 +19,7 @@ from compat.releases.families import (
     ON_XPU,
     changed,
     moved,
+    with_family,
 )
 from compat.releases.shared import ATTENTION_HOOK, TRTLLM_MHA_DECODE_GPUS, code
 from compat.vocab.terms import Arch
@@ -57,6 +58,10 @@ MINICPM_FLASHINFER_ROW = _minicpm_row("minicpm_flashinfer", "MiniCPM sparse (Fla
 RELEASE = Release(
     "0.5.19",
     changes=(
+        Change("the DeepSeek family's branch also takes Dots3NoteForCausalLM",
+               code("0.5.19", "_DEEPSEEK_FAMILY_ARCHS (line 29)",
+                    "sglang/srt/arg_groups/model_overrides/deepseek_v2.py"),
+               {"model_rules": with_family("Dots3NoteForCausalLM")}),
         Change("trtllm_mha's prefill phase also runs on SM90 and SM120",
                code("0.5.19", "handle_attention_backend_compatibility", ATTENTION_HOOK),
                {"gpu_gates": lambda before: (
@@ -65,12 +70,12 @@ RELEASE = Release(
         Change("new backends minicpm_flashattn and minicpm_flashinfer",
                code("0.5.19", "ATTENTION_BACKEND_CHOICES"),
                {"backend_choices": plus("minicpm_flashattn", "minicpm_flashinfer")}),
-        Change("deterministic inference also runs intel_xpu, and counts GLM-4-MoE-Lite as a "
-               "DeepSeek-type model", code("0.5.19", "handle_deterministic_inference", ATTENTION_HOOK),
+        Change("deterministic inference also runs intel_xpu",
+               code("0.5.19", "handle_deterministic_inference", ATTENTION_HOOK),
                {"deterministic": lambda before: replace(
                    before, backends=(*before.backends, "intel_xpu"),
-                   deepseek_architectures=before.deepseek_architectures | {"Glm4MoeLiteForCausalLM"},
-                   source="arg_groups/attention_hook.py, handle_deterministic_inference")}),
+                   source="arg_groups/overrides.py, _deterministic_attention_backend (run by "
+                   "arg_groups/attention_hook.py, handle_deterministic_inference)")}),
         Change("Nemotron-H on Blackwell with no backend flag: trtllm_mha on SM100 (with "
                "speculative decoding only at topk 1, else triton); it no longer refuses triton",
                code("0.5.19", "_nemotron_h_overrides",

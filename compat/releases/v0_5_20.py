@@ -18,6 +18,8 @@ from compat.releases.families import (
     ON_ROCM_MXFP,
     ON_XPU,
     changed,
+    extended,
+    with_family,
 )
 from compat.releases.shared import (
     ATTENTION_HOOK,
@@ -53,6 +55,15 @@ QSA_ROW = NewRow(Arch.MHA, row("qsa", "QSA (Qwen sparse attention)",
 RELEASE = Release(
     "0.5.20",
     changes=(
+        Change("the DeepSeek family's branch also takes GLM-5-Next and HY-V4 (and its NextN draft)",
+               code("0.5.20", "_DEEPSEEK_FAMILY_ARCHS (lines 27-29)",
+                    "sglang/srt/arg_groups/model_overrides/deepseek_v2.py"),
+               {"model_rules": with_family("Glm5NextForConditionalGeneration", "HYV4ForCausalLM",
+                                           "HYV4ForCausalLMNextN")}),
+        Change("Gemma 4 also runs aiter",
+               code("0.5.20", "handle_model_specific_adjustments (line 546)",
+                    "sglang/srt/arg_groups/model_hook.py"),
+               {"model_rules": extended("gemma4-backend", allowed=("aiter",))}),
         Change("cutlass_mla and dual_chunk_flash_attn are removed; qsa is new",
                code("0.5.20", "ATTENTION_BACKEND_CHOICES", CHOICES),
                {"backend_choices": lambda before: plus("qsa")(

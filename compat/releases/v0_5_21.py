@@ -7,6 +7,7 @@ from msgspec.structs import replace
 from compat.claim.baseline import MATRIX
 from compat.releases.doc import unread_page, wheel
 from compat.releases.entry import Change, DocChange, Release, minus
+from compat.releases.families import DIFFUSION_GEMMA, IQUEST_Q1, added
 from compat.releases.shared import KV_HOOK, OVERRIDES, code
 from compat.vocab.terms import KvDtype
 
@@ -16,6 +17,15 @@ TRTLLM_MLA = MATRIX.backend("trtllm_mla")
 RELEASE = Release(
     "0.5.21",
     changes=(
+        Change("IQuest-Q1 runs fa3 only: any other backend flag refuses; with none, fa3",
+               code("0.5.21", "_iquest_q1_overrides (lines 11-46)",
+                    "sglang/srt/arg_groups/model_overrides/iquest_q1.py"),
+               {"model_rules": added(IQUEST_Q1)}),
+        Change("DiffusionGemmaForBlockDiffusion takes Gemma 4's override: triton while "
+               "`--attention-backend` is unset (no list)",
+               code("0.5.21", "_gemma4_overrides (line 23)",
+                    "sglang/srt/arg_groups/model_overrides/gemma4.py"),
+               {"model_rules": added(DIFFUSION_GEMMA)}),
         Change("fp4_e2m1 is no longer accepted", code("0.5.21", "kv_cache_dtype choices",
                                                       "sglang/srt/arg_groups/fields/model.py"),
                {"kv_choices": minus("fp4_e2m1"),

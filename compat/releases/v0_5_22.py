@@ -7,7 +7,7 @@ from compat.claim.baseline import BOTH, CUDA_ONLY, MHA_ONLY, NO, YES, row
 from compat.engine.rules import AB
 from compat.releases.doc import backed, not_stated, unread_page, wheel
 from compat.releases.entry import Change, DocChange, NewRow, Release, plus
-from compat.releases.families import ON_CUDA_SM80, ON_SM100, changed, choices
+from compat.releases.families import ON_CUDA_SM80, ON_SM100, changed, choices, extended
 from compat.releases.shared import CHOICES, code
 from compat.vocab.terms import Arch
 
@@ -37,6 +37,10 @@ LLADA2_ROW = NewRow(Arch.MHA, row("llada2_cfg_flashinfer", "LLaDA2 CFG FlashInfe
 RELEASE = Release(
     "0.5.22",
     changes=(
+        Change("Gemma 4 also runs fa4",
+               code("0.5.22", "handle_model_specific_adjustments (line 640)",
+                    "sglang/srt/arg_groups/model_hook.py"),
+               {"model_rules": extended("gemma4-backend", allowed=("fa4",))}),
         Change("EXAONE 4 gets a default (trtllm_mha on SM100, fa3 from CUDA sm80, else triton) "
                "before its list is checked", code("0.5.22", "handle_model_specific_adjustments",
                                                    "sglang/srt/arg_groups/model_hook.py"),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from compat.releases.doc import unread_page, wheel
 from compat.releases.entry import Change, DocChange, Release
+from compat.releases.families import extended
 from compat.releases.shared import code, snap
 
 PAGE = unread_page("0.5.23")
@@ -11,6 +12,11 @@ PAGE = unread_page("0.5.23")
 RELEASE = Release(
     "0.5.23",
     changes=(
+        Change("MiniCPM-V 4.6's branch also takes MiniCPMV4_7ForConditionalGeneration",
+               code("0.5.23", "_minicpm_v4_6_overrides (line 14)",
+                    "sglang/srt/arg_groups/model_overrides/minicpmv.py"),
+               {"model_rules": extended("minicpm-v4-6-backend",
+                                        architectures=("MiniCPMV4_7ForConditionalGeneration",))}),
         Change("tokenspeed_mla becomes a deprecated alias of cutedsl_mla (prefill on trtllm_mla, "
                "an FP8 e4m3 KV cache)",
                code("0.5.23", "handle_deprecated_args", "sglang/srt/arg_groups/serving_hook.py"),

@@ -24,7 +24,7 @@ from compat.engine.model_events import (
     RemoteCodeUntrusted,
 )
 from compat.engine.model_rules import EXTRA_BUFFER_STRATEGIES, ModelRule
-from compat.engine.predicates import AB
+from compat.engine.predicates import AB, ANY_FLAG, RUNS_DECODE, RUNS_PREFILL
 from compat.engine.rules import ReleaseRules
 from compat.engine.startup.backend import default_backend
 from compat.engine.startup.hybrid import handle_mamba_cache
@@ -168,7 +168,7 @@ def _apply(
         f.dp_attention = True
     for page in rule.pages:
         if page.on is None or page.on.holds(launch):
-            if page.size is not None:
+            if page.size is not None and page.sets(f.attention, f.page_size):
                 if f.page_size != page.size:
                     log.add(
                         ModelPage(
@@ -226,10 +226,14 @@ def _default(
         # The Mamba cache can page (no radix cache, speculation, or an asked-for
         # extra_buffer): the default decision's choice.
         chosen = rule.prefers
-    f.attention = chosen
+    for field in rule.default_fields:
+        f.set(field, chosen)
     if rule.default_pages is not None:
         f.page_size = rule.default_pages.get(chosen, 1)
     return chosen
+
+
+_PHASES = (RUNS_PREFILL, RUNS_DECODE)
 
 
 def _check_list(rule: ModelRule, f: ServerArgsFields, log: StartupLog) -> None:
@@ -237,10 +241,19 @@ def _check_list(rule: ModelRule, f: ServerArgsFields, log: StartupLog) -> None:
     if not rule.allowed:
         return
     on_field = rule.checks == frozenset({AB})
-    seen = (f.attention,) if on_field else f.phases
+    if rule.checks == ANY_FLAG:  # each flag that is set
+        seen: tuple[str | None, ...] = tuple(
+            name for name in (f.attention, f.prefill, f.decode) if name is not None
+        )
+    elif on_field:
+        seen = (f.attention,)
+    else:
+        seen = tuple(f.phases[i] for i, field in enumerate(_PHASES) if field in rule.checks)
     outside = [name for name in seen if name not in rule.allowed]
     if not outside:
         return
+    phases = [name for name, field in zip(("prefill", "decode"), _PHASES, strict=True)
+              if field in rule.checks or rule.checks == ANY_FLAG]  # fmt: skip
     log.add(
         ModelBackendList(
             rule=rule.rule,
@@ -248,15 +261,16 @@ def _check_list(rule: ModelRule, f: ServerArgsFields, log: StartupLog) -> None:
             if on_field
             else (
                 "--attention-backend",
-                "--prefill-attention-backend",
-                "--decode-attention-backend",
+                *(f"--{name}-attention-backend" for name in phases),
             ),
             value=outside[0],
             allowed=rule.allowed,
             backend=outside[0],
             model=rule.model,
             backends=rule.allowed,
-            where="--attention-backend" if on_field else "the prefill and decode phases",
+            where="--attention-backend"
+            if on_field
+            else f"the {' and '.join(phases)} " + ("phases" if len(phases) > 1 else "phase"),
             source=rule.source,
         )
     )

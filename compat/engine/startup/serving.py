@@ -52,6 +52,7 @@ def handle_deterministic_inference(
                 allowed=deterministic.backends,
                 backend=f.attention,
                 backends=deterministic.backends,
+                source=deterministic.source,
             )
         )
     if deepseek and f.attention not in deterministic.deepseek_backends:

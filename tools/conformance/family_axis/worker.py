@@ -1,0 +1,55 @@
+"""Worker of the family axis: stdin one JSON [gpu, architecture, argv] per line, stdout one
+JSON object per line, in order: {"outcome": StartupOutcome} or {"unreadable": reason}.
+Usage: python -m conformance.family_axis.worker VERSION"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from conformance import stubs
+from conformance.family_axis.axis import BASES, UNREADABLE, model_name, stand_in
+from conformance.harness import Runtime, _profile
+from conformance.runtime import SglangRuntime
+from conformance.wheel import source_root
+
+
+def _runtime_class(architectures: list[str]) -> type[SglangRuntime]:
+    models = {
+        model_name(name, base): stand_in(name, base) for name in architectures for base in BASES
+    }
+    return type("FamilyRuntime", (SglangRuntime,), {"models": models})
+
+
+def _one(runtime: Runtime, architecture: str, argv: list[str]) -> dict[str, Any]:
+    """The outcome on the first stand-in the release's code can read."""
+    reasons = []
+    for base in BASES:
+        try:
+            outcome = runtime.outcome(model_name(architecture, base), argv)
+        except (AttributeError, KeyError, TypeError, IndexError, stubs.StubUsedError) as exc:
+            # The release's branch read what this stand-in does not carry.
+            reasons.append(f"{base}: {type(exc).__name__}: {exc}"[:200])
+            continue
+        return {"base": base, "outcome": outcome.to_json()}
+    return {"base": None, "outcome": None, UNREADABLE: "; ".join(reasons)}
+
+
+def main(version: str) -> None:
+    out = sys.stdout
+    sys.stdout = sys.stderr  # anything SGLang prints must not corrupt the JSON lines
+    launches = [json.loads(line) for line in sys.stdin if line.strip()]
+    kind = _runtime_class(sorted({launch[1] for launch in launches}))
+    root: Path = source_root(version)
+    for gpu, group in itertools.groupby(launches, key=lambda launch: launch[0]):
+        with kind(root, _profile(gpu)) as loaded:
+            runtime = Runtime(loaded)
+            for _, architecture, argv in group:
+                out.write(json.dumps(_one(runtime, architecture, argv)) + "\n")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])

@@ -35,8 +35,22 @@ from conformance.wheel import FRESH, cache_dir, harness_digest, source_root
 
 MACHINES = ("H200", "B200", "MI300X")
 # The grid's configs a stand-in is made from, tried in order: an MHA model, then an MLA one
-# (for the branches that read the compressed-KV ranks).
-BASES = ("Llama-3.1-8B", "DeepSeek-V3")
+# (for the branches that read the compressed-KV ranks), then the MLA one with the fields
+# DeepSeek V4's shapes read (tried last, so no other architecture's stand-in changes).
+BASES = ("Llama-3.1-8B", "DeepSeek-V3", "DeepSeek-V3+V4")
+# What `ModelConfig._derive_model_shapes` reads for DeepseekV4ForCausalLM (0.5.12
+# configs/model_config.py:648-659; the same in later releases): `head_dim` and
+# `qk_rope_head_dim` (the head split), `sliding_window` (`window_size`), `index_head_dim`
+# (the indexer), `compress_ratios` (per layer; 0, 4 or 128). Sizes of V4's published shape.
+_EXTRA_FIELDS: dict[str, dict[str, Any]] = {
+    "V4": {
+        "head_dim": 512,
+        "qk_rope_head_dim": 64,
+        "sliding_window": 128,
+        "index_head_dim": 128,
+        "compress_ratios": [0, 0, 4, 128],
+    },
+}
 FLAG_BACKENDS = ("flashinfer", "triton")
 DETERMINISTIC = ("--enable-deterministic-inference",)
 UNREADABLE = "unreadable"
@@ -45,8 +59,10 @@ _PRODUCT_SIDE = frozenset({"compare.py", "model_data.py", "zoo_summary.py", "bui
 
 
 def stand_in(architecture: str, base: str) -> dict[str, Any]:
-    """The config.json of the stand-in checkpoint of `architecture`, made from `base`."""
-    return {**MODELS[base], "architectures": [architecture]}
+    """The config.json of the stand-in checkpoint of `architecture`, made from `base`
+    (`grid model+extra`: the grid's config with `_EXTRA_FIELDS[extra]` added)."""
+    model, _, extra = base.partition("+")
+    return {**MODELS[model], **_EXTRA_FIELDS.get(extra, {}), "architectures": [architecture]}
 
 
 def model_name(architecture: str, base: str) -> str:

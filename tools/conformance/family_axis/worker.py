@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -16,12 +17,25 @@ from conformance.harness import Runtime, _profile
 from conformance.runtime import SglangRuntime
 from conformance.wheel import source_root
 
+# DeepSeek V4's `ModelConfig` probes the checkpoint's expert weights for their layout
+# unless this is set (0.5.12 configs/model_config.py:252-257); the layout picks only the MoE
+# runner, never an attention field, and a stand-in has no weights: pin SGLang's default.
+DSV4_EXPERTS = ("SGLANG_DSV4_FP4_EXPERTS", "1")
+
 
 def _runtime_class(architectures: list[str]) -> type[SglangRuntime]:
     models = {
         model_name(name, base): stand_in(name, base) for name in architectures for base in BASES
     }
-    return type("FamilyRuntime", (SglangRuntime,), {"models": models})
+
+    class FamilyRuntime(SglangRuntime):
+        def __enter__(self) -> SglangRuntime:
+            entered = super().__enter__()  # clears SGLang's variables, restored on exit
+            os.environ[DSV4_EXPERTS[0]] = DSV4_EXPERTS[1]
+            return entered
+
+    FamilyRuntime.models = models
+    return FamilyRuntime
 
 
 def _one(runtime: Runtime, architecture: str, argv: list[str]) -> dict[str, Any]:

@@ -8,7 +8,7 @@ machines are SGLang's own tests (`is_sm100_supported()`, `is_hip()`, ...).
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from msgspec.structs import replace
 
@@ -16,6 +16,9 @@ from compat.engine.model_rules import MachineChoice, MachinePage, MambaCache, Mo
 from compat.engine.rules import AB, ANY_FLAG, DB, PB, RUNS_PREFILL, Machine
 from compat.releases.shared import BLACKWELL, HOPPER, SM100, dsa_auto_kv
 from compat.vocab.terms import Platform
+
+if TYPE_CHECKING:
+    from compat.engine.launch import Launch
 
 SERVER_ARGS = "server_args.py"
 ADJUSTMENTS = "ServerArgs._handle_model_specific_adjustments"
@@ -119,9 +122,7 @@ Rules = tuple[ModelRule, ...]
 
 def changed(rule_id: str, **fields: Any) -> Callable[[Rules], Rules]:
     """One rule (or a family's rules sharing an id prefix) with some fields replaced."""
-    return lambda before: tuple(
-        replace(r, **fields) if r.rule == rule_id else r for r in before
-    )
+    return lambda before: tuple(replace(r, **fields) if r.rule == rule_id else r for r in before)
 
 
 def extended(rule_id: str, **lists: Iterable[Any]) -> Callable[[Rules], Rules]:
@@ -226,7 +227,9 @@ BAILING_V2_5 = ModelRule(
 )  # fmt: skip
 
 
-def split(rule_id: str, new_id: str, names: frozenset[str], **fields: Any) -> Callable[[Rules], Rules]:
+def split(
+    rule_id: str, new_id: str, names: frozenset[str], **fields: Any
+) -> Callable[[Rules], Rules]:
     """Some architectures of a rule now their own branch: a copy of it (with `fields`
     replaced) for `names`, placed after it, and the rule without them."""
 
@@ -242,6 +245,8 @@ def split(rule_id: str, new_id: str, names: frozenset[str], **fields: Any) -> Ca
         return tuple(out)
 
     return change
+
+
 MINIMAX_M3 = ModelRule(
     "minimax-m3-backend", "MiniMaxM3Sparse",
     frozenset({"MiniMaxM3SparseForCausalLM", "MiniMaxM3SparseForConditionalGeneration"}),
@@ -264,4 +269,21 @@ KIMI_K3 = ModelRule(
     frozenset({"KimiK3ForConditionalGeneration"}), f"{OVERRIDES_FILE}, _kimi_k3_overrides",
     # Both phase flags: the default decision then takes them (prefill == decode).
     defaults=choices(("trtllm_mla", ON_SM100)), default_fields=(PB, DB),
+)  # fmt: skip
+
+
+def fp8_kv(launch: Launch) -> str:
+    """DeepSeek V4's KV dtype when `auto`: FP8 (e4m3) on every machine."""
+    return "fp8_e4m3"
+
+
+# DeepSeek V4 (0.5.12+): dsv4 and page 256 whatever the flags (`--attention-backend` is
+# overwritten, so no list check), an FP8 KV cache only. Its speculation asserts (EAGLE,
+# topk 1) have no field here.
+DSV4_HOOK = "arg_groups/deepseek_v4_hook.py, apply_deepseek_v4_defaults"
+DSV4_OVERRIDES = "arg_groups/model_overrides/deepseek_v4.py, _deepseek_v4_overrides"
+DEEPSEEK_V4 = ModelRule(
+    "deepseek-v4-backend", "DeepseekV4ForCausalLM", frozenset({"DeepseekV4ForCausalLM"}),
+    DSV4_HOOK, defaults=choices(("dsv4", None)), default_unless=frozenset(),
+    pages=(MachinePage(256),), kv_dtypes=frozenset({"fp8_e4m3"}), auto_kv_dtype=fp8_kv,
 )  # fmt: skip

@@ -10,7 +10,15 @@ from compat.claim.baseline import BOTH, CUDA_ONLY, MHA_ONLY, MLA_ONLY, NO, YES, 
 from compat.engine.rules import AB_OR_DB, PageSnap
 from compat.releases.doc import LATER_RELEASES, backed, not_stated, tagged_page, wheel
 from compat.releases.entry import Change, DocChange, NewRow, Release, plus
-from compat.releases.families import MINICPM_V4_6, ON_NPU, added, chained, extended, with_family
+from compat.releases.families import (
+    DEEPSEEK_V4,
+    MINICPM_V4_6,
+    ON_NPU,
+    added,
+    chained,
+    extended,
+    with_family,
+)
 from compat.releases.shared import (
     BLACKWELL_0_5_9,
     COMPAT,
@@ -75,6 +83,12 @@ RELEASE = Release(
                code("0.5.12", "ATTENTION_BACKEND_CHOICES"),
                {"backend_choices": plus("dsv4", "compressed", "tokenspeed_mla"),
                 "backend_aliases": {"compressed": "dsv4"}}),
+        Change("DeepSeek V4 runs dsv4 at page 256 whatever the flags, with an FP8 (e4m3) KV "
+               "cache only (auto becomes fp8_e4m3)",
+               code("0.5.12", "apply_deepseek_v4_defaults (lines 15-34; called from "
+                    f"server_args.py, {MODEL_ADJUSTMENTS}, line 1784)",
+                    "sglang/srt/arg_groups/deepseek_v4_hook.py"),
+               {"model_rules": added(DEEPSEEK_V4)}),
         Change("tokenspeed_mla: Blackwell only, page size 32 or 64, FP8 (e4m3) KV cache only",
                code("0.5.12", COMPAT),
                {"page_snaps": snap(

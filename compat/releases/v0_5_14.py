@@ -5,7 +5,7 @@ from __future__ import annotations
 from msgspec.structs import replace
 
 from compat.claim.baseline import NO, YES, native, row
-from compat.engine.model_rules import MambaCache
+from compat.engine.model_rules import MachinePage, MambaCache
 from compat.releases.doc import commit, tagged_page
 from compat.releases.entry import Change, DocChange, NewRow, Release
 from compat.releases.families import (
@@ -17,6 +17,7 @@ from compat.releases.families import (
     added,
     chained,
     changed,
+    extended,
     split,
 )
 from compat.releases.shared import code
@@ -46,6 +47,13 @@ RELEASE = Release(
                "default); with another linear-attention kernel it takes no_buffer",
                code("0.5.14", "ServerArgs._support_mamba_cache_extra_buffer (line 4351)"),
                {"hybrid_cache": lambda before: replace(before, extra_buffer_linear_attn="triton")}),
+        Change("DeepSeek V4 also runs a bfloat16 KV cache; on NPU its page is 128",
+               code("0.5.14", "apply_deepseek_v4_defaults (lines 18-40)",
+                    "sglang/srt/arg_groups/deepseek_v4_hook.py"),
+               {"model_rules": chained(
+                   extended("deepseek-v4-backend", kv_dtypes=("bfloat16",)),
+                   changed("deepseek-v4-backend",
+                           pages=(MachinePage(128, ON_NPU), MachinePage(256))))}),
         Change("mxfp4 quantization is registered on the CPU engine too",
                code("0.5.14", "QUANTIZATION_METHODS", "sglang/srt/layers/quantization/__init__.py"),
                {"quantization": lambda before: replace(

@@ -7,7 +7,7 @@ from msgspec.structs import replace
 from compat.engine.rules import ANY_FLAG, EITHER_PHASE
 from compat.releases.doc import tagged_page
 from compat.releases.entry import Change, DocChange, Release
-from compat.releases.families import changed, extended
+from compat.releases.families import OVERRIDES_FILE, changed, extended, moved
 from compat.releases.shared import (
     FA4_SNAP,
     MODEL_ADJUSTMENTS,
@@ -46,6 +46,12 @@ RELEASE = Release(
         Change("trtllm_mha's topk 1 limit reads the phases' backends, not the flags",
                code("0.5.15", "_handle_eagle_family", SPECULATIVE_HOOK),
                {"topk_one_only_fields": EITHER_PHASE}),
+        Change("DeepSeek V4's backend and page move to the override registry, its KV dtype to "
+               "a resolution pass",
+               code("0.5.15", "_deepseek_v4_overrides (line 684), _deepseek_v4_kv_cache_dtype "
+                    "(line 1299)", OVERRIDES),
+               {"model_rules": moved(f"{OVERRIDES_FILE}, _deepseek_v4_overrides",
+                                     "deepseek-v4-backend")}),
     ),
     doc_changes=(
         DocChange("no change of the page's tables", PAGE, page=PAGE),

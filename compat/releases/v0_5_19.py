@@ -11,6 +11,7 @@ from compat.engine.rules import ANY_FLAG, EITHER_PHASE, BackendGate
 from compat.releases.doc import backed, not_stated, unread_page, wheel
 from compat.releases.entry import Change, DocChange, NewRow, Release, plus
 from compat.releases.families import (
+    DSV4_OVERRIDES,
     MODEL_HOOK,
     ON_BLACKWELL,
     ON_NPU,
@@ -96,6 +97,10 @@ RELEASE = Release(
                {"model_rules": moved(MODEL_HOOK)}),
         Change("a ServerArgs holds the raw flags; `resolve_once()` resolves them",
                code("0.5.19", "ServerArgs.resolve_once"), {"resolve_once": True}),
+        Change("DeepSeek V4's declarations move to arg_groups/model_overrides/deepseek_v4.py",
+               code("0.5.19", "_deepseek_v4_overrides (line 21)",
+                    "sglang/srt/arg_groups/model_overrides/deepseek_v4.py"),
+               {"model_rules": moved(DSV4_OVERRIDES, "deepseek-v4-backend")}),
     ),
     doc_changes=(
         DocChange("no change of the page's tables is known (its tag could not be read)", PAGE,

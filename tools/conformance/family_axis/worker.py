@@ -14,7 +14,7 @@ from typing import Any
 from conformance import stubs
 from conformance.family_axis.axis import BASES, UNREADABLE, model_name, stand_in
 from conformance.harness import Runtime, _profile
-from conformance.runtime import SglangRuntime
+from conformance.runtime import REAL_MODULES, SglangRuntime
 from conformance.wheel import source_root
 
 # DeepSeek V4's `ModelConfig` probes the checkpoint's expert weights for their layout
@@ -23,12 +23,20 @@ from conformance.wheel import source_root
 DSV4_EXPERTS = ("SGLANG_DSV4_FP4_EXPERTS", "1")
 
 
+# 0.5.23's CUDA-graph pass asks whether the prefill context-parallel setup supports BCG
+# (arg_groups/cuda_graph_hook.py:113) once DeepSeek V4's overrides ran; its answer is pure
+# Python over the server args.
+FAMILY_REAL_MODULES = ("sglang.srt.layers.cp.bcg", "sglang.srt.layers.cp.bcg.*")
+
+
 def _runtime_class(architectures: list[str]) -> type[SglangRuntime]:
     models = {
         model_name(name, base): stand_in(name, base) for name in architectures for base in BASES
     }
 
     class FamilyRuntime(SglangRuntime):
+        real_modules = (*REAL_MODULES, *FAMILY_REAL_MODULES)
+
         def __enter__(self) -> SglangRuntime:
             entered = super().__enter__()  # clears SGLang's variables, restored on exit
             os.environ[DSV4_EXPERTS[0]] = DSV4_EXPERTS[1]

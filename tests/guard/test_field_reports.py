@@ -31,7 +31,7 @@ from compat.vocab.terms import Severity
 
 # The undisputed reports of each class the guard matches today: the floor may only rise.
 FLOORS = {
-    Outcome.REFUSED: 2,
+    Outcome.REFUSED: 3,
     Outcome.FAILED_AFTER_LOAD: 5,
     Outcome.RAN: 25,
 }

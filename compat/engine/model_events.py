@@ -86,6 +86,14 @@ class ModelBackendRefused(StartupEvent, frozen=True, kw_only=True):
     source: str
 
 
+class ModelSpeculation(StartupEvent, frozen=True, kw_only=True):
+    """A model branch that runs speculative decoding with one algorithm at topk 1 only."""
+
+    model: str
+    algorithm: str
+    source: str
+
+
 class ModelPage(StartupEvent, frozen=True, kw_only=True):
     """A model branch that sets the page size whatever `--page-size` says."""
 

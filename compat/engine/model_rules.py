@@ -130,6 +130,10 @@ class ModelRule(msgspec.Struct, frozen=True):
     kv_aliases: Mapping[str, str] = msgspec.field(default_factory=dict)
     auto_kv_dtype: Callable[[Launch], str] | None = None
     forces_dp_attention: bool = False
+    speculation: str | None = None
+    """With speculative decoding, the one `--speculative-algorithm` it accepts, as spelled
+    (the branch runs before NEXTN becomes EAGLE), and only with `--speculative-eagle-topk 1`
+    given (DeepSeek V4's asserts)."""
     mamba: MambaCache | None = None
     """A hybrid linear-attention model: how the release keeps its Mamba cache."""
     prefers: str | None = None

@@ -283,6 +283,14 @@ def _(event: m.ModelBackendRefused) -> str:
 
 
 @said.register
+def _(event: m.ModelSpeculation) -> str:
+    return (
+        f"{event.model} runs speculative decoding only as --speculative-algorithm "
+        f"{event.algorithm} with --speculative-eagle-topk 1 ({event.source})"
+    )
+
+
+@said.register
 def _(event: m.ModelPage) -> str:
     was = "unset" if event.was is None else str(event.was)
     return f"{event.model} runs page size {event.size} (was {was}; {event.source})"

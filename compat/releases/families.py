@@ -278,12 +278,12 @@ def fp8_kv(launch: Launch) -> str:
 
 
 # DeepSeek V4 (0.5.12+): dsv4 and page 256 whatever the flags (`--attention-backend` is
-# overwritten, so no list check), an FP8 KV cache only. Its speculation asserts (EAGLE,
-# topk 1) have no field here.
+# overwritten, so no list check), an FP8 KV cache only, speculation as EAGLE at topk 1.
 DSV4_HOOK = "arg_groups/deepseek_v4_hook.py, apply_deepseek_v4_defaults"
 DSV4_OVERRIDES = "arg_groups/model_overrides/deepseek_v4.py, _deepseek_v4_overrides"
 DEEPSEEK_V4 = ModelRule(
     "deepseek-v4-backend", "DeepseekV4ForCausalLM", frozenset({"DeepseekV4ForCausalLM"}),
     DSV4_HOOK, defaults=choices(("dsv4", None)), default_unless=frozenset(),
     pages=(MachinePage(256),), kv_dtypes=frozenset({"fp8_e4m3"}), auto_kv_dtype=fp8_kv,
+    speculation="EAGLE",
 )  # fmt: skip

@@ -17,6 +17,7 @@ from compat.engine.model_events import (
     ModelBackendRefused,
     ModelPage,
     ModelReloaded,
+    ModelSpeculation,
     ModelTypeUnknown,
     QuantizationMismatch,
     QuantizationOffRocm,
@@ -186,6 +187,21 @@ def _apply(
             break
     if rule.kv_dtypes:
         _model_kv_dtype(launch, rule, f, log)
+    if (
+        rule.speculation is not None
+        and f.algorithm is not None
+        and (f.algorithm != rule.speculation or f.topk != 1)
+    ):
+        log.add(
+            ModelSpeculation(
+                rule=rule.rule,
+                flags=("--speculative-algorithm", "--speculative-eagle-topk"),
+                value=f.algorithm if f.algorithm != rule.speculation else f.topk,
+                model=rule.model,
+                algorithm=rule.speculation,
+                source=rule.source,
+            )
+        )
     if not rule.check_before_default:
         _check_list(rule, f, log)
     for name in rule.refused:

@@ -54,12 +54,14 @@ def model_rule_text(rule: ModelRule) -> str:
     parts: list[str] = []
     if rule.defaults:
         unset = (
-            "no backend flag is set"
+            "when no backend flag is set"
             if rule.default_unless == ANY_FLAG
-            else ("`--attention-backend` is unset")
+            else "whatever the backend flags"
+            if not rule.default_unless
+            else "when `--attention-backend` is unset"
         )
         picks = ", else ".join(_choice_text(choice) for choice in rule.defaults)
-        parts.append(f"{picks} when {unset}")
+        parts.append(f"{picks} {unset}")
     if rule.allowed:
         where = "`--attention-backend`" if rule.checks == frozenset({AB}) else "both phases"
         parts.append(f"only {codes(rule.allowed)} ({where})")
@@ -79,6 +81,8 @@ def model_rule_text(rule: ModelRule) -> str:
         )
     if rule.kv_dtypes:
         parts.append(f"`--kv-cache-dtype` only {codes(sorted(rule.kv_dtypes))}")
+    if rule.speculation is not None:
+        parts.append(f"speculative decoding only as {code(rule.speculation)} with topk 1")
     if rule.gpu_runtime:
         parts.append("fails to start on a machine without a GPU")
     if rule.skip_devices:

@@ -84,8 +84,9 @@ RELEASE = Release(
                {"backend_choices": plus("dsv4", "compressed", "tokenspeed_mla"),
                 "backend_aliases": {"compressed": "dsv4"}}),
         Change("DeepSeek V4 runs dsv4 at page 256 whatever the flags, with an FP8 (e4m3) KV "
-               "cache only (auto becomes fp8_e4m3)",
-               code("0.5.12", "apply_deepseek_v4_defaults (lines 15-34; called from "
+               "cache only (auto becomes fp8_e4m3), speculative decoding only as EAGLE (as spelled) with "
+               "--speculative-eagle-topk 1",
+               code("0.5.12", "apply_deepseek_v4_defaults (lines 15-42; called from "
                     f"server_args.py, {MODEL_ADJUSTMENTS}, line 1784)",
                     "sglang/srt/arg_groups/deepseek_v4_hook.py"),
                {"model_rules": added(DEEPSEEK_V4)}),

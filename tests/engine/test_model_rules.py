@@ -301,3 +301,39 @@ def test_the_model_rule_lookup_is_the_first_branch_that_takes_the_model(release:
         assert rules.model_rule(*ask) is first, ask
     # Some asks find a branch and some do not, so the test holds both answers.
     assert {rules.model_rule(*ask) is None for ask in asks} == {True, False}
+
+
+# -- DeepSeek V4: dsv4 at page 256 whatever the flags, FP8 KV, EAGLE at topk 1 ---------------
+
+DEEPSEEK_V4 = {"attention_arch": "mha", "model_architecture": "DeepseekV4ForCausalLM"}
+
+
+@pytest.mark.parametrize("release", ["0.5.12", "0.5.18", "0.5.23"])
+def test_deepseek_v4_runs_dsv4_at_page_256_whatever_the_flags(release: str) -> None:
+    flagged = run(release, H200, DEEPSEEK_V4, attention_backend="triton")
+    assert runs(flagged) == ("dsv4", "dsv4", 256)
+    # The deterministic check then meets dsv4, outside its list.
+    refused = run(release, H200, DEEPSEEK_V4, enable_deterministic_inference=True)
+    assert rules_of(refused) == {"startup-deterministic-backends"}
+
+
+def test_deepseek_v4_kv_cache_is_fp8_then_bfloat16_too() -> None:
+    assert rules_of(run("0.5.12", B200, DEEPSEEK_V4, kv_cache_dtype="bfloat16")) == {
+        "startup-deepseek-v4-backend"
+    }
+    assert runs(run("0.5.14", B200, DEEPSEEK_V4, kv_cache_dtype="bfloat16"))[2] == 256
+    assert run("0.5.12", B200, DEEPSEEK_V4).resolved.kv_dtype.value == "fp8_e4m3"
+
+
+@pytest.mark.parametrize(
+    ("algorithm", "topk", "refused"),
+    [("EAGLE", 1, False), ("EAGLE", None, True), ("EAGLE", 2, True), ("NEXTN", 1, True)],
+)
+def test_deepseek_v4_speculates_only_as_eagle_at_topk_one(
+    algorithm: str, topk: int | None, refused: bool
+) -> None:
+    flags: dict[str, Any] = {"speculative_algorithm": algorithm, "speculative_num_steps": 1}
+    if topk is not None:
+        flags["speculative_eagle_topk"] = topk
+    report = run("0.5.23", B200, DEEPSEEK_V4, **flags)
+    assert ("startup-deepseek-v4-backend" in rules_of(report)) is refused

@@ -5,8 +5,9 @@ The grid runs five text models and the zoo 21 checkpoints; a release's branch fo
 family neither holds is never run. Here the architectures come from the wheel itself
 (`scan.special_cased`): every one whose branch touches an attention field. Each runs as a
 stand-in checkpoint, a grid config with the architecture swapped in (Llama-3.1-8B's, or
-DeepSeek-V3's for a branch that reads the MLA ranks), so what differs from launch to launch
-is only what SGLang keys on the architecture. A branch that reads a field neither carries
+DeepSeek-V3's for a branch that reads the MLA ranks, or DeepSeek-V3's with the head fields
+DeepSeek V4's shapes read), so what differs from launch to launch is only what SGLang keys
+on the architecture. A branch that reads a field neither carries
 (a vision tower, an indexer) cannot run: its launches are counted as unreadable and left
 out of the comparison, never guessed.
 

@@ -87,10 +87,12 @@ class ModelBackendRefused(StartupEvent, frozen=True, kw_only=True):
 
 
 class ModelSpeculation(StartupEvent, frozen=True, kw_only=True):
-    """A model branch that runs speculative decoding with one algorithm at topk 1 only."""
+    """A model branch that runs speculative decoding with one algorithm at topk 1 only (and
+    `also` these at any top-k)."""
 
     model: str
     algorithm: str
+    also: tuple[str, ...]
     source: str
 
 

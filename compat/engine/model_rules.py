@@ -131,9 +131,10 @@ class ModelRule(msgspec.Struct, frozen=True):
     auto_kv_dtype: Callable[[Launch], str] | None = None
     forces_dp_attention: bool = False
     speculation: str | None = None
-    """With speculative decoding, the one `--speculative-algorithm` it accepts, as spelled
-    (the branch runs before NEXTN becomes EAGLE), and only with `--speculative-eagle-topk 1`
-    given (DeepSeek V4's asserts)."""
+    """With speculative decoding, the `--speculative-algorithm` it accepts, as spelled (the
+    branch runs before NEXTN becomes EAGLE), and only with `--speculative-eagle-topk 1`
+    given (DeepSeek V4's asserts); `speculation_also` are accepted at any top-k."""
+    speculation_also: tuple[str, ...] = ()
     mamba: MambaCache | None = None
     """A hybrid linear-attention model: how the release keeps its Mamba cache."""
     prefers: str | None = None

@@ -286,7 +286,8 @@ def _(event: m.ModelBackendRefused) -> str:
 def _(event: m.ModelSpeculation) -> str:
     return (
         f"{event.model} runs speculative decoding only as --speculative-algorithm "
-        f"{event.algorithm} with --speculative-eagle-topk 1 ({event.source})"
+        f"{event.algorithm} with --speculative-eagle-topk 1"
+        f"{''.join(f' or as {other}' for other in event.also)} ({event.source})"
     )
 
 

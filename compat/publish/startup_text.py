@@ -82,7 +82,8 @@ def model_rule_text(rule: ModelRule) -> str:
     if rule.kv_dtypes:
         parts.append(f"`--kv-cache-dtype` only {codes(sorted(rule.kv_dtypes))}")
     if rule.speculation is not None:
-        parts.append(f"speculative decoding only as {code(rule.speculation)} with topk 1")
+        others = "".join(f" or as {code(name)}" for name in rule.speculation_also)
+        parts.append(f"speculative decoding only as {code(rule.speculation)} with topk 1{others}")
     if rule.gpu_runtime:
         parts.append("fails to start on a machine without a GPU")
     if rule.skip_devices:

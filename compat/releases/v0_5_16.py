@@ -9,7 +9,15 @@ from compat.claim.columns import ColumnId
 from compat.claim.rules import DtypeRequirement
 from compat.releases.doc import LATER_RELEASES, tagged_page, wheel
 from compat.releases.entry import Change, DocChange, Release, plus
-from compat.releases.families import MINIMAX_M3, ON_CUDA, ON_NPU, ON_ROCM, added, with_family
+from compat.releases.families import (
+    MINIMAX_M3,
+    ON_CUDA,
+    ON_NPU,
+    ON_ROCM,
+    added,
+    extended,
+    with_family,
+)
 from compat.releases.shared import BLACKWELL_0_5_9, OVERRIDES, SM100_OR_SM120, code, kv4_without
 from compat.vocab.terms import KvDtype, Platform
 
@@ -22,6 +30,10 @@ RELEASE = Release(
                "SM90; with --page-size unset, fa4 on SM100 and fa3 on SM90 run page size 128",
                code("0.5.16", "_minimax_m3_overrides (lines 466-533)", OVERRIDES),
                {"model_rules": added(MINIMAX_M3)}),
+        Change("DeepSeek V4 also runs speculative decoding as DSPARK, at any top-k",
+               code("0.5.16", "apply_deepseek_v4_defaults (lines 55-63)",
+                    "sglang/srt/arg_groups/deepseek_v4_hook.py"),
+               {"model_rules": extended("deepseek-v4-backend", speculation_also=("DSPARK",))}),
         Change("the DeepSeek family's branch also takes LongCat-Flash (and its NextN draft)",
                code("0.5.16", "_DEEPSEEK_FAMILY_ARCHS (line 1317)", OVERRIDES),
                {"model_rules": with_family("LongcatFlashForCausalLM",

@@ -190,6 +190,7 @@ def _apply(
     if (
         rule.speculation is not None
         and f.algorithm is not None
+        and f.algorithm not in rule.speculation_also
         and (f.algorithm != rule.speculation or f.topk != 1)
     ):
         log.add(
@@ -199,6 +200,7 @@ def _apply(
                 value=f.algorithm if f.algorithm != rule.speculation else f.topk,
                 model=rule.model,
                 algorithm=rule.speculation,
+                also=rule.speculation_also,
                 source=rule.source,
             )
         )

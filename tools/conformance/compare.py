@@ -19,7 +19,7 @@ import functools
 import json
 import tempfile
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -211,12 +211,17 @@ class Disagreement:
         )
 
 
-def disagreements(rows: Iterable[dict[str, Any]]) -> list[Disagreement]:
+def disagreements(
+    rows: Iterable[dict[str, Any]],
+    predict: Callable[[dict[str, Any]], Verdict] = prediction,
+) -> list[Disagreement]:
+    """The rows where `predict` (the grid's adapter unless an axis has its own) and what
+    SGLang did differ."""
     found = []
     for row in rows:
         sglang = observed(row)
         try:
-            product = prediction(row)
+            product = predict(row)
         except Exception as exc:  # reported with the rest, not as one traceback
             found.append(Disagreement(row, sglang, None, f"{type(exc).__name__}: {exc}"))
             continue

@@ -28,7 +28,8 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from conformance.compare import Disagreement, Verdict, observed
+from conformance.compare import Disagreement, Verdict
+from conformance.compare import disagreements as compared
 from conformance.fake_torch import GPU_PROFILES
 from conformance.family_axis.scan import special_cased
 from conformance.models import MODELS
@@ -173,19 +174,7 @@ def prediction(row: dict[str, Any]) -> Verdict:
 
 def disagreements(table: Iterable[dict[str, Any]]) -> list[Disagreement]:
     """The comparable rows where the product and SGLang differ."""
-    found = []
-    for row in table:
-        if row.get(UNREADABLE):
-            continue
-        sglang = observed(row)
-        try:
-            product = prediction(row)
-        except Exception as exc:  # reported with the rest, not as one traceback
-            found.append(Disagreement(row, sglang, None, f"{type(exc).__name__}: {exc}"))
-            continue
-        if sglang.key() != product.key():
-            found.append(Disagreement(row, sglang, product))
-    return found
+    return compared((row for row in table if not row.get(UNREADABLE)), prediction)
 
 
 def machines_known() -> bool:

@@ -40,6 +40,7 @@ from pathlib import Path
 
 from conformance.hf_configs import pinned_transformers, transformers_wheel
 from conformance.wheel import source_root
+from generated import write_or_check
 
 _MODELS = "sglang/srt/models"
 _CONFIGS = "sglang/srt/configs"
@@ -459,9 +460,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         data[release] = [row(kind) for kind in every if kept(kind)]
         print(f"{release}: {len(every)} architectures typed, {len(data[release])} kept",
               file=sys.stderr)  # fmt: skip
-    config_types.DATA_MODULE.write_text(config_types.render(data), encoding="utf-8")
-    print(f"wrote {config_types.DATA_MODULE.name}")
-    return 0
+    text = config_types.render(data)
+    return write_or_check(config_types.DATA_MODULE, text, "arch_types", check=False)
 
 
 def row(kind: ArchType) -> tuple[str, str, str, int, str, str, int, int]:

@@ -32,6 +32,7 @@ from conformance.harness import _profile
 from conformance.models import MODELS
 from conformance.runtime import SglangRuntime
 from conformance.wheel import source_root
+from generated import write_or_check
 
 from compat.engine.models.draft_renames import MODEL_CONFIG_FILE, DraftRename
 from compat.releases import RELEASE_NAMES
@@ -208,12 +209,7 @@ def render(data: dict[str, tuple[DraftRename, ...]]) -> str:
 
 def main(argv: list[str]) -> int:
     text = render({version: renames(version) for version in RELEASE_NAMES})
-    if argv[:1] == ["--check"]:
-        same = DATA.read_text() == text
-        print("up to date" if same else f"{DATA} differs: run python tools/draft_renames.py")
-        return 0 if same else 1
-    DATA.write_text(text)
-    return 0
+    return write_or_check(DATA, text, "draft_renames", check=argv[:1] == ["--check"])
 
 
 if __name__ == "__main__":

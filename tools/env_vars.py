@@ -25,6 +25,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from conformance.wheel import source_root
+from generated import write_or_check
 
 from compat.engine.env_reads import EnvRead
 from compat.releases import RELEASE_NAMES
@@ -143,12 +144,7 @@ def main(argv: list[str]) -> int:
             print(f"{read.name}\t{read.file}:{read.line}\t{read.function}")
         return 0
     text = render({version: reads(version) for version in RELEASE_NAMES})
-    if argv[:1] == ["--check"]:
-        same = DATA.read_text() == text
-        print("up to date" if same else f"{DATA} differs: run python tools/env_vars.py")
-        return 0 if same else 1
-    DATA.write_text(text)
-    return 0
+    return write_or_check(DATA, text, "env_vars", check=argv[:1] == ["--check"])
 
 
 if __name__ == "__main__":

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from conformance.wheel import wheel_path
+from generated import write_or_check
 from kernels import deepgemm, fa4
 from kernels.pins import extras, floor, metadata_name, pins
 from kernels.wheels import kernel_wheel, members, read_text
@@ -189,17 +190,7 @@ def generate() -> str:
 
 
 def main(argv: list[str]) -> int:
-    text = generate()
-    if "--check" in argv:
-        current = DATA.read_text() if DATA.exists() else ""
-        if current != text:
-            print(f"{DATA.name} is out of date: run python tools/kernel_limits.py")
-            return 1
-        print(f"{DATA.name} matches the wheels")
-        return 0
-    DATA.write_text(text)
-    print(f"wrote {DATA}")
-    return 0
+    return write_or_check(DATA, generate(), "kernel_limits", check="--check" in argv)
 
 
 if __name__ == "__main__":

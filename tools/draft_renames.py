@@ -32,7 +32,7 @@ from conformance.harness import _profile
 from conformance.models import MODELS
 from conformance.runtime import SglangRuntime
 from conformance.wheel import source_root
-from generated import write_or_check
+from generated import release_table, write_or_check
 
 from compat.engine.models.draft_renames import MODEL_CONFIG_FILE, DraftRename
 from compat.releases import RELEASE_NAMES
@@ -199,12 +199,9 @@ def renames(version: str) -> tuple[DraftRename, ...]:
 
 
 def render(data: dict[str, tuple[DraftRename, ...]]) -> str:
-    lines = [f"{HEADER}DRAFT_RENAMES: dict[str, tuple[DraftRename, ...]] = {{"]
-    for version, rows in data.items():
-        lines.append(f"    {version!r}: (")
-        lines.extend(f"        R{msgspec.structs.astuple(row)!r}," for row in rows)
-        lines.append("    ),")
-    return "\n".join([*lines, "}", ""])
+    head = f"{HEADER}DRAFT_RENAMES: dict[str, tuple[DraftRename, ...]] = {{"
+    rows = {v: [f"R{msgspec.structs.astuple(row)!r}" for row in found] for v, found in data.items()}
+    return release_table(head, rows)
 
 
 def main(argv: list[str]) -> int:

@@ -25,7 +25,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from conformance.wheel import source_root
-from generated import write_or_check
+from generated import release_table, write_or_check
 
 from compat.engine.env_reads import EnvRead
 from compat.releases import RELEASE_NAMES
@@ -130,12 +130,12 @@ def reads(version: str, attention_only: bool = True) -> tuple[EnvRead, ...]:
 
 
 def render(data: dict[str, tuple[EnvRead, ...]]) -> str:
-    lines = [f"{HEADER}ENV_READS: dict[str, tuple[EnvRead, ...]] = {{"]
-    for version, found in data.items():
-        lines.append(f"    {version!r}: (")
-        lines.extend(f"        R({r.name!r}, {r.file!r}, {r.line}, {r.function!r})," for r in found)
-        lines.append("    ),")
-    return "\n".join([*lines, "}", ""])
+    head = f"{HEADER}ENV_READS: dict[str, tuple[EnvRead, ...]] = {{"
+    rows = {
+        version: [f"R({r.name!r}, {r.file!r}, {r.line}, {r.function!r})" for r in found]
+        for version, found in data.items()
+    }
+    return release_table(head, rows)
 
 
 def main(argv: list[str]) -> int:

@@ -22,10 +22,13 @@ from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from conformance.fake_torch import GPU_PROFILES
 from conformance.models import MODELS
+
+if TYPE_CHECKING:
+    from compat.guard.report import Report
 
 VERSION = "0.5.7"  # rows written before dumps carried their release
 # argv flag -> AttentionConfig field, and how to read its value.
@@ -150,7 +153,11 @@ def prediction(row: dict[str, Any]) -> Verdict:
         # comparison below requires SGLang to refuse it too (at argparse, see `observed`).
         problems = getattr(error, "problems", (error,))
         return Verdict(True, None, None, None, (INVALID, *map(str, problems)))
-    report = check(config)
+    return verdict_of(check(config))
+
+
+def verdict_of(report: Report) -> Verdict:
+    """What the product says SGLang's start-up does, from the guard's report."""
     resolved = report.resolved
     return Verdict(
         refused=report.refused_at_startup,

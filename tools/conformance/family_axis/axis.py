@@ -28,7 +28,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from conformance.compare import Disagreement, Verdict
+from conformance.compare import Disagreement, Verdict, verdict_of
 from conformance.compare import disagreements as compared
 from conformance.fake_torch import GPU_PROFILES
 from conformance.family_axis.scan import special_cased
@@ -161,15 +161,7 @@ def prediction(row: dict[str, Any]) -> Verdict:
         detect=False,
         sglang_version=row["version"],
     )
-    report = check(assemble(request).config)
-    resolved = report.resolved
-    return Verdict(
-        refused=report.refused_at_startup,
-        prefill=resolved.prefill_backend,
-        decode=resolved.decode_backend,
-        page=resolved.page_size,
-        reasons=tuple(f"[{finding.rule}] {finding.message}" for finding in report.startup_reasons),
-    )
+    return verdict_of(check(assemble(request).config))
 
 
 def disagreements(table: Iterable[dict[str, Any]]) -> list[Disagreement]:

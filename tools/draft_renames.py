@@ -141,8 +141,9 @@ def static_renames(source: str) -> dict[str, tuple[str, int]]:
     return dict(sorted(renames.items(), key=lambda item: (item[1][1], item[0])))
 
 
-class _Runtime(SglangRuntime):
-    """The grid's runtime with two checkpoints per renamed architecture."""
+class DraftRuntime(SglangRuntime):
+    """The grid's runtime with two checkpoints per architecture named: `{name}-mla` (MLA's
+    fields) and `{name}-mha` (an MHA model's), each declaring that architecture."""
 
     def __init__(self, version: str, targets: Iterator[str]) -> None:
         self.models = {
@@ -153,7 +154,7 @@ class _Runtime(SglangRuntime):
         super().__init__(source_root(version), _profile("H200"))
 
 
-def _built(model_config: Any, path: str, file: str) -> tuple[str, str, int | None]:
+def built_draft(model_config: Any, path: str, file: str) -> tuple[str, str, int | None]:
     """(draft architecture, attention or the error, the line that set the attention)."""
     set_at: list[int] = []
     lines: list[str] = []
@@ -184,11 +185,13 @@ def renames(version: str) -> tuple[DraftRename, ...]:
     path = source_root(version) / MODEL_CONFIG_FILE
     stated = static_renames(path.read_text())
     rows: list[DraftRename] = []
-    with _Runtime(version, iter(stated)) as runtime:
+    with DraftRuntime(version, iter(stated)) as runtime:
         file = runtime.model_config.__file__
         for target, (draft, line) in stated.items():
             built = {
-                kind: _built(runtime.model_config, runtime.model_paths[f"{target}-{kind}"], file)
+                kind: built_draft(
+                    runtime.model_config, runtime.model_paths[f"{target}-{kind}"], file
+                )
                 for kind in ("mla", "mha")
             }
             for name, _, _ in built.values():

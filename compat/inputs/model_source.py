@@ -185,13 +185,15 @@ def add_draft_model(
     `--speculative-draft-model-path` names (a local directory, the offline Hugging Face
     cache, or a checkpoint of the zoo). SGLang reads the draft's own `ModelConfig` and builds
     the draft's backends for it. A config named but unreadable is invalid input, as the
-    model's is; a draft with no config to read is taken to be of the target's architecture,
-    and the report says so. `--draft-attention-arch` wins over any config. A draft of the
-    target's own checkpoint (a launch command with no draft path, or the target's) that
-    SGLang renames is `add_renamed_draft`'s."""
+    model's is; a draft with no config to read is `add_unread_draft`'s (an EAGLE3 draft runs
+    as the release's EAGLE3 draft classes do where they agree, another is taken to be of the
+    target's architecture), and the report says so. `--draft-attention-arch` wins over any
+    config. A draft of the target's own checkpoint (a launch command with no draft path, or
+    the target's) that SGLang renames is `add_renamed_draft`'s."""
     from compat.inputs.config_file import ModelConfigError
     from compat.inputs.hf_cache import locate_model_config
     from compat.inputs.model_config import load_model_facts
+    from compat.inputs.unread_draft import add_unread_draft
     from compat.inputs.zoo import UnknownModelError, known_model, known_model_facts
 
     # Only a launch command says the draft has no path of its own (`enforce()` hands over
@@ -222,11 +224,11 @@ def add_draft_model(
         problems.append(f"{named}: {error}")
         return
     except UnknownModelError:
-        context.setdefault("launch_notes", []).append(
+        unread = (
             f"{named} {draft_path}: no config.json found locally and not a checkpoint the "
-            "package knows; the draft model's architecture is assumed to be the target's "
-            f"(where it is not, {DRAFT_INPUTS})"
+            "package knows"
         )
+        add_unread_draft(request, unread, DRAFT_INPUTS, models, fields, context)
         return
     arch = facts.attention_arch
     name = facts.architectures[0] if facts.architectures else None

@@ -331,10 +331,21 @@ def test_the_draft_model_config_decides_the_draft_build(tmp_path: Path) -> None:
     assert "draft_attention_arch=mha (--verbose says why)" in told.stdout
     verbose = compat("check", "--verbose", "--draft-model-config", str(tmp_path), *_KIMI_EAGLE3)
     assert "draft_attention_arch=mha (no MLA fields" in verbose.stdout
+    # Unread, the draft is one of 0.5.10's EAGLE3 draft classes, all MHA: the same build.
     untold = compat("check", *_KIMI_EAGLE3)
-    assert untold.returncode == 0, untold.stdout
-    assert "assumed to be the target's" in untold.stdout
-    assert "--draft-model-config PATH" in untold.stdout
+    assert untold.returncode == 1, untold.stdout
+    assert "[build-needs-mla]" in untold.stdout and "--draft-model-config PATH" in untold.stdout
+    assert "draft model config: every EAGLE3 draft class SGLang 0.5.10 registers" in untold.stdout
+    assert "was not read): LlamaForCausalLMEagle3, draft_attention_arch=mha" in untold.stdout
+    shown = json.loads(compat("check", "--json", *_KIMI_EAGLE3).stdout)["draft_model_config"]
+    assert shown["draft_attention_arch"] == "mha" and "0.5.10" in shown["source"]
+    assert compat("check", "--draft-attention-arch", "mla", *_KIMI_EAGLE3).returncode == 0
+    # 0.5.12 registers an MLA EAGLE3 draft class too: the draft is taken to be the target's.
+    later_release = ("0.5.12" if word == "0.5.10" else word for word in _KIMI_EAGLE3)
+    later = json.loads(compat("check", "--json", *later_release).stdout)
+    assert "draft_model_config" not in later
+    (note,) = [n for n in later["launch_notes"] if "a-draft-not-on-this-machine" in n]
+    assert "assumed to be the target's" in note and "Eagle3DeepseekV2ForCausalLM" in note
 
 
 @pytest.mark.parametrize("kind", ["not json", "a loop of links", "a directory without it"])

@@ -34,7 +34,10 @@ def enforce(
     Call it after SGLang resolved its arguments (after `ServerArgs.__post_init__`). The
     model's architecture, name and KV heads are read from `server_args.model_config` when
     SGLang has built it; `attention_arch`, `model_architecture` and `kv_heads` override.
-    `draft_attention_arch` is the speculative draft model's, where it is not the model's
+    The speculative draft model's attention is read as `compat check` reads a launch's:
+    from the config of `speculative_draft_model_path` (a local directory, the offline
+    Hugging Face cache, a checkpoint the package knows), or, for a draft built from the
+    target's own checkpoint, as the release renames it; `draft_attention_arch` overrides
     (an EAGLE3 draft is MHA even for an MLA model).
     Platform and compute capability are detected with torch when not given. The
     variables SGLang's start-up reads are read from this process's environment. Raises
@@ -80,6 +83,9 @@ def enforce(
             platform=platform,
             compute_capability=compute_capability,
             sglang_version=sglang_version,
+            # The checkpoints SGLang loads: the draft's decides the draft's backends.
+            model_path=_text(getattr(server_args, "model_path", None)),
+            draft_model_path=_text(getattr(server_args, "speculative_draft_model_path", None)),
             # SGLang reads its variables from the process it runs in: this one.
             process_environment=os.environ,
         )
@@ -165,6 +171,11 @@ def _model_facts(server_args: Any) -> dict[str, Any]:
     if isinstance(method, str):
         facts["checkpoint_quantization"] = method
     return facts
+
+
+def _text(value: Any) -> str | None:
+    """A path ServerArgs holds, or None where it holds none (or not a string)."""
+    return value if isinstance(value, str) and value else None
 
 
 def _flag_holder(server_args: Any) -> Any:

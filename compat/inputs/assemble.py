@@ -87,6 +87,12 @@ class LaunchRequest:
     """A model of `compat.inputs.zoo` (`--model NAME`): its published config.json."""
     draft_model_config: str | None = None
     """The speculative draft model's config.json, or its directory (`--draft-model-config`)."""
+    model_path: str | None = None
+    """`--model-path` of a launch whose arguments SGLang already read (`enforce()`: its
+    ServerArgs), where there is no `command` to read it from; given, the draft's path is
+    known too, and its None means the draft is built from the target's checkpoint."""
+    draft_model_path: str | None = None
+    """`--speculative-draft-model-path` of that launch."""
     gpu: str | None = None
     platform: str | None = None
     compute_capability: Any = None
@@ -157,7 +163,13 @@ def assemble(request: LaunchRequest) -> Assembled:
     if not problems:
         add_implied_model_type(fields, models, context)
     add_draft_model(
-        request, launch.draft_model_path, launch.model_path, models, fields, context, problems
+        request,
+        launch.draft_model_path or request.draft_model_path,
+        launch.model_path or request.model_path,
+        models,
+        fields,
+        context,
+        problems,
     )
     detected = _add_machine(request, fields, context, problems)
     if problems:

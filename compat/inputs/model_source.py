@@ -196,9 +196,10 @@ def add_draft_model(
     from compat.inputs.unread_draft import add_unread_draft
     from compat.inputs.zoo import UnknownModelError, known_model, known_model_facts
 
-    # Only a launch command says the draft has no path of its own (`enforce()` hands over
-    # flags, without the paths).
-    own = bool(request.command) and draft_path in (None, model_path)
+    # Only a launch (its command, or the ServerArgs `enforce()` reads) says the draft has no
+    # path of its own: flags alone do not name the paths.
+    paths_known = bool(request.command) or request.model_path is not None
+    own = paths_known and draft_path in (None, model_path)
     if (
         request.draft_model_config is None
         and own

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
@@ -47,3 +49,68 @@ def test_enforce_builds_the_draft_for_the_draft_model_architecture() -> None:
         enforce(args, parity=True, log=False, draft_attention_arch="mha", **mla)
     args.speculative_draft_attention_backend = "flashinfer"
     enforce(args, parity=True, log=False, draft_attention_arch="mha", **mla)
+
+
+def _glm_flash_mtp(release: str, **paths: str) -> SimpleNamespace:
+    """GLM-4.7-Flash's ServerArgs with its MTP draft (NEXTN) on trtllm_mla."""
+    return SimpleNamespace(
+        attention_backend="trtllm_mla",
+        speculative_algorithm="NEXTN",
+        speculative_eagle_topk=1,
+        speculative_num_steps=3,
+        speculative_num_draft_tokens=4,
+        page_size=64,
+        **paths,
+    )
+
+
+_GLM_FLASH = {
+    "attention_arch": "mla",
+    "model_architecture": "Glm4MoeLiteForCausalLM",
+    "platform": "cuda",
+    "compute_capability": (10, 0),
+}
+
+
+def test_enforce_runs_a_draft_of_the_target_checkpoint_as_the_release_renames_it() -> None:
+    # SGLang 0.5.10 builds the MTP draft from the target's checkpoint as
+    # Glm4MoeForCausalLMNextN, an MHA model: the inherited trtllm_mla refuses it after the
+    # weights load. The ServerArgs name the checkpoints: no draft path of its own (or the
+    # target's) is the target's checkpoint, as `compat check` reads a launch command.
+    for paths in ({"model_path": "zai-org/GLM-4.7-Flash"},
+                  {"model_path": "zai-org/GLM-4.7-Flash",
+                   "speculative_draft_model_path": "zai-org/GLM-4.7-Flash"}):  # fmt: skip
+        args = _glm_flash_mtp("0.5.10", **paths)
+        with pytest.raises(IncompatibleConfigError, match="for the draft model"):
+            enforce(args, parity=True, log=False, sglang_version="0.5.10", **_GLM_FLASH)
+        report = enforce(args, log=False, sglang_version="0.5.13", **_GLM_FLASH)
+        assert report.config.draft_attention_arch == "mla"
+    # Stated, the draft's attention wins; without the paths nothing says whose the draft is.
+    args = _glm_flash_mtp("0.5.10", model_path="zai-org/GLM-4.7-Flash")
+    enforce(args, parity=True, log=False, sglang_version="0.5.10", draft_attention_arch="mla",
+            **_GLM_FLASH)  # fmt: skip
+    enforce(_glm_flash_mtp("0.5.10"), parity=True, log=False, sglang_version="0.5.10", **_GLM_FLASH)
+
+
+def test_enforce_reads_the_config_of_a_draft_of_its_own(tmp_path: Path) -> None:
+    # An EAGLE3 draft with its own checkpoint: its config.json says MHA, so the MLA
+    # target's trtllm_mla, which the draft inherits, fails building it.
+    draft = tmp_path / "draft"
+    draft.mkdir()
+    (draft / "config.json").write_text(
+        json.dumps({"architectures": ["LlamaForCausalLMEagle3"], "model_type": "llama",
+                    "num_attention_heads": 32, "num_key_value_heads": 8, "hidden_size": 4096})
+    )  # fmt: skip
+    args = SimpleNamespace(
+        attention_backend="trtllm_mla", speculative_algorithm="EAGLE3", speculative_eagle_topk=1,
+        speculative_num_steps=3, speculative_num_draft_tokens=4, page_size=64,
+        model_path="deepseek-ai/DeepSeek-R1", speculative_draft_model_path=str(draft),
+    )  # fmt: skip
+    mla = {"attention_arch": "mla", "model_architecture": "DeepseekV3ForCausalLM"}
+    machine = {"platform": "cuda", "compute_capability": (10, 0), "sglang_version": "0.5.11"}
+    with pytest.raises(IncompatibleConfigError, match="for the draft model"):
+        enforce(args, parity=True, log=False, **mla, **machine)
+    args.speculative_draft_attention_backend = "flashinfer"
+    assert enforce(args, parity=True, log=False, **mla, **machine).config.draft_attention_arch == (
+        "mha"
+    )

@@ -268,10 +268,12 @@ def add_renamed_draft(
     attention of (no rename, or one whose draft SGLang's `ModelConfig` raises on)."""
     from compat.engine.build import DRAFT_ALGORITHMS
     from compat.engine.models.draft_renames import MODEL_CONFIG_FILE, RENAME_FUNCTION, draft_rename
+    from compat.inputs.unread_draft import read_algorithm
 
     target, arch = fields.get("model_architecture"), fields.get("attention_arch")
-    algorithm = fields.get("speculative_algorithm")
-    if models is None or not isinstance(target, str) or algorithm not in DRAFT_ALGORITHMS:
+    if models is None or not isinstance(target, str):
+        return False
+    if read_algorithm(fields.get("speculative_algorithm"), models.release) not in DRAFT_ALGORITHMS:
         return False
     row = draft_rename(models.release, target)
     if row is None:

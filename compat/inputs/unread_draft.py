@@ -24,16 +24,21 @@ if TYPE_CHECKING:
 MODEL_CONFIG = MODEL_CONFIG_FILE.removeprefix("sglang/srt/")
 
 
-def is_eagle3(algorithm: object, release: str) -> bool:
-    """Whether `--speculative-algorithm algorithm` runs EAGLE3 in `release`, read as the
-    release reads it (in any case from 0.5.12, through its aliases)."""
+def read_algorithm(algorithm: object, release: str) -> str | None:
+    """`--speculative-algorithm algorithm` as `release` reads it (in any case from 0.5.12,
+    through its aliases); None for no algorithm, or a release not modelled."""
     from compat.releases import RELEASES
 
     rules = RELEASES.get(release)
     if rules is None or not isinstance(algorithm, str):
-        return False
+        return None
     spelled = algorithm.upper() if rules.algorithm_any_case else algorithm
-    return rules.algorithm_aliases.get(spelled, spelled) == EAGLE3
+    return rules.algorithm_aliases.get(spelled, spelled)
+
+
+def is_eagle3(algorithm: object, release: str) -> bool:
+    """Whether `--speculative-algorithm algorithm` runs EAGLE3 in `release`."""
+    return read_algorithm(algorithm, release) == EAGLE3
 
 
 def add_unread_draft(

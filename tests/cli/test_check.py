@@ -364,11 +364,13 @@ def test_a_draft_model_config_that_cannot_be_read_is_exit_2(tmp_path: Path, kind
     assert f"--draft-model-config: {given}" in result.stderr
 
 
-def _glm_flash_mtp(release: str, *extra: str) -> subprocess.CompletedProcess[str]:
+def _glm_flash_mtp(
+    release: str, *extra: str, algorithm: str = "NEXTN"
+) -> subprocess.CompletedProcess[str]:
     return compat(
         *("check", "--sglang-version", release, "--gpu", "B200", *extra),
         *("--model-architecture", "Glm4MoeLiteForCausalLM"),
-        *("--", "python3", "-m", "sglang.launch_server", "--speculative-algorithm", "NEXTN"),
+        *("--", "python3", "-m", "sglang.launch_server", "--speculative-algorithm", algorithm),
         *("--attention-backend", "trtllm_mla"),
     )
 
@@ -387,3 +389,15 @@ def test_the_renamed_draft_of_the_target_checkpoint_decides_the_draft_build() ->
     stated = _glm_flash_mtp("0.5.10", "--draft-attention-arch", "mla")
     assert stated.returncode == 0, stated.stdout
     assert "--draft-attention-arch mla is used" in stated.stdout
+
+
+def test_the_draft_rename_reads_the_algorithm_as_the_release_does() -> None:
+    # From 0.5.12 SGLang upper-cases the algorithm: `nextn` builds the same renamed draft
+    # (MHA in 0.5.12, so trtllm_mla refuses it; MLA in 0.5.13).
+    lower = _glm_flash_mtp("0.5.12", algorithm="nextn")
+    assert lower.returncode == 1, lower.stdout
+    assert "Glm4MoeForCausalLMNextN, draft_attention_arch=mha" in lower.stdout
+    assert "[build-needs-mla]" in lower.stdout
+    later = _glm_flash_mtp("0.5.13", algorithm="nextn")
+    assert later.returncode == 0, later.stdout
+    assert "Glm4MoeLiteForCausalLMNextN, draft_attention_arch=mla" in later.stdout

@@ -349,15 +349,17 @@ PLATFORM_VALUE = st.one_of(
 
 def flag_with_value(values: dict[str, st.SearchStrategy[str]]) -> st.SearchStrategy[list[str]]:
     """`--flag value` with a real value or a random token, or `--flag=value`, or a bare flag."""
-    flag = st.sampled_from(sorted(values))
-    return flag.flatmap(
-        lambda name: st.one_of(
+    # Each flag's strategy is built once: one built per draw is validated again each time.
+    forms = {
+        name: st.one_of(
             st.tuples(st.just(name), values[name]).map(list),
             st.tuples(st.just(name), values[name]).map(lambda pair: ["=".join(pair)]),
             st.tuples(st.just(name), TOKEN).map(list),
             st.just([name]),
         )
-    )
+        for name in sorted(values)
+    }
+    return st.sampled_from(sorted(values)).flatmap(forms.__getitem__)
 
 
 def token_groups(values: dict[str, st.SearchStrategy[str]]) -> st.SearchStrategy[list[str]]:

@@ -33,7 +33,7 @@ from compat.vocab.terms import Severity
 FLOORS = {
     Outcome.REFUSED: 3,
     Outcome.FAILED_AFTER_LOAD: 6,
-    Outcome.RAN: 26,
+    Outcome.RAN: 35,
 }
 
 

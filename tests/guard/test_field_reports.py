@@ -31,7 +31,7 @@ from compat.vocab.terms import Severity
 
 # The undisputed reports of each class the guard matches today: the floor may only rise.
 FLOORS = {
-    Outcome.REFUSED: 3,
+    Outcome.REFUSED: 4,
     Outcome.FAILED_AFTER_LOAD: 6,
     Outcome.RAN: 35,
 }
@@ -218,6 +218,12 @@ GOOD = {
         ({"disputed": True}, "dispute"),
         ({"dispute": "a reason without the flag"}, "dispute"),
         ({"colour": "red"}, "colour"),
+        # A model fact: only one a config.json states, and only for a model the zoo lacks.
+        (
+            {"model": "acme/x", "architecture": "LlamaForCausalLM", "model_facts": {"mla": True}},
+            "model_facts",
+        ),
+        ({"model_facts": {"sparse_attention": True}}, "model_facts"),
     ],
 )
 def test_a_bad_report_fails_naming_the_report_and_the_field(

@@ -30,6 +30,10 @@ SOURCE_PREFIX = "https://github.com/sgl-project/sglang/issues/"
 _BACKEND_OPTIONS = frozenset(option for flag in BACKEND_FLAGS for option in flag.options)
 
 
+STATED_FACTS = ("sparse_attention", "sliding_window", "multimodal")
+"""The model facts a report may state: what a config.json says beyond its architecture."""
+
+
 class Outcome(enum.Enum):
     """What the operator saw, in the order a launch gets there."""
 
@@ -55,6 +59,10 @@ class FieldReport(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fiel
     """The checkpoint's Hugging Face id."""
     architecture: str | None = None
     """Its config.json `architectures[0]`: needed when the model zoo lacks the model."""
+    model_facts: dict[str, bool] = msgspec.field(default_factory=dict)
+    """What the thread shows of a model the zoo lacks that its architecture alone does not
+    say (`STATED_FACTS`: a traceback through the DSA backend shows sparse attention), as
+    `compat check --model-config` would derive it from the model's config.json."""
     flags: tuple[str, ...] = ()
     """The launch flags that matter for attention, as typed (no `--model-path`)."""
     outcome: Outcome
@@ -134,6 +142,12 @@ def _check(report: FieldReport, name: str) -> None:
         raise _bad(name, "source", f"{report.source!r} does not start with {SOURCE_PREFIX}")
     if report.zoo_model is None and not report.architecture:
         raise _bad(name, "architecture", f"the model zoo lacks {report.model!r}: name it")
+    unknown = sorted(set(report.model_facts) - set(STATED_FACTS))
+    if unknown:
+        choices = ", ".join(STATED_FACTS)
+        raise _bad(name, "model_facts", f"{unknown[0]!r} is not a model fact (choices: {choices})")
+    if report.model_facts and report.zoo_model is not None:
+        raise _bad(name, "model_facts", "the zoo's config.json says the facts of its models")
     if report.flags and not report.flags[0].startswith("--"):
         raise _bad(name, "flags", f"the first word {report.flags[0]!r} is not a flag")
     if "--model-path" in report.flags or "--model" in report.flags:

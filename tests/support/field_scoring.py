@@ -63,7 +63,9 @@ def request_of(report: FieldReport) -> LaunchRequest:
     return LaunchRequest(
         command=(*LAUNCHER, *report.flags),
         known_model=zoo,
-        model={} if zoo is not None else {"model_architecture": report.architecture},
+        model={}
+        if zoo is not None
+        else {"model_architecture": report.architecture, **report.model_facts},
         gpu=report.gpu,
         detect=False,
         sglang_version=report.release,

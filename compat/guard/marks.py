@@ -84,13 +84,13 @@ def mark_kernel_failures(findings: list[Finding], release: ReleaseRules, memo: F
     """A documented error on a backend whose kernel the engine predicts to refuse this GPU
     (a kernel finding, and the page's finding naming the same GPU) is enforced in the first
     forward pass: the code fails it, after the weights load. In place."""
-    failing = {
-        f.rule: f.value
-        for f in findings
-        if f.enforced is Enforcement.WARMUP and f.rule.startswith(KERNEL_RULE_PREFIX)
-    }
-    if not failing:
+    # Most launches run every kernel: one pass over the findings, no allocation, sets them aside.
+    for finding in findings:
+        if finding.enforced is Enforcement.WARMUP:
+            break
+    else:
         return
+    failing = {f.rule: f.value for f in findings if f.rule.startswith(KERNEL_RULE_PREFIX)}
     for limit in release.kernels.limits:
         value = failing.get(limit.path.rule)
         if value is None or not limit.backends:

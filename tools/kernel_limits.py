@@ -19,7 +19,7 @@ from typing import Any
 
 from conformance.wheel import wheel_path
 from generated import write_or_check
-from kernels import deepgemm, fa4
+from kernels import deepgemm, fa4, trtllm
 from kernels.pins import extras, floor, metadata_name, pins
 from kernels.wheels import kernel_wheel, members, read_text
 
@@ -38,6 +38,9 @@ BACKEND_FA4: release -> the fa4 attention backend's call of flash-attn-4 (MHA mo
 the same kernel.
 DSA_PAGED_MQA: release -> the DSA backend's call of DeepGEMM's paged MQA logits schedule
 and the architectures the pinned DeepGEMM carries those kernels for.
+TRTLLM_MHA, TRTLLM_MLA: release -> the trtllm_mha / trtllm_mla backend's prefill call of
+FlashInfer's trtllm-gen FMHA, the majors SGLang sends to another kernel instead, and the
+pinned flashinfer-python's trtllm-gen runner check with the capabilities it accepts.
 Capabilities are (major, minor).
 """
 
@@ -167,14 +170,57 @@ def release_data(release: str) -> tuple[Any, ...]:
     )
 
 
+def _flashinfer(version: str) -> dict[str, Any]:
+    """The pinned flashinfer-python's trtllm-gen runner check and its prefill entries."""
+    wheel = kernel_wheel("flashinfer-python", version)
+    common = read_text(wheel, trtllm.COMMON)
+    function, line, accepted = trtllm.runner_check(read_text(wheel, trtllm.RUNNER), common)
+    prefill = read_text(wheel, trtllm.PREFILL)
+    return {
+        "kernel": ("flashinfer-python", version, trtllm.RUNNER, function, line),
+        "sm_version": (trtllm.COMMON, *trtllm.sm_version(common)),
+        "accepted": accepted,
+        "entries": {
+            kind: trtllm.entry(prefill, function, entry)
+            for kind, (_, function, entry) in trtllm.PATHS.items()
+        },
+    }
+
+
+def trtllm_data(release: str) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
+    """`release`'s trtllm_mha and trtllm_mla prefill paths into FlashInfer's trtllm-gen
+    runner, from the wheels."""
+    wheel = wheel_path(release)
+    pin = _pin(pins(wheel), "flashinfer-python")
+    version = floor(pin[0]) if pin else None
+    assert version, (release, pin)
+    kernel = _flashinfer(version)
+    names = set(members(wheel))
+    registry = read_text(wheel, deepgemm.REGISTRY)
+    utils = read_text(wheel, trtllm.UTILS)
+    found: list[dict[str, Any] | None] = []
+    for kind, (module, _, _) in trtllm.PATHS.items():
+        file = f"{trtllm.ATTENTION}/{module}.py"
+        data = None
+        if file in names:
+            data = trtllm.path_data(kind, read_text(wheel, file), utils, kernel)
+        if data is not None:
+            data["backends"] = deepgemm.backends(registry, module)
+        found.append(data)
+    return found[0], found[1]
+
+
 def generate() -> str:
     pinned: dict[str, Any] = {}
     vision: dict[str, Any] = {}
     backend: dict[str, Any] = {}
     dsa: dict[str, Any] = {}
+    mha: dict[str, Any] = {}
+    mla: dict[str, Any] = {}
     for release in RELEASE_NAMES:
         pinned[release], *paths = release_data(release)
-        for table, entry in zip((vision, backend, dsa), paths, strict=True):
+        paths += trtllm_data(release)
+        for table, entry in zip((vision, backend, dsa, mha, mla), paths, strict=True):
             if entry is not None:
                 table[release] = entry
     parts = [HEADER]
@@ -183,6 +229,8 @@ def generate() -> str:
         ("VISION_FA4", vision, "dict[str, dict[str, Any]]"),
         ("BACKEND_FA4", backend, "dict[str, dict[str, Any]]"),
         ("DSA_PAGED_MQA", dsa, "dict[str, dict[str, Any]]"),
+        ("TRTLLM_MHA", mha, "dict[str, dict[str, Any]]"),
+        ("TRTLLM_MLA", mla, "dict[str, dict[str, Any]]"),
     ):
         parts.append(f"{name}: {kind} = {pprint.pformat(value, width=99, sort_dicts=False)}\n\n")
     text = "".join(parts).rstrip() + "\n"

@@ -39,6 +39,12 @@ class KernelPath(Term):
     FA4_BACKEND = "fa4-backend"
     """The fa4 attention backend on an MHA model: flash-attn-4's CuTe DSL forward kernel
     (an MLA model's takes flash-attn-4's MLA kernel instead, not modelled)."""
+    TRTLLM_MHA = "trtllm-mha"
+    """The trtllm_mha backend's prefill on an MHA model: FlashInfer's trtllm-gen FMHA
+    (`trtllm_batch_context_with_kv_cache`), whose runner checks the GPU."""
+    TRTLLM_MLA = "trtllm-mla"
+    """The trtllm_mla backend's prefill on an MLA model: FlashInfer's trtllm-gen FMHA
+    (`trtllm_ragged_attention_deepseek`), whose runner checks the GPU."""
 
     def __init__(self, value: str) -> None:
         self.rule = f"{KERNEL_RULE_PREFIX}{value}"
@@ -88,6 +94,8 @@ class KernelLimit(msgspec.Struct, frozen=True):
     `--mm-attention-backend` can set instead)."""
     also: tuple[Site, ...] = ()
     """Further evidence the verdict rests on (the CuTe DSL's architecture aliases)."""
+    elsewhere_majors: frozenset[int] = frozenset()
+    """TRTLLM_MHA: the majors whose prefill SGLang sends to another kernel instead."""
 
     def accepts(self, capability: Capability) -> bool:
         return capability in self.accepted or capability[0] in self.accepted_majors
@@ -99,6 +107,8 @@ class KernelLimit(msgspec.Struct, frozen=True):
         key = (capability.major, capability.minor)
         if self.reaches is not None and key not in self.reaches:
             return False
+        if key[0] in self.elsewhere_majors:
+            return False
         return not (self.accepts(key) or not self._taken(launch, phases))
 
     def _taken(self, launch: Launch, phases: tuple[str | None, str | None]) -> bool:
@@ -108,10 +118,17 @@ class KernelLimit(msgspec.Struct, frozen=True):
                 launch.model_architecture in self.models
             )
             return multimodal and launch.sub_backends.mm_attention_backend is None
+        if self.path in _PREFILL_ARCH:
+            # The prefill kernel: the prefill phase's backend runs `forward_extend`.
+            return phases[0] in self.backends and launch.arch is _PREFILL_ARCH[self.path]
         runs = any(backend in self.backends for backend in phases)
         if self.path is KernelPath.FA4_BACKEND:
             return runs and launch.arch is Arch.MHA
         return runs and ModelFeature.SPARSE_DSA in launch.features
+
+
+_PREFILL_ARCH = {KernelPath.TRTLLM_MHA: Arch.MHA, KernelPath.TRTLLM_MLA: Arch.MLA}
+"""The paths into a backend's prefill kernel, and the attention of the models they run."""
 
 
 class KernelFailure(msgspec.Struct, frozen=True):

@@ -55,6 +55,15 @@ _PATHS = {
         "({caller}); the pinned DeepGEMM runs it only on {accepted} ({kernel}, built with "
         "kernels for {built}), not {gpu}",
     ),
+    **dict.fromkeys(
+        (KernelPath.TRTLLM_MHA, KernelPath.TRTLLM_MLA),
+        (
+            "--attention-backend",
+            "the {backends} backend's prefill runs FlashInfer's trtllm-gen FMHA ({caller}; "
+            "{also}); its runner accepts only {accepted}, not {gpu} ({kernel}: "
+            '"Unsupported architecture")',
+        ),
+    ),
 }
 
 
@@ -70,6 +79,7 @@ def finding(failure: KernelFailure, release: str) -> Finding:
         built=", ".join(limit.kernel.built),
         gpu=_sm(failure.capability),
         fallback=limit.fallback,
+        backends=" / ".join(sorted(limit.backends)),
     )
     return Finding(
         limit.path.rule,

@@ -1,6 +1,6 @@
-"""Marks on the page's findings: where SGLang enforces each (start-up, the backend build, or
-the page alone; a fact both state is one finding), and which the release's code disputes
-(a documented ❌ the code accepts is a warning, `compat audit`)."""
+"""Marks on the page's findings: where SGLang enforces each (start-up, the backend build, the
+first forward pass, or the page alone; a fact both state is one finding), and which the
+release's code disputes (a documented ❌ the code accepts is a warning, `compat audit`)."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 from compat.claim.matrix import Matrix
 from compat.engine.build import BUILD_RULE_PREFIX
+from compat.engine.kernels import KERNEL_RULE_PREFIX
 from compat.engine.rules import ReleaseRules
 from compat.guard.plan import MEMO_LIMIT, FindingMemo
 from compat.guard.report import STARTUP_PREFIX, Enforcement, Finding, Resolved
@@ -77,6 +78,31 @@ def mark_enforcement(
                 findings[index] = memo.retagged(finding, Enforcement.BACKEND_BUILD)
     for index in reversed(merged):
         del findings[index]
+
+
+def mark_kernel_failures(findings: list[Finding], release: ReleaseRules, memo: FindingMemo) -> None:
+    """A documented error on a backend whose kernel the engine predicts to refuse this GPU
+    (a kernel finding, and the page's finding naming the same GPU) is enforced in the first
+    forward pass: the code fails it, after the weights load. In place."""
+    # Most launches run every kernel: one pass over the findings, no allocation, sets them aside.
+    for finding in findings:
+        if finding.enforced is Enforcement.WARMUP:
+            break
+    else:
+        return
+    failing = {f.rule: f.value for f in findings if f.rule.startswith(KERNEL_RULE_PREFIX)}
+    for limit in release.kernels.limits:
+        value = failing.get(limit.path.rule)
+        if value is None or not limit.backends:
+            continue
+        for index, finding in enumerate(findings):
+            if (
+                finding.enforced is Enforcement.DOCUMENTED
+                and finding.severity is Severity.ERROR
+                and finding.backend in limit.backends
+                and finding.value == value
+            ):
+                findings[index] = memo.retagged(finding, Enforcement.WARMUP)
 
 
 def _failing_builds(findings: list[Finding]) -> frozenset[str | None]:

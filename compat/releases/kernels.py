@@ -2,7 +2,8 @@
 gave (`compat.releases.kernels_data`, written by `tools/kernel_limits.py`).
 
 A release's limits are those of its own pins: the flash-attn-4 and CuTe DSL it pins for
-the multimodal encoder's fa4 path, the DeepGEMM it pins for the DSA backend's indexer.
+the multimodal encoder's fa4 path, the DeepGEMM it pins for the DSA backend's indexer, the
+flashinfer-python it pins for the trtllm_mha and trtllm_mla backends' prefill.
 A limit that refuses no GPU its path reaches is left out: it cannot fail a launch.
 """
 
@@ -16,6 +17,8 @@ from compat.releases.kernels_data import (
     BACKEND_FA4,
     DSA_PAGED_MQA,
     PINS,
+    TRTLLM_MHA,
+    TRTLLM_MLA,
     VISION_FA4,
 )
 
@@ -82,6 +85,29 @@ def _dsa(release: str) -> KernelLimit | None:
     )
 
 
+def _trtllm(release: str, path: KernelPath, data: Any) -> KernelLimit | None:
+    """A backend's prefill into FlashInfer's trtllm-gen runner, which checks the GPU's
+    exact capability; the majors SGLang sends to another kernel are not reached."""
+    if data is None:
+        return None
+    file, function, line = data["caller"]
+    package, version = data["kernel"][:2]
+    also = [Site(package, version, *data["entry"]), Site(package, version, *data["sm_version"])]
+    elsewhere = data["elsewhere"]
+    if elsewhere is not None:
+        also.append(Site(_SGLANG, release, *elsewhere[:3]))
+    return KernelLimit(
+        path,
+        Site(_SGLANG, release, file, function, line),
+        Site(*data["kernel"]),
+        None,
+        accepted=_capabilities(data["accepted"]),
+        backends=frozenset(data["backends"]),
+        also=tuple(also),
+        elsewhere_majors=frozenset(elsewhere[3]) if elsewhere is not None else frozenset(),
+    )
+
+
 def kernel_rules(release: str, before: KernelRules) -> KernelRules:
     """`release`'s kernel limits, in the order its first forward pass meets them: the
     attention backend's metadata and kernels, then the encoder (a multimodal warm-up batch). A release
@@ -91,7 +117,8 @@ def kernel_rules(release: str, before: KernelRules) -> KernelRules:
     limits = (
         _dsa(release),
         _fa4(release, KernelPath.FA4_BACKEND, BACKEND_FA4.get(release)),
+        _trtllm(release, KernelPath.TRTLLM_MHA, TRTLLM_MHA.get(release)),
+        _trtllm(release, KernelPath.TRTLLM_MLA, TRTLLM_MLA.get(release)),
         _fa4(release, KernelPath.VISION_FA4, VISION_FA4.get(release)),
     )
     return KernelRules(tuple(limit for limit in limits if limit is not None))
-

@@ -41,6 +41,8 @@ and the architectures the pinned DeepGEMM carries those kernels for.
 TRTLLM_MHA, TRTLLM_MLA: release -> the trtllm_mha / trtllm_mla backend's prefill call of
 FlashInfer's trtllm-gen FMHA, the majors SGLang sends to another kernel instead, and the
 pinned flashinfer-python's trtllm-gen runner check with the capabilities it accepts.
+DSA_TRTLLM: release -> the DSA backend's trtllm decode: its call of FlashInfer's MLA decode
+(named trtllm-gen), FlashInfer's entry into the same runner, and that check.
 Capabilities are (major, minor).
 """
 
@@ -176,6 +178,8 @@ def _flashinfer(version: str) -> dict[str, Any]:
     common = read_text(wheel, trtllm.COMMON)
     function, line, accepted = trtllm.runner_check(read_text(wheel, trtllm.RUNNER), common)
     prefill = read_text(wheel, trtllm.PREFILL)
+    names = set(members(wheel))
+    decode = {file: read_text(wheel, file) for file in trtllm.DECODE_FILES if file in names}
     return {
         "kernel": ("flashinfer-python", version, trtllm.RUNNER, function, line),
         "sm_version": (trtllm.COMMON, *trtllm.sm_version(common)),
@@ -184,12 +188,13 @@ def _flashinfer(version: str) -> dict[str, Any]:
             kind: trtllm.entry(prefill, function, entry)
             for kind, (_, function, entry) in trtllm.PATHS.items()
         },
+        "decode_entry": trtllm.decode_entry(decode),
     }
 
 
-def trtllm_data(release: str) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
+def trtllm_data(release: str) -> tuple[dict[str, Any] | None, ...]:
     """`release`'s trtllm_mha and trtllm_mla prefill paths into FlashInfer's trtllm-gen
-    runner, from the wheels."""
+    runner, and its DSA backend's trtllm decode, from the wheels."""
     wheel = wheel_path(release)
     pin = _pin(pins(wheel), "flashinfer-python")
     version = floor(pin[0]) if pin else None
@@ -207,7 +212,26 @@ def trtllm_data(release: str) -> tuple[dict[str, Any] | None, dict[str, Any] | N
         if data is not None:
             data["backends"] = deepgemm.backends(registry, module)
         found.append(data)
-    return found[0], found[1]
+    return (*found, _dsa_trtllm(wheel, names, registry, kernel))
+
+
+def _dsa_trtllm(
+    wheel: Path, names: set[str], registry: str, kernel: dict[str, Any]
+) -> dict[str, Any] | None:
+    """The DSA backend's decode on its trtllm sub-backend: FlashInfer's sparse MLA decode,
+    named trtllm-gen by SGLang, into the same runner."""
+    for module in trtllm.DSA_MODULES:
+        file = f"{trtllm.ATTENTION}/{module}.py"
+        site = trtllm.dsa_call_site(read_text(wheel, file)) if file in names else None
+        if site is not None:
+            return {
+                "caller": (file, *site),
+                "elsewhere": None,
+                "entry": kernel["decode_entry"],
+                "backends": deepgemm.backends(registry, module),
+                **{key: kernel[key] for key in ("kernel", "sm_version", "accepted")},
+            }
+    return None
 
 
 def generate() -> str:
@@ -217,10 +241,12 @@ def generate() -> str:
     dsa: dict[str, Any] = {}
     mha: dict[str, Any] = {}
     mla: dict[str, Any] = {}
+    dsa_trtllm: dict[str, Any] = {}
     for release in RELEASE_NAMES:
         pinned[release], *paths = release_data(release)
         paths += trtllm_data(release)
-        for table, entry in zip((vision, backend, dsa, mha, mla), paths, strict=True):
+        tables = (vision, backend, dsa, mha, mla, dsa_trtllm)
+        for table, entry in zip(tables, paths, strict=True):
             if entry is not None:
                 table[release] = entry
     parts = [HEADER]
@@ -231,6 +257,7 @@ def generate() -> str:
         ("DSA_PAGED_MQA", dsa, "dict[str, dict[str, Any]]"),
         ("TRTLLM_MHA", mha, "dict[str, dict[str, Any]]"),
         ("TRTLLM_MLA", mla, "dict[str, dict[str, Any]]"),
+        ("DSA_TRTLLM", dsa_trtllm, "dict[str, dict[str, Any]]"),
     ):
         parts.append(f"{name}: {kind} = {pprint.pformat(value, width=99, sort_dicts=False)}\n\n")
     text = "".join(parts).rstrip() + "\n"

@@ -45,6 +45,9 @@ class KernelPath(Term):
     TRTLLM_MLA = "trtllm-mla"
     """The trtllm_mla backend's prefill on an MLA model: FlashInfer's trtllm-gen FMHA
     (`trtllm_ragged_attention_deepseek`), whose runner checks the GPU."""
+    DSA_TRTLLM = "dsa-trtllm"
+    """The DSA backend's decode on its trtllm sub-backend (`--dsa-decode-backend trtllm`):
+    FlashInfer's sparse MLA decode, named trtllm-gen, whose runner checks the GPU."""
 
     def __init__(self, value: str) -> None:
         self.rule = f"{KERNEL_RULE_PREFIX}{value}"
@@ -121,12 +124,21 @@ class KernelLimit(msgspec.Struct, frozen=True):
         if self.path in _PREFILL_ARCH:
             # The prefill kernel: the prefill phase's backend runs `forward_extend`.
             return phases[0] in self.backends and launch.arch is _PREFILL_ARCH[self.path]
+        if self.path is KernelPath.DSA_TRTLLM:
+            # Only as given: SGLang's own choice of the DSA kernels is not replayed.
+            return (
+                phases[1] in self.backends
+                and ModelFeature.SPARSE_DSA in launch.features
+                and launch.sub_backends.dsa_decode_backend == DSA_TRTLLM_KERNEL
+            )
         runs = any(backend in self.backends for backend in phases)
         if self.path is KernelPath.FA4_BACKEND:
             return runs and launch.arch is Arch.MHA
         return runs and ModelFeature.SPARSE_DSA in launch.features
 
 
+DSA_TRTLLM_KERNEL = "trtllm"
+"""The DSA decode kernel (`--dsa-decode-backend`) that runs FlashInfer's trtllm-gen decode."""
 _PREFILL_ARCH = {KernelPath.TRTLLM_MHA: Arch.MHA, KernelPath.TRTLLM_MLA: Arch.MLA}
 """The paths into a backend's prefill kernel, and the attention of the models they run."""
 

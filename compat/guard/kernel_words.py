@@ -64,6 +64,12 @@ _PATHS = {
             '"Unsupported architecture")',
         ),
     ),
+    KernelPath.DSA_TRTLLM: (
+        "--dsa-decode-backend",
+        "the {backends} backend's trtllm decode runs FlashInfer's sparse MLA decode on "
+        "trtllm-gen ({caller}; {also}); its runner accepts only {accepted}, not {gpu} "
+        '({kernel}: "Unsupported architecture")',
+    ),
 }
 
 

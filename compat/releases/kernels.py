@@ -16,6 +16,7 @@ from compat.engine.models.lookup import release_models
 from compat.releases.kernels_data import (
     BACKEND_FA4,
     DSA_PAGED_MQA,
+    DSA_TRTLLM,
     PINS,
     TRTLLM_MHA,
     TRTLLM_MLA,
@@ -86,8 +87,8 @@ def _dsa(release: str) -> KernelLimit | None:
 
 
 def _trtllm(release: str, path: KernelPath, data: Any) -> KernelLimit | None:
-    """A backend's prefill into FlashInfer's trtllm-gen runner, which checks the GPU's
-    exact capability; the majors SGLang sends to another kernel are not reached."""
+    """A backend's call into FlashInfer's trtllm-gen runner, which checks the GPU's exact
+    capability; the majors SGLang sends to another kernel are not reached."""
     if data is None:
         return None
     file, function, line = data["caller"]
@@ -119,6 +120,7 @@ def kernel_rules(release: str, before: KernelRules) -> KernelRules:
         _fa4(release, KernelPath.FA4_BACKEND, BACKEND_FA4.get(release)),
         _trtllm(release, KernelPath.TRTLLM_MHA, TRTLLM_MHA.get(release)),
         _trtllm(release, KernelPath.TRTLLM_MLA, TRTLLM_MLA.get(release)),
+        _trtllm(release, KernelPath.DSA_TRTLLM, DSA_TRTLLM.get(release)),
         _fa4(release, KernelPath.VISION_FA4, VISION_FA4.get(release)),
     )
     return KernelRules(tuple(limit for limit in limits if limit is not None))

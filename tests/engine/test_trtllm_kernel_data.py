@@ -1,13 +1,13 @@
-"""The trtllm_mha and trtllm_mla prefill paths into FlashInfer's trtllm-gen FMHA are what
-the wheels say.
+"""The trtllm_mha and trtllm_mla prefill paths, and the DSA backend's trtllm decode, into
+FlashInfer's trtllm-gen FMHA are what the wheels say.
 
 `tools/kernel_limits.py` (with tools/kernels/trtllm.py) reads them into
-compat/releases/kernels_data.py (TRTLLM_MHA, TRTLLM_MLA): SGLang's call of the prefill
-function, the majors trtllm_mha sends to fmha_v2 instead, FlashInfer's entry into its
-trtllm-gen module and the `TllmGenFmhaRunner` check with the capabilities it accepts. These
-tests read the cached wheels again: every line the data cites says what the data says it
-does. Without a wheel (no cache, no network) they skip with the reason, except in CI, where
-they fail.
+compat/releases/kernels_data.py (TRTLLM_MHA, TRTLLM_MLA, DSA_TRTLLM): SGLang's call of the
+prefill function (of the MLA decode, named trtllm-gen, for the DSA backend), the majors
+trtllm_mha sends to fmha_v2 instead, FlashInfer's entry into its trtllm-gen module and the
+`TllmGenFmhaRunner` check with the capabilities it accepts. These tests read the cached
+wheels again: every line the data cites says what the data says it does. Without a wheel
+(no cache, no network) they skip with the reason, except in CI, where they fail.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 from conformance import releases
@@ -26,7 +27,7 @@ from kernels.wheels import kernel_wheel, read_text
 
 from compat.releases import RELEASE_NAMES
 from compat.releases.kernels import pins
-from compat.releases.kernels_data import TRTLLM_MHA, TRTLLM_MLA
+from compat.releases.kernels_data import DSA_TRTLLM, TRTLLM_MHA, TRTLLM_MLA
 
 CHOSEN = [release for release in RELEASE_NAMES if release in releases.selected()]
 TABLES = {"mha": TRTLLM_MHA, "mla": TRTLLM_MLA}
@@ -62,7 +63,7 @@ def test_the_data_is_what_the_tool_reads_from_the_wheels(release: str) -> None:
         if os.environ.get("CI"):
             pytest.fail(f"CI must read the kernel wheels: {exc}", pytrace=False)
         pytest.skip(str(exc))
-    assert found == (TRTLLM_MHA.get(release), TRTLLM_MLA.get(release))
+    assert found == (TRTLLM_MHA.get(release), TRTLLM_MLA.get(release), DSA_TRTLLM.get(release))
 
 
 @pytest.mark.parametrize("kind", sorted(TABLES))
@@ -86,12 +87,42 @@ def test_every_line_the_path_cites_says_it(release: str, kind: str) -> None:
         for major in elsewhere[3]:
             assert re.search(rf"device_capability_majors=\[{major}\]", utils), major
     # FlashInfer's entry into its trtllm-gen module, and the runner's check.
-    package, version, runner_file, runner_function, runner_line = data["kernel"]
-    assert package == "flashinfer-python"
-    flashinfer = _flashinfer(version)
+    flashinfer = _flashinfer(data["kernel"][1])
     entry_file, entry_function, entry_line = data["entry"]
     prefill = read_text(flashinfer, entry_file)
     assert entry_function == function and f".{module_entry}" in _line(prefill, entry_line)
+    _holds_the_runner_check(data, flashinfer)
+
+
+@pytest.mark.parametrize("release", [r for r in CHOSEN if r in DSA_TRTLLM])
+def test_every_line_the_dsa_trtllm_path_cites_says_it(release: str) -> None:
+    require_source(release)
+    data = DSA_TRTLLM[release]
+    wheel = wheel_path(release)
+    # SGLang's call of FlashInfer's MLA decode, in the DSA backend's module, which names
+    # the trtllm-gen backend itself (FlashInfer's "auto" would choose by GPU).
+    file, where, line = data["caller"]
+    assert Path(file).stem in trtllm.DSA_MODULES and data["elsewhere"] is None
+    source = read_text(wheel, file)
+    assert f"{trtllm.DSA_DECODE}(" in _line(source, line)
+    assert trtllm.dsa_call_site(source) == (where, line)
+    assert f'"{trtllm.TRTLLM_GEN}"' in source
+    flashinfer = _flashinfer(data["kernel"][1])
+    entry_file, entry_function, entry_line = data["entry"]
+    assert trtllm.DSA_DECODE in entry_function
+    assert f".{trtllm.DECODE_ENTRY}" in _line(read_text(flashinfer, entry_file), entry_line)
+    _holds_the_runner_check(data, flashinfer)
+
+
+def test_the_dsa_trtllm_path_is_read_where_the_dsa_backend_names_trtllm_gen() -> None:
+    # Every release from the first with the path has it (the DSA backend keeps it).
+    first = RELEASE_NAMES.index(next(iter(DSA_TRTLLM)))
+    assert list(DSA_TRTLLM) == list(RELEASE_NAMES[first:])
+
+
+def _holds_the_runner_check(data: dict[str, Any], flashinfer: Path) -> None:
+    package, _, runner_file, runner_function, runner_line = data["kernel"]
+    assert package == "flashinfer-python"
     runner = read_text(flashinfer, runner_file)
     check = " ".join(runner.splitlines()[runner_line - 1 : runner_line + 1])
     assert "FLASHINFER_CHECK(" in check and "Unsupported architecture" in check

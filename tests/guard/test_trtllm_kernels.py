@@ -137,3 +137,55 @@ def test_compat_check_says_deepseek_on_trtllm_mla_fails_in_the_first_forward_pas
     assert parity.returncode == 1, parity.stdout + parity.stderr
     b300 = _cli("--sglang-version", "0.5.23", "--gpu", "B300", *machine[4:], "--parity", *launch)
     assert b300.returncode == 0, b300.stdout + b300.stderr
+
+
+# DeepSeek-V3.2's sparse attention on the DSA backend, its decode kernel named.
+DSA: dict[str, Any] = {
+    "model_architecture": "DeepseekV32ForCausalLM",
+    "attention_arch": "mla",
+    "sparse_attention": True,
+    "kv_cache_dtype": "fp8_e4m3",
+}
+
+
+@pytest.mark.parametrize(
+    ("release", "capability", "fails"),
+    [
+        ("0.5.20", (12, 0), True),  # RTX PRO 6000 (sglang#40558)
+        ("0.5.23", (12, 1), True),  # DGX Spark
+        ("0.5.20", (9, 0), True),  # H200: the runner refuses Hopper too
+        ("0.5.20", (10, 0), False),  # B200
+        ("0.5.23", (10, 3), False),  # B300
+    ],
+)
+def test_the_dsa_backends_trtllm_decode_fails_where_the_runner_refuses_the_gpu(
+    release: str, capability: tuple[int, int], fails: bool
+) -> None:
+    report = _report(release, capability, dsa_decode_backend="trtllm", **DSA)
+    kernel = [f for f in report.errors if is_kernel_finding(f)]
+    if not fails:
+        assert not kernel, [f.message for f in kernel]
+        return
+    assert [f.rule for f in kernel] == [KernelPath.DSA_TRTLLM.rule]
+    finding = kernel[0]
+    assert finding.enforced is Enforcement.WARMUP and finding.flags == ("--dsa-decode-backend",)
+    limit = _limit(release, KernelPath.DSA_TRTLLM)
+    assert f"{limit.caller.file}:{limit.caller.line}" in finding.message
+    assert "flashinfer-python" in finding.message and "Unsupported architecture" in finding.message
+
+
+def test_the_dsa_metadata_fails_before_the_decode_kernel() -> None:
+    # Up to 0.5.16 on SM 12.0 the DSA backend's metadata (DeepGEMM's paged MQA schedule)
+    # fails first: the first forward pass never reaches the decode kernel.
+    report = _report("0.5.16", (12, 0), dsa_decode_backend="trtllm", **DSA)
+    assert _kernel_errors(report) == [KernelPath.DSA_PAGED_MQA.rule]
+
+
+def test_the_dsa_trtllm_decode_is_judged_only_where_the_launch_names_it() -> None:
+    # SGLang's own choice of the DSA kernels is not replayed: an unnamed decode kernel, or
+    # another one, never predicts this failure; nor does a model without sparse attention.
+    for kwargs in ({}, {"dsa_decode_backend": "flashmla_kv"}):
+        assert not _kernel_errors(_report("0.5.20", (12, 0), **DSA, **kwargs))
+    dense = {**DSA, "sparse_attention": False, "model_architecture": "DeepseekV3ForCausalLM"}
+    report = _report("0.5.20", (12, 0), dsa_decode_backend="trtllm", **dense)
+    assert KernelPath.DSA_TRTLLM.rule not in _kernel_errors(report)

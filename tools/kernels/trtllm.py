@@ -172,3 +172,73 @@ def path_data(kind: str, backend: str, utils: str, kernel: dict[str, Any]) -> di
         "entry": (PREFILL, *kernel["entries"][kind]),
         **{key: kernel[key] for key in ("kernel", "sm_version", "accepted")},
     }
+
+
+# -- the DSA backend's decode on its trtllm sub-backend ------------------------------------
+DSA_MODULES = ("nsa_backend", "dsa_backend")
+"""The DSA backend's module (`nsa_backend` up to 0.5.12)."""
+DSA_DECODE = "trtllm_batch_decode_with_kv_cache_mla"
+"""FlashInfer's MLA decode, which the DSA backend's trtllm sub-backend calls sparse."""
+DECODE_ENTRY = "trtllm_paged_attention_decode"
+"""The trtllm-gen module's entry FlashInfer's trtllm-gen MLA decode takes."""
+DECODE_FILES = ("flashinfer/decode.py", "flashinfer/mla.py", "flashinfer/mla/_core.py")
+"""Where FlashInfer's releases define its MLA decode."""
+TRTLLM_GEN = "trtllm-gen"
+
+
+def dsa_call_site(source: str) -> tuple[str, int] | None:
+    """(Class.method, line) of the DSA backend's call of FlashInfer's MLA decode, which
+    must name the trtllm-gen backend itself (a keyword of the call, or of the keywords it
+    unpacks): with `backend="auto"` FlashInfer would choose a kernel by GPU."""
+    for klass in ast.walk(ast.parse(source)):
+        if not isinstance(klass, ast.ClassDef):
+            continue
+        for function in klass.body:
+            if not isinstance(function, ast.FunctionDef):
+                continue
+            calls = [
+                node.lineno
+                for node in ast.walk(function)
+                if isinstance(node, ast.Call) and getattr(node.func, "attr", "") == DSA_DECODE
+            ]
+            if not calls:
+                continue
+            if not _names_trtllm_gen(function):
+                raise LookupError(f"{klass.name}.{function.name} leaves {DSA_DECODE}'s backend")
+            return f"{klass.name}.{function.name}", min(calls)
+    return None
+
+
+def _names_trtllm_gen(function: ast.FunctionDef) -> bool:
+    """Whether `function` sets a `backend` keyword (or dict key) to "trtllm-gen"."""
+    pairs = [(node.arg, node.value) for node in ast.walk(function) if isinstance(node, ast.keyword)]
+    for node in ast.walk(function):
+        if isinstance(node, ast.Dict):
+            pairs += [
+                (key.value, value)
+                for key, value in zip(node.keys, node.values, strict=True)
+                if isinstance(key, ast.Constant)
+            ]
+    return any(
+        name == "backend" and isinstance(value, ast.Constant) and value.value == TRTLLM_GEN
+        for name, value in pairs
+    )
+
+
+def decode_entry(sources: dict[str, str]) -> tuple[str, str, int]:
+    """(file, function, line) where FlashInfer's MLA decode (or the implementation it hands
+    its arguments to) takes the trtllm-gen module's paged decode, whose launcher builds the
+    runner that checks the GPU; `sources`: FlashInfer's files by path."""
+    for file, text in sources.items():
+        if f"def {DSA_DECODE}(" not in text:
+            continue
+        tree = ast.parse(text)
+        functions = {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef)}
+        for name in (DSA_DECODE, f"_{DSA_DECODE}_impl"):
+            function = functions.get(name)
+            if function is None:
+                continue
+            for node in ast.walk(function):
+                if isinstance(node, ast.Attribute) and node.attr == DECODE_ENTRY:
+                    return file, name, node.lineno
+    raise LookupError(f"no {DSA_DECODE} taking {DECODE_ENTRY}")

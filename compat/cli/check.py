@@ -54,6 +54,15 @@ def register(subparsers: Any) -> None:
         help="a variable set next to SGLang that its start-up reads (repeatable); "
         "one not given is assumed unset, as the official images ship it",
     )
+    parser.add_argument(
+        "--package",
+        action="extend",
+        nargs=1,
+        default=[],
+        metavar="NAME==VERSION",
+        help="a kernel package's version that SGLang's start-up reads (triton, repeatable); "
+        "one not given is the official image's, and the report says where that is unknown",
+    )
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
     parser.add_argument(
         "--verbose",
@@ -229,18 +238,31 @@ def request_of(args: argparse.Namespace) -> LaunchRequest:
         cuda_version=args.cuda_version,
         sglang_version=args.sglang_version,
         environment=getattr(args, "env", ()),
+        packages=getattr(args, "package", ()),
     )
 
 
 def environment_line(report: Report) -> str:
-    """Which of the variables the release's start-up reads the answer took, and which it
-    assumed unset."""
+    """Which of the variables the release's start-up reads the answer took, which it took as
+    the official ROCm image sets them, and which it assumed unset."""
     given = [f"{name}={value}" for name, value in report.environment.items()]
+    image = [f"{name}={value}" for name, value in report.assumed_image.items()]
     unset = list(report.assumed_unset)
     parts = ([f"set {', '.join(given)}"] if given else []) + (
-        [f"assumed unset (as the official image ships them): {', '.join(unset)}"] if unset else []
-    )
+        [f"assumed as the official ROCm image sets them: {', '.join(image)}"] if image else []
+    ) + ([f"assumed unset (as the official image ships them): {', '.join(unset)}"] if unset else [])
     return "environment: " + "; ".join(parts)
+
+
+def packages_line(report: Report) -> str | None:
+    """Which kernel package versions the answer took, and which it could not know."""
+    given = [f"{name}=={version}" for name, version in report.config.packages]
+    known = [f"{n}=={v}" for n, v in report.assumed_packages.items() if v is not None]
+    unknown = [name for name, v in report.assumed_packages.items() if v is None]
+    parts = ([f"given {', '.join(given)}"] if given else []) + (
+        [f"assumed as the official image installs them: {', '.join(known)}"] if known else []
+    ) + ([f"not known (--package NAME==VERSION): {', '.join(unknown)}"] if unknown else [])
+    return "packages: " + "; ".join(parts) if parts else None
 
 
 _LABELS = {Severity.ERROR: "error  ", Severity.WARNING: "warning", Severity.INFO: "info   "}
@@ -264,8 +286,12 @@ def format_report(
     lines += [f"  warning: {finding.message}" for finding in newer]
     lines.append(f"  {runs_as(report.resolved, detected='detected' in context)}")
     lines.append(f"  {report.startup_summary}")
-    if report.environment or report.assumed_unset:
+    if report.environment or report.assumed_environment:
         lines.append(f"  {environment_line(report)}")
+    if (packages := packages_line(report)) is not None:
+        lines.append(f"  {packages}")
+    if (package_note := report.package_note) is not None:
+        lines.append(f"  note: {package_note}")
     startup = [f for f in report.findings if f.enforced is Enforcement.STARTUP]
     build = [f for f in report.findings if is_build_finding(f)]
     kernels = [f for f in report.findings if is_kernel_finding(f)]

@@ -15,6 +15,7 @@ import functools
 from typing import TYPE_CHECKING
 
 from compat.engine.env_reads import EnvRead
+from compat.engine.preshuffle import AOT_GLUON, DSA_DISABLE, NSA_DISABLE, USE_AITER
 from compat.vocab.terms import Platform
 
 if TYPE_CHECKING:
@@ -27,11 +28,23 @@ page size on ROCm (`_handle_page_size`, from 0.5.15 `_page_size_default`), where
 default is otherwise 1."""
 VECTORIZED_5D = "vectorized_5d"
 
-READ_ON: dict[str, frozenset[Platform]] = {AITER_KV_CACHE_LAYOUT: frozenset({Platform.ROCM})}
+_ROCM = frozenset({Platform.ROCM})
+READ_ON: dict[str, frozenset[Platform]] = {
+    AITER_KV_CACHE_LAYOUT: _ROCM,
+    # `aiter_can_use_preshuffle_paged_mqa()` returns False off ROCm before reading any.
+    USE_AITER: _ROCM,
+    DSA_DISABLE: _ROCM,
+    NSA_DISABLE: _ROCM,
+    AOT_GLUON: _ROCM,
+}
 """Each variable the replay reads, and the platforms where SGLang's code reads it (behind
 `is_hip()`, ...): elsewhere it cannot move a decision. The others a release's start-up
-reads are listed, with their lines, in docs/contributing.md as not modelled yet."""
+reads are listed, with their lines, in docs/contributing.md as not modelled yet. The
+preshuffle ones are read outside the files `env_data` scans (`compat.engine.preshuffle`):
+a release reads them where its rules hold `preshuffle`."""
 MODELLED: frozenset[str] = frozenset(READ_ON)
+SCANNED: frozenset[str] = frozenset({AITER_KV_CACHE_LAYOUT})
+"""Those a release reads where `env_data` says (the others: where its rules say)."""
 
 Environment = tuple[tuple[str, str], ...]
 """A launch's variables as (name, value) pairs, sorted by name: unset ones are absent."""
@@ -56,9 +69,10 @@ def reads(release: str) -> tuple[EnvRead, ...]:
 
 
 @functools.cache
-def modelled(release: str) -> tuple[str, ...]:
-    """The variables `release`'s start-up reads that the replay models, sorted."""
-    return tuple(sorted(MODELLED & {read.name for read in reads(release)}))
+def modelled(release: str, also: tuple[str, ...] = ()) -> tuple[str, ...]:
+    """The variables `release`'s start-up reads that the replay models, sorted (`also`: those
+    its rules read besides, the preshuffle check's)."""
+    return tuple(sorted(SCANNED & {read.name for read in reads(release)} | set(also)))
 
 
 @functools.cache
@@ -69,9 +83,9 @@ def releases_reading(name: str) -> tuple[str, ...]:
     return tuple(release for release in ENV_READS if name in modelled(release))
 
 
-def read_on(release: str, platform: Platform) -> tuple[str, ...]:
+def read_on(release: str, platform: Platform, also: tuple[str, ...] = ()) -> tuple[str, ...]:
     """The variables `release`'s start-up reads on `platform` that the replay models."""
-    return tuple(name for name in modelled(release) if platform in READ_ON[name])
+    return tuple(name for name in modelled(release, also) if platform in READ_ON[name])
 
 
 def where(release: str, name: str) -> EnvRead:

@@ -103,6 +103,10 @@ class Launch(msgspec.Struct, frozen=True):
     environment: tuple[tuple[str, str], ...]
     """The variables start-up reads that the launch sets, (name, value) sorted by name
     (`compat.engine.environment`); absent ones are unset, as the official images ship them."""
+    packages: tuple[tuple[str, str], ...]
+    """The kernel packages' versions start-up reads that the launch gives, (name, version)
+    sorted by name (`triton`: DSA's page size on ROCm); absent ones are the release's
+    official image's, or unknown (`compat.engine.preshuffle`)."""
 
     @property
     def cuda(self) -> tuple[int, int]:

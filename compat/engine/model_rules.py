@@ -74,6 +74,9 @@ class MachinePage(msgspec.Struct, frozen=True):
     """Only while `--attention-backend`, as the branch left it, is one of these (empty: any)."""
     unset_only: bool = False
     """Only while `--page-size` is unset."""
+    unless_preshuffle: bool = False
+    """Not where aiter's preshuffle paged-MQA path is usable (`compat.engine.preshuffle`):
+    DSA's page size 1 on ROCm from 0.5.12."""
 
     def sets(self, attention: str | None, page_size: int | None) -> bool:
         """Whether it writes its size, the machine matching."""

@@ -39,6 +39,7 @@ from compat.engine.predicates import RUNS_PREFILL as RUNS_PREFILL
 from compat.engine.predicates import BackendField as BackendField
 from compat.engine.predicates import GpuGate as GpuGate
 from compat.engine.predicates import Machine as Machine
+from compat.engine.preshuffle import Preshuffle, RocmImage
 from compat.engine.sub_backends import SubRefusalAt
 from compat.vocab.evidence import Evidence
 from compat.vocab.terms import Arch, Platform
@@ -237,6 +238,11 @@ class ReleaseRules(msgspec.Struct, frozen=True, dict=True):
     """The architectures `ModelConfig.has_attention_sinks` names."""
     decode_dp_needs_round_robin: bool = False
     """A decode server with `--dp-size` above 1 needs `--prefill-round-robin-balance`."""
+    preshuffle: Preshuffle | None = None
+    """`aiter_can_use_preshuffle_paged_mqa()`, where DSA's page size on ROCm reads it
+    (0.5.12+): the variables it reads, and how."""
+    rocm_image: RocmImage | None = None
+    """What the release's official ROCm image sets among the inputs the replay reads."""
     resolve_once: bool = False
     """A ServerArgs holds the raw flags and `resolve_once()` resolves them (up to then,
     construction resolves them in `__post_init__`)."""

@@ -7,9 +7,10 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
-from compat.inputs.environment import assumed_unset
+from compat.engine.preshuffle import PAGE_LEGACY, PAGE_PRESHUFFLE, TRITON, TRITON_MIN, launch_usable
+from compat.inputs.environment import assumed
 from compat.vocab.hardware import ComputeCapability
-from compat.vocab.terms import Arch, KvDtype, Phase, Platform, Severity, Term
+from compat.vocab.terms import Arch, KvDtype, ModelFeature, Phase, Platform, Severity, Term
 
 if TYPE_CHECKING:
     from compat.inputs.config import AttentionConfig
@@ -245,11 +246,52 @@ class Report:
         return dict(self.config.environment)
 
     @property
-    def assumed_unset(self) -> tuple[str, ...]:
+    def assumed_environment(self) -> tuple[tuple[str, str | None], ...]:
         """The variables the release's start-up reads on this machine (those modelled) that
-        the launch does not set: the answer assumes them unset, as the release's official
-        image ships them."""
-        return assumed_unset(self.config.environment, self.sglang_version, self.resolved.platform)
+        the launch does not set, with the value the answer took: the official ROCm image's
+        where it sets one, else None (unset, as the image ships it)."""
+        return assumed(self.config.environment, self.config.parsed.release, self.resolved.platform)
+
+    @property
+    def assumed_unset(self) -> tuple[str, ...]:
+        """Those of `assumed_environment` taken as unset."""
+        return tuple(name for name, value in self.assumed_environment if value is None)
+
+    @property
+    def assumed_image(self) -> dict[str, str]:
+        """Those of `assumed_environment` taken as the official ROCm image sets them."""
+        return {name: value for name, value in self.assumed_environment if value is not None}
+
+    @property
+    def assumed_packages(self) -> dict[str, str | None]:
+        """The kernel packages' versions the release's start-up reads on this machine that
+        the launch does not give: the official image's, or None where that is not known
+        (then the answer turns on it: `package_note`)."""
+        from compat.inputs.packages import read_on  # only the CLI and --json ask
+
+        rules = self.config.parsed.release
+        given = dict(self.config.packages)
+        image = dict(rules.rocm_image.packages) if rules.rocm_image is not None else {}
+        read = read_on(rules, self.resolved.platform)
+        return {name: image.get(name) for name in read if name not in given}
+
+    @property
+    def package_note(self) -> str | None:
+        """What an unknown package version decides, where it decides one for this launch."""
+        if self.assumed_packages.get(TRITON, "") is not None:
+            return None
+        launch = self.config.parsed
+        if ModelFeature.SPARSE_DSA not in launch.features:
+            return None
+        if launch_usable(launch, launch.release) is not None:
+            return None
+        return (
+            f"triton not given (--package triton==VERSION), and the version SGLang "
+            f"{self.sglang_version}'s official ROCm image installs is not established: "
+            f"DeepSeek DSA's page size on ROCm is {PAGE_PRESHUFFLE} with Triton >= "
+            f"{'.'.join(map(str, TRITON_MIN))} and {PAGE_LEGACY} below; taken as "
+            f"{PAGE_LEGACY} (SGLang's answer for a version it cannot read)"
+        )
 
     @property
     def assumed_cuda(self) -> str | None:
@@ -274,7 +316,16 @@ class Report:
             "unmodelled_sglang_version": self.unmodelled_release,
             "refused_at_startup": self.refused_at_startup,
             "resolved": self.resolved.to_dict(),
-            "environment": {"set": self.environment, "assumed_unset": list(self.assumed_unset)},
+            "environment": {
+                "set": self.environment,
+                "assumed_unset": list(self.assumed_unset),
+                "assumed_image": self.assumed_image,
+            },
+            "packages": {
+                "given": dict(self.config.packages),
+                "assumed": self.assumed_packages,
+                "note": self.package_note,
+            },
             "assumed_cuda": self.assumed_cuda,
             "errors": [f.to_dict() for f in self.errors],
             "warnings": [f.to_dict() for f in self.warnings],

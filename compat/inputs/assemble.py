@@ -19,7 +19,7 @@ It returns the configuration and what was read to make it (for the report).
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -45,9 +45,11 @@ from compat.inputs.model_source import (
     model_path_config,
     unserved,
 )
+from compat.inputs.packages import parse_pins, read_installed
 from compat.inputs.release_choice import release_models
 from compat.releases import RELEASES, UnknownReleaseError
 from compat.vocab.hardware import ComputeCapability
+from compat.vocab.terms import Platform
 
 if TYPE_CHECKING:
     from compat.inputs.detect import DetectedPlatform
@@ -104,6 +106,11 @@ class LaunchRequest:
     sglang_version: str | None = None
     environment: Sequence[str] = ()
     """`--env NAME=VALUE` assignments: the variables set next to SGLang."""
+    packages: Sequence[str] = ()
+    """`--package NAME==VERSION` pins: the kernel packages' versions SGLang runs with."""
+    installed_version: Callable[[str], str] | None = None
+    """Reads an installed distribution's version (`importlib.metadata.version`: `enforce()`,
+    the plugin): asked only for a package the release reads on the launch's machine."""
     process_environment: Mapping[str, str] | None = None
     """The environment SGLang runs in (`compat launch`, `enforce()`, the plugin): the
     variables the release reads are taken from it; `environment` overrides them."""
@@ -172,6 +179,8 @@ def assemble(request: LaunchRequest) -> Assembled:
         problems,
     )
     detected = _add_machine(request, fields, context, problems)
+    if request.packages or request.installed_version is not None:
+        _add_packages(request, fields, problems)
     if problems:
         raise _input_error(problems, fields)
     return Assembled(AttentionConfig(**fields), context, detected, release, launch)
@@ -183,16 +192,36 @@ def _add_environment(request: LaunchRequest, fields: dict[str, Any], problems: l
     pairs: dict[str, str] = {}
     if request.process_environment:
         try:
-            release = chosen_release(fields.get("sglang_version"))[0].release
+            rules = chosen_release(fields.get("sglang_version"))[0]
         except UnknownReleaseError:
             return  # the config's own check names the release
-        pairs.update(read_process(request.process_environment, release))
+        pairs.update(read_process(request.process_environment, rules))
     try:
         pairs.update(parse_assignments(request.environment))
     except ValueError as error:
         problems.append(str(error))
     if pairs:
         fields["environment"] = tuple(sorted(pairs.items()))
+
+
+def _add_packages(request: LaunchRequest, fields: dict[str, Any], problems: list[str]) -> None:
+    """The launch's kernel package versions: the installed ones the release reads on the
+    machine (`installed_version`), then the `--package` pins over them."""
+    pairs: dict[str, str] = {}
+    if request.installed_version is not None:
+        try:
+            rules = chosen_release(fields.get("sglang_version"))[0]
+            platform = Platform(fields.get("platform", "cuda"))
+        except (UnknownReleaseError, ValueError):
+            pass  # the config's own checks name the release or the platform
+        else:
+            pairs.update(read_installed(rules, platform, request.installed_version))
+    try:
+        pairs.update(parse_pins(request.packages))
+    except ValueError as error:
+        problems.append(str(error))
+    if pairs:
+        fields["packages"] = tuple(sorted(pairs.items()))
 
 
 def _input_error(problems: list[str], fields: dict[str, Any]) -> InputError:

@@ -125,6 +125,11 @@ class AttentionConfig:
     names among those the release reads (`compat.engine.environment`), values as SGLang
     reads them (strings). One the launch does not set is assumed unset, as the release's
     official image ships it."""
+    packages: tuple[tuple[str, str], ...] = ()
+    """The kernel packages' versions the launch runs with, as (name, version) pairs: names
+    among those the release's start-up reads (`compat.inputs.packages`: `triton`), PEP 440
+    versions. One not given is the release's official image's, or unknown, and the report
+    says which."""
     parsed: Parsed = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:

@@ -8,22 +8,47 @@ read is refused, naming the ones it does, so that a typo never passes for "unset
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING
 
 from compat.engine.environment import MODELLED, modelled, read_on, releases_reading
 from compat.inputs.checks import InputProblem, echoed
 from compat.vocab.terms import Platform
 
+if TYPE_CHECKING:
+    from compat.engine.rules import ReleaseRules
+
+
+def also_read(rules: ReleaseRules) -> tuple[str, ...]:
+    """The variables `rules` read outside the files `env_data` scans (the preshuffle check's)."""
+    return () if rules.preshuffle is None else rules.preshuffle.variables
+
+
+def names(rules: ReleaseRules) -> tuple[str, ...]:
+    """Every variable the release's start-up reads that the replay models, sorted."""
+    return modelled(rules.release, also_read(rules))
+
+
+def _reading(name: str) -> tuple[str, ...]:
+    """The releases whose start-up reads `name` (the error path only: it folds them all)."""
+    from compat.releases import RELEASE_NAMES, release_rules
+
+    scanned = releases_reading(name)
+    return scanned or tuple(r for r in RELEASE_NAMES if name in also_read(release_rules(r)))
+
 OPTION = "--env"
 
 
-def check_environment(problems: list[InputProblem], environment: object, release: str) -> None:
-    """Append a problem for each pair of `environment` that is not (a name `release` reads,
+def check_environment(
+    problems: list[InputProblem], environment: object, rules: ReleaseRules
+) -> None:
+    """Append a problem for each pair of `environment` that is not (a name the release reads,
     a string), or for a value that is no tuple of pairs."""
+    release = rules.release
     if not isinstance(environment, tuple):
         got = f"expected (name, value) pairs, got {echoed(environment)}"
         problems.append(InputProblem(OPTION, environment, got))
         return
-    valid = modelled(release)
+    valid = names(rules)
     seen: set[str] = set()
     for pair in environment:
         if not (isinstance(pair, tuple) and len(pair) == 2):
@@ -37,7 +62,7 @@ def check_environment(problems: list[InputProblem], environment: object, release
                 "attention (or the package does not model it yet)"
             )
             if name in MODELLED:  # a release that predates (or outlives) the variable
-                reading = releases_reading(name)
+                reading = _reading(name)
                 reason += f"; {name} is read by sglang {reading[0]} to {reading[-1]}"
             elif not valid:
                 reason += "; it reads none the package models"
@@ -61,15 +86,20 @@ def parse_assignments(items: Iterable[str]) -> tuple[tuple[str, str], ...]:
     return tuple(pairs)
 
 
-def read_process(environ: Mapping[str, str], release: str) -> tuple[tuple[str, str], ...]:
-    """The variables `release` reads that `environ` (the process's environment) sets."""
-    return tuple((name, environ[name]) for name in modelled(release) if name in environ)
+def read_process(environ: Mapping[str, str], rules: ReleaseRules) -> tuple[tuple[str, str], ...]:
+    """The variables the release reads that `environ` (the process's environment) sets."""
+    return tuple((name, environ[name]) for name in names(rules) if name in environ)
 
 
-def assumed_unset(
-    environment: tuple[tuple[str, str], ...], release: str, platform: Platform
-) -> tuple[str, ...]:
-    """The variables `release` reads on `platform` that `environment` leaves unset (assumed
-    so): those that could have changed the answer."""
+def assumed(
+    environment: tuple[tuple[str, str], ...], rules: ReleaseRules, platform: Platform
+) -> tuple[tuple[str, str | None], ...]:
+    """The variables the release reads on `platform` that `environment` does not give, with
+    the value the answer took: the official ROCm image's where it sets one, else None
+    (unset): those that could have changed the answer."""
     given = {name for name, _ in environment}
-    return tuple(name for name in read_on(release, platform) if name not in given)
+    image = dict(rules.rocm_image.environment) if rules.rocm_image is not None else {}
+    if platform is not Platform.ROCM:
+        image = {}
+    read = read_on(rules.release, platform, also_read(rules))
+    return tuple((name, image.get(name)) for name in read if name not in given)

@@ -44,6 +44,7 @@ from compat.inputs.flags import (
     Flag,
     flag_of,
 )
+from compat.inputs.packages import check_packages
 from compat.inputs.release_choice import chosen_release
 from compat.inputs.sub_backend_checks import check_sub_backend, sub_backends
 from compat.releases import NEWEST, RELEASES, UnknownReleaseError
@@ -176,7 +177,9 @@ def _check_names(
         release_choice(problems, MAMBA_SSM_DTYPE.option, config.mamba_ssm_dtype, rules,
                        "mamba_ssm_dtype_choices", rules.mamba_ssm_dtype_set)  # fmt: skip
     if config.environment != ():  # most launches set none: no cost for them
-        check_environment(problems, config.environment, rules.release)
+        check_environment(problems, config.environment, rules)
+    if config.packages != ():
+        check_packages(problems, config.packages, rules)
     choice(problems, "--attention-arch", config.attention_arch, _ARCHS)
     if config.draft_attention_arch is not None:
         choice(problems, "--draft-attention-arch", config.draft_attention_arch, _ARCHS)
@@ -319,6 +322,7 @@ def _assemble(
         mamba_strategy=config.mamba_scheduler_strategy,
         mamba_ssm_dtype=config.mamba_ssm_dtype,
         environment=tuple(sorted(config.environment)),
+        packages=tuple(sorted(config.packages)),
         **_alone_fields(config),
     )
     parsed = Parsed(

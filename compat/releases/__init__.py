@@ -28,7 +28,7 @@ from compat.claim.matrix import Matrix, Row
 from compat.engine.rules import ReleaseRules
 from compat.releases.build import build_rules
 from compat.releases.entry import Change, DocChange, Release
-from compat.releases.image import image_cuda
+from compat.releases.image import image_cuda, rocm_image
 from compat.releases.kernels import kernel_rules
 from compat.releases.sub_startup import sub_refusals
 from compat.releases.versions import SortKey, parse_version
@@ -130,6 +130,7 @@ def _apply(before: ReleaseRules, entry: Release) -> ReleaseRules:
     updates["sub_refusals"] = sub_refusals(entry.name, before.sub_refusals)
     updates["kernels"] = kernel_rules(entry.name, before.kernels)
     updates["image_cuda"] = image_cuda(entry.name, before.image_cuda)
+    updates["rocm_image"] = rocm_image(entry.name, before.rocm_image)
     for change in entry.changes:
         for name, value in change.updates.items():
             current = updates.get(name, getattr(before, name))

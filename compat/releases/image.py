@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from compat.engine.launch import ImageCuda
+from compat.engine.preshuffle import RocmImage
 from compat.releases.doc import SGLANG
 from compat.vocab.evidence import Evidence
 
@@ -55,3 +56,43 @@ MOVES: Mapping[str, ImageCuda] = {"0.5.7": CUDA_12_IMAGE, "0.5.11": CUDA_13_IMAG
 def image_cuda(release: str, before: ImageCuda) -> ImageCuda:
     """The CUDA of `release`'s official image: its row of `MOVES`, else the one before's."""
     return MOVES.get(release, before)
+
+
+ROCM_DOCKERFILE_COMMIT = "004ae46fa39b5524a7f96575ec3c3f52e9c4aee0"
+ROCM_IMAGE = RocmImage(
+    environment=(("SGLANG_USE_AITER", "1"),),
+    packages=(),  # Triton: not established (below)
+    evidence=(
+        Evidence(
+            source=f"SGLang's docker/rocm.Dockerfile at {ROCM_DOCKERFILE_COMMIT[:12]} (its usage "
+            "lines build v0.5.17), the closing `# Performance environment variable.` block: "
+            "`ENV SGLANG_USE_AITER=1` (the 9th line from the end); no ENV or ARG of the file "
+            "names SGLANG_DSA_HIP_DISABLE_PRESHUFFLE, SGLANG_NSA_HIP_DISABLE_PRESHUFFLE or "
+            "AITER_ENABLE_AOT_GLUON_PA_MQA_LOGITS",
+            url=f"{SGLANG}/blob/{ROCM_DOCKERFILE_COMMIT}/docker/rocm.Dockerfile",
+            note="The same `ENV SGLANG_USE_AITER=1` closes the versions of the file that build "
+            "v0.5.5.post3 and the later rocm724 flavors; the repository is read here at one "
+            "commit, not at each release's tag.",
+        ),
+        Evidence(
+            source=f"SGLang's docker/rocm.Dockerfile at {ROCM_DOCKERFILE_COMMIT[:12]}: Triton "
+            "is not established. The default flavor (`ARG GPU_ARCH=gfx950`, and gfx942: the "
+            "rocm700 images) sets `ENV BUILD_TRITON=\"0\"` and keeps the Triton of its base "
+            "image `rocm/sgl-dev:rocm7-vllm-20250904`, which no public file of the repository "
+            "states; the rocm720/rocm724 flavors install `ARG TRITON_VERSION="
+            "\"3.7.0+amd.rocm7.2.0.git89002410\"` over a base whose torch pins triton==3.5.1 "
+            "(the file's own comment), and the rocm1000 flavor `3.8.0+git4cff872c`.",
+            url=f"{SGLANG}/blob/{ROCM_DOCKERFILE_COMMIT}/docker/rocm.Dockerfile",
+            note="So the package takes no Triton for the image: a launch gives it "
+            "(`--package triton==X`), enforce() and the plugin read the installed one, and "
+            "otherwise the answer says that DSA's page size on ROCm turns on it.",
+        ),
+    ),
+)
+"""What the official ROCm image sets among the inputs the replay reads: every release
+(the variable has closed the Dockerfile since before 0.5.7)."""
+
+
+def rocm_image(release: str, before: RocmImage | None) -> RocmImage:
+    """The official ROCm image of `release` (one for every release modelled)."""
+    return ROCM_IMAGE

@@ -16,9 +16,11 @@ from compat.releases.families import (
     ON_NPU,
     added,
     chained,
+    changed,
     extended,
     with_family,
 )
+from compat.releases.preshuffle import DSA_PAGES_0_5_12, PRESHUFFLE_0_5_12
 from compat.releases.shared import (
     BLACKWELL_0_5_9,
     COMPAT,
@@ -67,6 +69,12 @@ TOKENSPEED_ROW = NewRow(Arch.MLA, row("tokenspeed_mla", "TokenSpeed MLA (Blackwe
 RELEASE = Release(
     "0.5.12",
     changes=(
+        Change("DeepSeek DSA runs page size 1 on ROCm only where aiter's preshuffle paged-MQA "
+               "path is unusable (SGLANG_USE_AITER, SGLANG_NSA_HIP_DISABLE_PRESHUFFLE, "
+               "AITER_ENABLE_AOT_GLUON_PA_MQA_LOGITS, Triton >= 3.5.0); else 64",
+               code("0.5.12", f"{MODEL_ADJUSTMENTS} (line 1862), {PRESHUFFLE_0_5_12.source}"),
+               {"model_rules": changed("dsa-backend", pages=DSA_PAGES_0_5_12),
+                "preshuffle": PRESHUFFLE_0_5_12}),
         Change("Qwen3.5's hybrid branch also takes InternS2PreviewForConditionalGeneration; "
                "MiniCPM-V 4.6 (a Qwen3.5 backbone) runs triton on SM100 with no backend flag, "
                "with the extra_buffer Mamba cache",

@@ -24,6 +24,7 @@ from compat.releases.families import (
     choices,
     extended,
 )
+from compat.releases.preshuffle import PRESHUFFLE_0_5_13
 from compat.releases.shared import (
     COMPAT,
     MODEL_ADJUSTMENTS,
@@ -56,6 +57,11 @@ DSA_ROW = NewRow(Arch.MLA, row("dsa", "DSA (DeepSeek Sparse Attention)",
 RELEASE = Release(
     "0.5.13",
     changes=(
+        Change("aiter's preshuffle switch is SGLANG_DSA_HIP_DISABLE_PRESHUFFLE (an EnvBool; "
+               "the NSA name its deprecated alias)",
+               code("0.5.13", PRESHUFFLE_0_5_13.source.partition(" ")[2],
+                    PRESHUFFLE_0_5_13.source.partition(":")[0]),
+               {"preshuffle": PRESHUFFLE_0_5_13}),
         Change("--mamba-scheduler-strategy takes extra_buffer_lazy (an extra_buffer strategy)",
                code("0.5.13", "MAMBA_SCHEDULER_STRATEGY_CHOICES"),
                {"hybrid_cache": lambda before: replace(

@@ -90,7 +90,7 @@ RELEASE = Release(
                code("0.5.19", "_deepseek_family_overrides",
                     "sglang/srt/arg_groups/model_overrides/deepseek_v2.py"),
                {"model_rules": changed("dsa-backend", pages=(
-                   MachinePage(None, ON_NPU), MachinePage(None, ON_XPU), MachinePage(1, ON_ROCM),
+                   MachinePage(None, ON_NPU), MachinePage(None, ON_XPU), MachinePage(1, ON_ROCM, unless_preshuffle=True),
                    MachinePage(64)))}),
         Change("the model-specific checks move to arg_groups/model_hook.py",
                code("0.5.19", "handle_model_specific_adjustments", "sglang/srt/arg_groups/model_hook.py"),

@@ -79,7 +79,7 @@ RELEASE = Release(
                code("0.5.20", "_deepseek_family_overrides",
                     "sglang/srt/arg_groups/model_overrides/deepseek_v2.py"),
                {"model_rules": changed("dsa-backend", pages=(
-                   MachinePage(None, ON_NPU), MachinePage(128, ON_XPU), MachinePage(1, ON_ROCM),
+                   MachinePage(None, ON_NPU), MachinePage(128, ON_XPU), MachinePage(1, ON_ROCM, unless_preshuffle=True),
                    MachinePage(64)))}),
         Change("mxfp4 quantization is registered on XPU too",
                code("0.5.20", "QUANTIZATION_METHODS", "sglang/srt/layers/quantization/__init__.py"),

@@ -8,6 +8,7 @@ from compat.claim.baseline import MATRIX
 from compat.releases.doc import unread_page, wheel
 from compat.releases.entry import Change, DocChange, Release, minus
 from compat.releases.families import DIFFUSION_GEMMA, IQUEST_Q1, added
+from compat.releases.preshuffle import PRESHUFFLE_0_5_21
 from compat.releases.shared import KV_HOOK, OVERRIDES, code
 from compat.vocab.terms import KvDtype
 
@@ -17,6 +18,10 @@ TRTLLM_MLA = MATRIX.backend("trtllm_mla")
 RELEASE = Release(
     "0.5.21",
     changes=(
+        Change("aiter's preshuffle switch loses its SGLANG_NSA_HIP_DISABLE_PRESHUFFLE alias",
+               code("0.5.21", PRESHUFFLE_0_5_21.source.partition(" ")[2],
+                    PRESHUFFLE_0_5_21.source.partition(":")[0]),
+               {"preshuffle": PRESHUFFLE_0_5_21}),
         Change("IQuest-Q1 runs fa3 only: any other backend flag refuses; with none, fa3",
                code("0.5.21", "_iquest_q1_overrides (lines 11-46)",
                     "sglang/srt/arg_groups/model_overrides/iquest_q1.py"),

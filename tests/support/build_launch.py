@@ -59,4 +59,5 @@ def launch_of(gpu: str, case: BuildCase) -> Launch:
         mamba_strategy="auto",
         mamba_ssm_dtype=None,
         environment=(),
+        packages=(),
     )

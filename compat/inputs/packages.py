@@ -1,0 +1,91 @@
+"""The kernel packages' versions a launch runs with: `--package NAME==VERSION`, or the
+installed ones (`enforce()`, the plugin), checked per release.
+
+Only a package the release's start-up reads is taken (Triton, for DeepSeek sparse
+attention's page size on ROCm from 0.5.12: `compat.engine.preshuffle`); another name is
+refused naming the ones it reads, and a version must be a PEP 440 one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING
+
+from compat.engine.package_versions import is_version
+from compat.engine.preshuffle import TRITON
+from compat.inputs.checks import InputProblem, echoed
+from compat.vocab.terms import Platform
+
+if TYPE_CHECKING:
+    from compat.engine.rules import ReleaseRules
+
+OPTION = "--package"
+DISTRIBUTIONS = {TRITON: ("triton", "triton-rocm")}
+"""The distributions that install each package's module (torch 2.11's ROCm builds name
+Triton's `triton-rocm`)."""
+
+
+def read_by(rules: ReleaseRules) -> tuple[str, ...]:
+    """The packages `rules`' start-up reads the version of."""
+    return (TRITON,) if rules.preshuffle is not None else ()
+
+
+def read_on(rules: ReleaseRules, platform: Platform) -> tuple[str, ...]:
+    """Those it reads on `platform` (Triton's version matters on ROCm only)."""
+    return read_by(rules) if platform is Platform.ROCM else ()
+
+
+def check_packages(problems: list[InputProblem], packages: object, rules: ReleaseRules) -> None:
+    """Append a problem for each pair that is not (a package `rules` reads, a PEP 440
+    version), or for a value that is no tuple of pairs."""
+    if not isinstance(packages, tuple):
+        got = f"expected (name, version) pairs, got {echoed(packages)}"
+        problems.append(InputProblem(OPTION, packages, got))
+        return
+    valid = read_by(rules)
+    seen: set[str] = set()
+    for pair in packages:
+        if not (isinstance(pair, tuple) and len(pair) == 2):
+            got = f"expected a (name, version) pair, got {echoed(pair)}"
+            problems.append(InputProblem(OPTION, pair, got))
+            continue
+        name, version = pair
+        if name not in valid:
+            reason = (
+                f"sglang {rules.release}'s start-up reads the version of no package "
+                f"{echoed(name)}" + ("" if valid else " (it reads none)")
+            )
+            problems.append(InputProblem(OPTION, name, reason, valid))
+        elif not (isinstance(version, str) and is_version(version)):
+            got = f"{name}: expected a PEP 440 version (3.5.0), got {echoed(version)}"
+            problems.append(InputProblem(OPTION, version, got))
+        elif name in seen:
+            problems.append(InputProblem(OPTION, name, f"{name} is given twice"))
+        seen.add(str(name))
+
+
+def parse_pins(items: Iterable[str]) -> tuple[tuple[str, str], ...]:
+    """`NAME==VERSION` strings as pairs; ValueError naming the item without `==`."""
+    pairs: list[tuple[str, str]] = []
+    for item in items:
+        name, equals, version = item.partition("==")
+        if not equals or not name.strip():
+            raise ValueError(f"{OPTION} {item!r}: expected NAME==VERSION (triton==3.5.0)")
+        pairs.append((name.strip().lower(), version.strip()))
+    return tuple(pairs)
+
+
+def read_installed(
+    rules: ReleaseRules, platform: Platform, version_of: Callable[[str], str]
+) -> tuple[tuple[str, str], ...]:
+    """The installed versions of the packages `rules` reads on `platform` (`version_of`:
+    `importlib.metadata.version`); one not installed is left out (unknown)."""
+    pairs = []
+    for name in read_on(rules, platform):
+        for distribution in DISTRIBUTIONS[name]:
+            try:
+                pairs.append((name, version_of(distribution)))
+                break
+            except Exception:  # not installed, or unreadable metadata: unknown, as not given
+                continue
+    return tuple(pairs)

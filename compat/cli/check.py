@@ -248,9 +248,15 @@ def environment_line(report: Report) -> str:
     given = [f"{name}={value}" for name, value in report.environment.items()]
     image = [f"{name}={value}" for name, value in report.assumed_image.items()]
     unset = list(report.assumed_unset)
-    parts = ([f"set {', '.join(given)}"] if given else []) + (
-        [f"assumed as the official ROCm image sets them: {', '.join(image)}"] if image else []
-    ) + ([f"assumed unset (as the official image ships them): {', '.join(unset)}"] if unset else [])
+    parts = (
+        ([f"set {', '.join(given)}"] if given else [])
+        + ([f"assumed as the official ROCm image sets them: {', '.join(image)}"] if image else [])
+        + (
+            [f"assumed unset (as the official image ships them): {', '.join(unset)}"]
+            if unset
+            else []
+        )
+    )
     return "environment: " + "; ".join(parts)
 
 
@@ -259,9 +265,11 @@ def packages_line(report: Report) -> str | None:
     given = [f"{name}=={version}" for name, version in report.config.packages]
     known = [f"{n}=={v}" for n, v in report.assumed_packages.items() if v is not None]
     unknown = [name for name, v in report.assumed_packages.items() if v is None]
-    parts = ([f"given {', '.join(given)}"] if given else []) + (
-        [f"assumed as the official image installs them: {', '.join(known)}"] if known else []
-    ) + ([f"not known (--package NAME==VERSION): {', '.join(unknown)}"] if unknown else [])
+    parts = (
+        ([f"given {', '.join(given)}"] if given else [])
+        + ([f"assumed as the official image installs them: {', '.join(known)}"] if known else [])
+        + ([f"not known (--package NAME==VERSION): {', '.join(unknown)}"] if unknown else [])
+    )
     return "packages: " + "; ".join(parts) if parts else None
 
 

@@ -40,7 +40,9 @@ def enforce(
     target's own checkpoint, as the release renames it; `draft_attention_arch` overrides
     (an EAGLE3 draft is MHA even for an MLA model).
     Platform and compute capability are detected with torch when not given. The
-    variables SGLang's start-up reads are read from this process's environment. Raises
+    variables SGLang's start-up reads are read from this process's environment, and the
+    kernel packages' versions it reads (Triton, for DSA on ROCm) from the installed
+    distributions. Raises
     IncompatibleConfigError when the page documents the launch as unsupported, or, with
     `parity=True`, only when SGLang's own code fails it (it refuses at start-up, or
     fails building the backends after the weights load). Warnings are logged on
@@ -88,6 +90,9 @@ def enforce(
             draft_model_path=_text(getattr(server_args, "speculative_draft_model_path", None)),
             # SGLang reads its variables from the process it runs in: this one.
             process_environment=os.environ,
+            # And the kernel packages installed beside it: read only where the release's
+            # start-up reads one on this machine (Triton, DSA on ROCm).
+            installed_version=_installed_version,
         )
     )
     report = judge(assembled)
@@ -96,6 +101,13 @@ def enforce(
     if not (Policy.PARITY if parity else Policy.DOCUMENTED).accepts(report):
         raise IncompatibleConfigError(report, detected=assembled.detected is not None)
     return report
+
+
+def _installed_version(distribution: str) -> str:
+    """`importlib.metadata.version`, imported on the first call (most launches never ask)."""
+    from importlib.metadata import version
+
+    return version(distribution)
 
 
 def _log(report: Report) -> None:

@@ -35,6 +35,7 @@ def _reading(name: str) -> tuple[str, ...]:
     scanned = releases_reading(name)
     return scanned or tuple(r for r in RELEASE_NAMES if name in also_read(release_rules(r)))
 
+
 OPTION = "--env"
 
 

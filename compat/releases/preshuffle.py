@@ -23,5 +23,7 @@ PRESHUFFLE_0_5_21 = Preshuffle((DSA_DISABLE,), env_bool=True, source=f"{DSA_UTIL
 """The alias is gone: `EnvBool(False)`."""
 
 DSA_PAGES_0_5_12 = (  # 0.5.8's pages, the ROCm one now behind the check
-    MachinePage(None, ON_NPU), MachinePage(1, ON_ROCM, unless_preshuffle=True), MachinePage(64)
+    MachinePage(None, ON_NPU),
+    MachinePage(1, ON_ROCM, unless_preshuffle=True),
+    MachinePage(64),
 )

@@ -61,7 +61,8 @@ class Preshuffle(msgspec.Struct, frozen=True):
     env_bool: bool
     """The switch is an `EnvBool` (`true/1/yes/y`), not `get_bool_env_var` (`true/1`)."""
     source: str
-    """Where: "file:line function" in the release's wheel."""
+    """Where: "file:line function" in the wheel of the release that wrote it so (later
+    releases move the line, not the code)."""
 
     @property
     def variables(self) -> tuple[str, ...]:

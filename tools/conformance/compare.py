@@ -135,6 +135,10 @@ def zoo_config(row: dict[str, Any]) -> Any:
         cuda_version=profile.cuda_version,
         detect=False,
         sglang_version=row.get("version", VERSION),
+        # The DSA-on-ROCm axis (tests/engine/test_conformance_dsa_rocm.py): the variables
+        # and kernel package versions SGLang ran with, as `--env` and `--package` give them.
+        environment=tuple(f"{name}={value}" for name, value in row.get("env", {}).items()),
+        packages=tuple(f"{name}=={version}" for name, version in row.get("packages", {}).items()),
     )
     return assemble(request).config
 

@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
+from compat.cli.assumed import assumed_lines
 from compat.engine.parser.lookup import RELEASE
 from compat.guard.build_words import is_build_finding
 from compat.guard.findings import UNMODELLED_RELEASE_RULE
@@ -242,37 +243,6 @@ def request_of(args: argparse.Namespace) -> LaunchRequest:
     )
 
 
-def environment_line(report: Report) -> str:
-    """Which of the variables the release's start-up reads the answer took, which it took as
-    the official ROCm image sets them, and which it assumed unset."""
-    given = [f"{name}={value}" for name, value in report.environment.items()]
-    image = [f"{name}={value}" for name, value in report.assumed_image.items()]
-    unset = list(report.assumed_unset)
-    parts = (
-        ([f"set {', '.join(given)}"] if given else [])
-        + ([f"assumed as the official ROCm image sets them: {', '.join(image)}"] if image else [])
-        + (
-            [f"assumed unset (as the official image ships them): {', '.join(unset)}"]
-            if unset
-            else []
-        )
-    )
-    return "environment: " + "; ".join(parts)
-
-
-def packages_line(report: Report) -> str | None:
-    """Which kernel package versions the answer took, and which it could not know."""
-    given = [f"{name}=={version}" for name, version in report.config.packages]
-    known = [f"{n}=={v}" for n, v in report.assumed_packages.items() if v is not None]
-    unknown = [name for name, v in report.assumed_packages.items() if v is None]
-    parts = (
-        ([f"given {', '.join(given)}"] if given else [])
-        + ([f"assumed as the official image installs them: {', '.join(known)}"] if known else [])
-        + ([f"not known (--package NAME==VERSION): {', '.join(unknown)}"] if unknown else [])
-    )
-    return "packages: " + "; ".join(parts) if parts else None
-
-
 _LABELS = {Severity.ERROR: "error  ", Severity.WARNING: "warning", Severity.INFO: "info   "}
 
 
@@ -294,12 +264,7 @@ def format_report(
     lines += [f"  warning: {finding.message}" for finding in newer]
     lines.append(f"  {runs_as(report.resolved, detected='detected' in context)}")
     lines.append(f"  {report.startup_summary}")
-    if report.environment or report.assumed_environment:
-        lines.append(f"  {environment_line(report)}")
-    if (packages := packages_line(report)) is not None:
-        lines.append(f"  {packages}")
-    if (package_note := report.package_note) is not None:
-        lines.append(f"  note: {package_note}")
+    lines += [f"  {line}" for line in assumed_lines(report)]
     startup = [f for f in report.findings if f.enforced is Enforcement.STARTUP]
     build = [f for f in report.findings if is_build_finding(f)]
     kernels = [f for f in report.findings if is_kernel_finding(f)]

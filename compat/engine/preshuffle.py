@@ -24,7 +24,6 @@ from compat.vocab.evidence import Evidence
 
 if TYPE_CHECKING:
     from compat.engine.launch import Launch
-    from compat.engine.rules import ReleaseRules
 
 USE_AITER = "SGLANG_USE_AITER"
 AOT_GLUON = "AITER_ENABLE_AOT_GLUON_PA_MQA_LOGITS"
@@ -106,13 +105,3 @@ def package(launch: Launch, image: RocmImage | None, name: str) -> str | None:
     if given is not None or image is None:
         return given
     return dict(image.packages).get(name)
-
-
-def launch_usable(launch: Launch, rules: ReleaseRules) -> bool | None:
-    """`usable` for a launch on ROCm under `rules` (False where the release does not read it)."""
-    if rules.preshuffle is None:
-        return False
-    image = rules.rocm_image
-    image_env = dict(image.environment) if image is not None else {}
-    triton = package(launch, image, TRITON)
-    return usable(rules.preshuffle, dict(launch.environment), image_env, triton)

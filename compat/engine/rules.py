@@ -17,7 +17,7 @@ import msgspec
 
 from compat.engine.build import BuildRules
 from compat.engine.kernels import KernelRules
-from compat.engine.launch import ImageCuda
+from compat.engine.launch import ImageCuda, Launch
 from compat.engine.model_rules import (
     DeterministicRules,
     HybridCacheRules,
@@ -39,7 +39,7 @@ from compat.engine.predicates import RUNS_PREFILL as RUNS_PREFILL
 from compat.engine.predicates import BackendField as BackendField
 from compat.engine.predicates import GpuGate as GpuGate
 from compat.engine.predicates import Machine as Machine
-from compat.engine.preshuffle import Preshuffle, RocmImage
+from compat.engine.preshuffle import TRITON, Preshuffle, RocmImage, package, usable
 from compat.engine.sub_backends import SubRefusalAt
 from compat.vocab.evidence import Evidence
 from compat.vocab.terms import Arch, Platform
@@ -254,6 +254,16 @@ class ReleaseRules(msgspec.Struct, frozen=True, dict=True):
     kernels: KernelRules = KernelRules()
     """Where the kernels the release pins fail the first forward pass on a GPU
     (`compat.releases.kernels`)."""
+
+    def preshuffle_usable(self, launch: Launch) -> bool | None:
+        """Whether aiter's preshuffle paged-MQA path is usable for `launch` on ROCm (False
+        where the release has no such check; None: it turns on a Triton nobody gave)."""
+        if self.preshuffle is None:
+            return False
+        image = self.rocm_image
+        image_env = dict(image.environment) if image is not None else {}
+        triton = package(launch, image, TRITON)
+        return usable(self.preshuffle, dict(launch.environment), image_env, triton)
 
     def assumed_architecture(self, arch: Arch) -> str:
         return self.assumed_architectures[arch]

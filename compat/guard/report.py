@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
-from compat.engine.preshuffle import PAGE_LEGACY, PAGE_PRESHUFFLE, TRITON, TRITON_MIN, launch_usable
+from compat.engine.preshuffle import PAGE_LEGACY, PAGE_PRESHUFFLE, TRITON, TRITON_MIN
 from compat.inputs.environment import assumed
 from compat.vocab.hardware import ComputeCapability
 from compat.vocab.terms import Arch, KvDtype, ModelFeature, Phase, Platform, Severity, Term
@@ -283,7 +283,7 @@ class Report:
         launch = self.config.parsed
         if ModelFeature.SPARSE_DSA not in launch.features:
             return None
-        if launch_usable(launch, launch.release) is not None:
+        if launch.release.preshuffle_usable(launch) is not None:
             return None
         return (
             f"triton not given (--package triton==VERSION), and the version SGLang "

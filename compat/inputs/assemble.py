@@ -45,11 +45,10 @@ from compat.inputs.model_source import (
     model_path_config,
     unserved,
 )
-from compat.inputs.packages import parse_pins, read_installed
+from compat.inputs.packages import add_packages
 from compat.inputs.release_choice import release_models
 from compat.releases import RELEASES, UnknownReleaseError
 from compat.vocab.hardware import ComputeCapability
-from compat.vocab.terms import Platform
 
 if TYPE_CHECKING:
     from compat.inputs.detect import DetectedPlatform
@@ -180,7 +179,7 @@ def assemble(request: LaunchRequest) -> Assembled:
     )
     detected = _add_machine(request, fields, context, problems)
     if request.packages or request.installed_version is not None:
-        _add_packages(request, fields, problems)
+        add_packages(request.packages, request.installed_version, fields, problems)
     if problems:
         raise _input_error(problems, fields)
     return Assembled(AttentionConfig(**fields), context, detected, release, launch)
@@ -202,26 +201,6 @@ def _add_environment(request: LaunchRequest, fields: dict[str, Any], problems: l
         problems.append(str(error))
     if pairs:
         fields["environment"] = tuple(sorted(pairs.items()))
-
-
-def _add_packages(request: LaunchRequest, fields: dict[str, Any], problems: list[str]) -> None:
-    """The launch's kernel package versions: the installed ones the release reads on the
-    machine (`installed_version`), then the `--package` pins over them."""
-    pairs: dict[str, str] = {}
-    if request.installed_version is not None:
-        try:
-            rules = chosen_release(fields.get("sglang_version"))[0]
-            platform = Platform(fields.get("platform", "cuda"))
-        except (UnknownReleaseError, ValueError):
-            pass  # the config's own checks name the release or the platform
-        else:
-            pairs.update(read_installed(rules, platform, request.installed_version))
-    try:
-        pairs.update(parse_pins(request.packages))
-    except ValueError as error:
-        problems.append(str(error))
-    if pairs:
-        fields["packages"] = tuple(sorted(pairs.items()))
 
 
 def _input_error(problems: list[str], fields: dict[str, Any]) -> InputError:

@@ -9,11 +9,14 @@ refused naming the ones it reads, and a version must be a PEP 440 one.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from compat.engine.package_versions import is_version
 from compat.engine.preshuffle import TRITON
 from compat.inputs.checks import InputProblem, echoed
+from compat.inputs.environment import check_environment
+from compat.inputs.release_choice import chosen_release
+from compat.releases import UnknownReleaseError
 from compat.vocab.terms import Platform
 
 if TYPE_CHECKING:
@@ -64,6 +67,20 @@ def check_packages(problems: list[InputProblem], packages: object, rules: Releas
         seen.add(str(name))
 
 
+def check_environment_and_packages(
+    problems: list[InputProblem],
+    environment: object,
+    packages: object,
+    rules: ReleaseRules,
+) -> None:
+    """The launch's variables (`--env`) and kernel package versions (`--package`), each
+    where the launch gives any."""
+    if environment != ():
+        check_environment(problems, environment, rules)
+    if packages != ():
+        check_packages(problems, packages, rules)
+
+
 def parse_pins(items: Iterable[str]) -> tuple[tuple[str, str], ...]:
     """`NAME==VERSION` strings as pairs; ValueError naming the item without `==`."""
     pairs: list[tuple[str, str]] = []
@@ -89,3 +106,28 @@ def read_installed(
             except Exception:  # not installed, or unreadable metadata: unknown, as not given
                 continue
     return tuple(pairs)
+
+
+def add_packages(
+    pins: Iterable[str],
+    installed_version: Callable[[str], str] | None,
+    fields: dict[str, Any],
+    problems: list[str],
+) -> None:
+    """The launch's kernel package versions into `fields`: the installed ones the release
+    reads on the machine (`installed_version`), then the `--package` pins over them."""
+    pairs: dict[str, str] = {}
+    if installed_version is not None:
+        try:
+            rules = chosen_release(fields.get("sglang_version"))[0]
+            platform = Platform(fields.get("platform", "cuda"))
+        except (UnknownReleaseError, ValueError):
+            pass  # the config's own checks name the release or the platform
+        else:
+            pairs.update(read_installed(rules, platform, installed_version))
+    try:
+        pairs.update(parse_pins(pins))
+    except ValueError as error:
+        problems.append(str(error))
+    if pairs:
+        fields["packages"] = tuple(sorted(pairs.items()))

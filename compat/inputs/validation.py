@@ -1,8 +1,8 @@
 """The one path every AttentionConfig takes: each value checked, every problem at once.
 
-Each value is checked by `compat.inputs.checks` (a type test and a lookup when it is well-
-formed), every problem reported at once, in a fixed order; a valid config gets its canonical
-form, `Parsed`, which the guard and the start-up replay read."""
+Each value is checked by `compat.inputs.checks` (a type test and a lookup when it is well-formed),
+every problem reported at once, in a fixed order; a valid config gets its canonical form,
+`Parsed`, which the guard and the start-up replay read."""
 
 from __future__ import annotations
 
@@ -27,7 +27,6 @@ from compat.inputs.checks import (
     release_choice,
     strings,
 )
-from compat.inputs.environment import check_environment
 from compat.inputs.flags import (
     BACKEND_FLAGS,
     DEVICE,
@@ -44,7 +43,7 @@ from compat.inputs.flags import (
     Flag,
     flag_of,
 )
-from compat.inputs.packages import check_packages
+from compat.inputs.packages import check_environment_and_packages
 from compat.inputs.release_choice import chosen_release
 from compat.inputs.sub_backend_checks import check_sub_backend, sub_backends
 from compat.releases import NEWEST, RELEASES, UnknownReleaseError
@@ -176,10 +175,8 @@ def _check_names(
     if config.mamba_ssm_dtype is not None:
         release_choice(problems, MAMBA_SSM_DTYPE.option, config.mamba_ssm_dtype, rules,
                        "mamba_ssm_dtype_choices", rules.mamba_ssm_dtype_set)  # fmt: skip
-    if config.environment != ():  # most launches set none: no cost for them
-        check_environment(problems, config.environment, rules)
-    if config.packages != ():
-        check_packages(problems, config.packages, rules)
+    if config.environment != () or config.packages != ():  # most launches set neither
+        check_environment_and_packages(problems, config.environment, config.packages, rules)
     choice(problems, "--attention-arch", config.attention_arch, _ARCHS)
     if config.draft_attention_arch is not None:
         choice(problems, "--draft-attention-arch", config.draft_attention_arch, _ARCHS)
@@ -348,11 +345,10 @@ releases makes new ones): a full memo starts again empty."""
 
 
 def _accepted_values(rules: ReleaseRules) -> set[tuple[str, type, object]]:
-    """The (field, type, value) of `_ALONE`'s fields that `rules` accepted before: a check
-    reads only its value and the release, and a search copies the same few values hundreds
-    of thousands of times (the consistency proof: five values in each of its 303,450
-    copies, 32 distinct ones in all). Keyed by the release's identity, kept with the
-    release so that the id stays its own."""
+    """The (field, type, value) of `_ALONE`'s fields that `rules` accepted before: a check reads
+    only its value and the release, and a search copies the same few values hundreds of thousands of
+    times (the consistency proof: five values in each of its 303,450 copies, 32 distinct ones in
+    all). Keyed by the release's identity, kept with the release so that the id stays its own."""
     known = _ACCEPTED.get(id(rules))
     if known is None or known[0] is not rules:
         if len(_ACCEPTED) >= _ACCEPTED_LIMIT:

@@ -29,6 +29,7 @@ from compat.guard.report import Finding
 from compat.guard.resolve import refused_at_startup
 from compat.inputs.environment import OPTION as ENV_OPTION
 from compat.inputs.flags import DEVICE, DISAGGREGATION_MODE, FLAGS, SUB_BACKEND_FLAGS
+from compat.inputs.packages import OPTION as PACKAGE_OPTION
 from compat.releases import BASELINE, RELEASES
 from compat.vocab.hardware import ComputeCapability
 from compat.vocab.terms import KV_DTYPE_SPELLINGS, Arch, Severity
@@ -59,8 +60,12 @@ def names_of(field: str) -> tuple[str, ...]:
     return ("--" + field.replace("_", "-"), field, *_ALIASES.get(field, ()))
 
 
-# `environment` is `--env` on the command line (`compat check --env NAME=VALUE`).
-_ALIASES = {flag.field: flag.aliases for flag in FLAGS} | {"environment": (ENV_OPTION,)}
+# `environment` is `--env` on the command line (`compat check --env NAME=VALUE`), `packages`
+# `--package` (`--package NAME==VERSION`).
+_ALIASES = {flag.field: flag.aliases for flag in FLAGS} | {
+    "environment": (ENV_OPTION,),
+    "packages": (PACKAGE_OPTION,),
+}
 
 
 # -- values --------------------------------------------------------------------------------
@@ -191,6 +196,8 @@ VALID: dict[str, st.SearchStrategy[Any]] = {
     "remote_code": st.booleans(),
     # The releases sampled (0.5.7) read no variable the replay models: unset is all valid.
     "environment": st.just(()),
+    # Nor any kernel package version (Triton is read from 0.5.12, on ROCm).
+    "packages": st.just(()),
 }
 
 

@@ -26,7 +26,6 @@ from compat.engine.model_events import (
 )
 from compat.engine.model_rules import EXTRA_BUFFER_STRATEGIES, ModelRule
 from compat.engine.predicates import AB, ANY_FLAG, RUNS_DECODE, RUNS_PREFILL
-from compat.engine.preshuffle import launch_usable
 from compat.engine.rules import ReleaseRules
 from compat.engine.startup.backend import default_backend
 from compat.engine.startup.hybrid import handle_mamba_cache
@@ -170,7 +169,7 @@ def _apply(
         f.dp_attention = True
     for page in rule.pages:
         if page.on is None or page.on.holds(launch):
-            if page.unless_preshuffle and launch_usable(launch, rules):
+            if page.unless_preshuffle and rules.preshuffle_usable(launch):
                 continue  # aiter's preshuffle path: the next page (64) is SGLang's else
             if page.size is not None and page.sets(f.attention, f.page_size):
                 if f.page_size != page.size:

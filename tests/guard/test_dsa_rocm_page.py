@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from types import SimpleNamespace
 
 import pytest
 
@@ -141,3 +142,31 @@ def test_versions_compare_as_packaging_does() -> None:
     assert not at_least("3.4.99", TRITON_MIN) and at_least("3.5", TRITON_MIN)
     assert at_least("1!1.0", TRITON_MIN) and not at_least("nonsense", TRITON_MIN)
     assert is_version("3.8.0+git4cff872c") and not is_version("3.5.0 beta")
+
+
+@pytest.mark.parametrize(
+    ("platform", "release", "asked"),
+    [("rocm", "0.5.23", ["triton"]), ("rocm", "0.5.11", []), ("cuda", "0.5.23", [])],
+)
+def test_enforce_reads_the_installed_triton_only_where_the_release_reads_it(
+    monkeypatch: pytest.MonkeyPatch, platform: str, release: str, asked: list[str]
+) -> None:
+    """The plugin's cost: importlib.metadata is asked only for DSA's page size on ROCm."""
+    import compat.guard.enforce as enforce_module
+
+    calls: list[str] = []
+
+    def installed(distribution: str) -> str:
+        calls.append(distribution)
+        return NEW
+
+    monkeypatch.setattr(enforce_module, "_installed_version", installed)
+    monkeypatch.delenv("SGLANG_USE_AITER", raising=False)
+    args = SimpleNamespace(attention_backend=None, page_size=None)
+    machine = {"compute_capability": (9, 0)} if platform == "cuda" else {}
+    report = enforce_module.enforce(
+        args, attention_arch="mla", model_architecture="DeepseekV32ForCausalLM",
+        platform=platform, sglang_version=release, log=False, **machine,
+    )  # fmt: skip
+    assert calls == asked
+    assert dict(report.config.packages) == ({"triton": NEW} if asked else {})

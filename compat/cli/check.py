@@ -12,8 +12,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from compat.cli.assumed import assumed_lines
 from compat.engine.parser.lookup import RELEASE
+from compat.guard.assumed_words import assumed_lines
 from compat.guard.build_words import is_build_finding
 from compat.guard.findings import UNMODELLED_RELEASE_RULE
 from compat.guard.judge import judge as judge_assembled

@@ -13,6 +13,7 @@ import pytest
 from compat import AttentionConfig, InvalidConfigError, check, enforce
 from compat.engine.env_data import ENV_READS
 from compat.engine.environment import AITER_KV_CACHE_LAYOUT, modelled, where
+from compat.engine.preshuffle import AOT_GLUON, DSA_DISABLE, USE_AITER
 
 LAYOUT = AITER_KV_CACHE_LAYOUT
 ROCM = {"platform": "rocm", "attention_arch": "mha", "model_architecture": "LlamaForCausalLM"}
@@ -67,11 +68,17 @@ def test_malformed_environments_are_clear_errors(environment: object) -> None:
 
 def test_the_report_says_which_variables_it_assumed_unset() -> None:
     report = check(AttentionConfig(sglang_version=READING[-1], **ROCM))
-    assert report.assumed_unset == (LAYOUT,) and report.environment == {}
-    assert report.to_dict()["environment"] == {"set": {}, "assumed_unset": [LAYOUT]}
+    # The preshuffle check's variables too (DSA's page size, 0.5.12+): SGLANG_USE_AITER as
+    # the official ROCm image sets it, the others unset (tests/guard/test_dsa_rocm_page.py).
+    unset = (AOT_GLUON, LAYOUT, DSA_DISABLE)
+    assert report.assumed_unset == unset and report.environment == {}
+    assert report.assumed_image == {USE_AITER: "1"}
+    assert report.to_dict()["environment"] == {
+        "set": {}, "assumed_unset": list(unset), "assumed_image": {USE_AITER: "1"},
+    }  # fmt: skip
     given = check(AttentionConfig(sglang_version=READING[-1], **ROCM,
                                   environment=((LAYOUT, "nhd"),)))  # fmt: skip
-    assert given.assumed_unset == () and given.environment == {LAYOUT: "nhd"}
+    assert given.assumed_unset == (AOT_GLUON, DSA_DISABLE) and given.environment == {LAYOUT: "nhd"}
     # SGLang reads the layout behind `is_hip()`: on CUDA it could not change the answer.
     cuda = check(AttentionConfig(sglang_version=READING[-1], compute_capability=(9, 0)))
     assert cuda.assumed_unset == ()

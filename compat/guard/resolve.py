@@ -10,6 +10,7 @@ from collections.abc import Iterator
 from compat.claim.baseline import MATRIX
 from compat.claim.matrix import Matrix
 from compat.engine.events import DtypeFallenBack
+from compat.engine.model_events import ModelPage
 from compat.engine.rules import BranchCondition, DefaultMove, ReleaseRules
 from compat.engine.startup.replay import Startup, replay
 from compat.guard import build_words, kernel_words, startup_findings
@@ -109,7 +110,7 @@ def _resolve(parsed: Parsed, findings: list[Finding], compiled: CompiledGuard) -
     findings.extend(_resolution_notes(parsed, startup, memo))
     values = startup.fields
     prefill, decode = values.phases
-    _fixed_page_conflicts(parsed, prefill, decode, startup.page_size, findings, compiled)
+    _fixed_page_conflicts(parsed, startup, findings, compiled)
     speculative = values.algorithm is not None
     spec = (values.topk, values.steps, values.draft_tokens) if speculative else _NOT_SPECULATIVE
     kv_dtype = KV_DTYPE_SPELLINGS.get(values.kv_dtype, parsed.kv_dtype)
@@ -238,14 +239,18 @@ def _idle_topk_note(topk: int) -> Finding:
 
 
 def _fixed_page_conflicts(
-    parsed: Parsed,
-    prefill: str | None,
-    decode: str | None,
-    page_size: int,
-    findings: list[Finding],
-    compiled: CompiledGuard,
+    parsed: Parsed, startup: Startup, findings: list[Finding], compiled: CompiledGuard
 ) -> None:
-    """A kernel with fixed page sizes that SGLang leaves on another size (the other phase's)."""
+    """A kernel with fixed page sizes that SGLang leaves on another size (the other phase's).
+
+    Where SGLang's own start-up chose both the backend (no flag named it) and the page size
+    (the model's own branch: DeepSeek DSA's page 1 on ROCm), it runs the model so by design:
+    the page's fixed sizes are contradicted by the code, which decides: a warning."""
+    prefill, decode = startup.fields.phases
+    page_size = startup.page_size
+    chosen = next(
+        (e for e in startup.events if isinstance(e, ModelPage) and e.size == page_size), None
+    )
     # One backend on both phases is judged once.
     for phase, name in (
         (Phase.PREFILL, prefill),
@@ -257,12 +262,19 @@ def _fixed_page_conflicts(
         if sizes is None or page_size in sizes:
             continue
         allowed = tuple(str(size) for size in sorted(sizes))
+        runs = f"{name} runs only with page size {' or '.join(allowed)}, but SGLang runs "
+        own = chosen is not None and _sglangs_choice(parsed, phase)
         findings.append(
             Finding(
                 "page-size-conflict",
-                Severity.ERROR,
-                f"{name} runs only with page size {' or '.join(allowed)}, but SGLang runs "
-                f"page size {page_size} (set for the other phase or by --page-size)",
+                Severity.WARNING if own else Severity.ERROR,
+                f"{runs}page size {page_size} "
+                + (
+                    f"(its own start-up chose both for this model: {chosen.model}, "
+                    f"{chosen.source}): the code decides, so this is a warning"
+                    if own and chosen is not None
+                    else "(set for the other phase or by --page-size)"
+                ),
                 (phase_flag(parsed, phase), "--page-size"),
                 value=str(page_size),
                 allowed=allowed,
@@ -270,6 +282,12 @@ def _fixed_page_conflicts(
                 phases=(phase,),
             )
         )
+
+
+def _sglangs_choice(parsed: Parsed, phase: Phase) -> bool:
+    """Whether no flag named the phase's backend (SGLang's own default chose it)."""
+    own = parsed.prefill if phase is Phase.PREFILL else parsed.decode
+    return own is None and parsed.backend is None
 
 
 def _where(parsed: Parsed) -> str:

@@ -170,3 +170,21 @@ def test_enforce_reads_the_installed_triton_only_where_the_release_reads_it(
     )  # fmt: skip
     assert calls == asked
     assert dict(report.config.packages) == ({"triton": NEW} if asked else {})
+
+
+def test_the_pages_fixed_size_is_disputed_where_sglang_chose_backend_and_page_itself() -> None:
+    # On ROCm without the preshuffle path, DeepSeek DSA's own branch picks the dsa backend
+    # and page size 1: SGLang runs it so by design, so the page's "64 only" is a warning
+    # naming the code, not a refusal. Page 64 (Triton 3.5) has no conflict at all.
+    def conflicts(**fields: object) -> list[tuple[str, str]]:
+        config = AttentionConfig(platform="rocm", sglang_version="0.5.23", **DSA, **fields)  # type: ignore[arg-type]
+        report = check(config)
+        return [(f.severity.value, f.message) for f in report.findings
+                if f.rule == "page-size-conflict"]  # fmt: skip
+
+    [(severity, message)] = conflicts()
+    assert severity == "warning" and "its own start-up chose both for this model" in message
+    assert not conflicts(packages=(("triton", NEW),))
+    # A page size the launch forces stays the page's error: SGLang did not choose it.
+    forced = conflicts(page_size=16, attention_backend="dsa")
+    assert forced and all(severity == "error" for severity, _ in forced)

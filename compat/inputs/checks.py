@@ -7,7 +7,7 @@ AttentionConfig construction runs them) and words the problem only for a bad one
 from __future__ import annotations
 
 import re
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from functools import cache
 from operator import attrgetter
 
@@ -246,3 +246,34 @@ def cuda_version(problems: list[InputProblem], value: object) -> tuple[int, int]
         InputProblem("cuda_version", value, f"expected (major, minor), got {shown(value)}")
     )
     return None
+
+
+def named_pairs(
+    problems: list[InputProblem],
+    option: str,
+    given: object,
+    valid: tuple[str, ...],
+    unknown: Callable[[object], str],
+    bad_value: Callable[[str, object], str | None],
+    kind: str = "(name, value)",
+) -> None:
+    """Append a problem for each pair of `given` whose name is not in `valid` (`unknown`
+    says why) or whose value `bad_value` refuses, for a name given twice, and for a value
+    that is no tuple of pairs (`--env NAME=VALUE`, `--package NAME==VERSION`)."""
+    if not isinstance(given, tuple):
+        problems.append(InputProblem(option, given, f"expected {kind} pairs, got {echoed(given)}"))
+        return
+    seen: set[str] = set()
+    for pair in given:
+        if not (isinstance(pair, tuple) and len(pair) == 2):
+            got = f"expected a {kind} pair, got {echoed(pair)}"
+            problems.append(InputProblem(option, pair, got))
+            continue
+        name, value = pair
+        if name not in valid:
+            problems.append(InputProblem(option, name, unknown(name), valid))
+        elif (why := bad_value(name, value)) is not None:
+            problems.append(InputProblem(option, value, why))
+        elif name in seen:
+            problems.append(InputProblem(option, name, f"{name} is given twice"))
+        seen.add(str(name))

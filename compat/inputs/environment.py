@@ -11,7 +11,7 @@ from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING
 
 from compat.engine.environment import MODELLED, modelled, read_on, releases_reading
-from compat.inputs.checks import InputProblem, echoed
+from compat.inputs.checks import InputProblem, echoed, named_pairs
 from compat.vocab.terms import Platform
 
 if TYPE_CHECKING:
@@ -44,36 +44,24 @@ def check_environment(
 ) -> None:
     """Append a problem for each pair of `environment` that is not (a name the release reads,
     a string), or for a value that is no tuple of pairs."""
-    release = rules.release
-    if not isinstance(environment, tuple):
-        got = f"expected (name, value) pairs, got {echoed(environment)}"
-        problems.append(InputProblem(OPTION, environment, got))
-        return
     valid = names(rules)
-    seen: set[str] = set()
-    for pair in environment:
-        if not (isinstance(pair, tuple) and len(pair) == 2):
-            got = f"expected a (name, value) pair, got {echoed(pair)}"
-            problems.append(InputProblem(OPTION, pair, got))
-            continue
-        name, value = pair
-        if name not in valid:
-            reason = (
-                f"sglang {release}'s start-up reads no variable {name!r} where it decides "
-                "attention (or the package does not model it yet)"
-            )
-            if name in MODELLED:  # a release that predates (or outlives) the variable
-                reading = _reading(name)
-                reason += f"; {name} is read by sglang {reading[0]} to {reading[-1]}"
-            elif not valid:
-                reason += "; it reads none the package models"
-            problems.append(InputProblem(OPTION, name, reason, valid))
-        elif not isinstance(value, str):
-            got = f"{name}: expected a string, got {echoed(value)}"
-            problems.append(InputProblem(OPTION, value, got))
-        elif name in seen:
-            problems.append(InputProblem(OPTION, name, f"{name} is given twice"))
-        seen.add(str(name))
+
+    def unknown(name: object) -> str:
+        reason = (
+            f"sglang {rules.release}'s start-up reads no variable {name!r} where it decides "
+            "attention (or the package does not model it yet)"
+        )
+        if name in MODELLED:  # a release that predates (or outlives) the variable
+            reading = _reading(str(name))
+            reason += f"; {name} is read by sglang {reading[0]} to {reading[-1]}"
+        elif not valid:
+            reason += "; it reads none the package models"
+        return reason
+
+    def bad_value(name: str, value: object) -> str | None:
+        return None if isinstance(value, str) else f"{name}: expected a string, got {echoed(value)}"
+
+    named_pairs(problems, OPTION, environment, valid, unknown, bad_value)
 
 
 def parse_assignments(items: Iterable[str]) -> tuple[tuple[str, str], ...]:

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from compat.engine.package_versions import is_version
 from compat.engine.preshuffle import TRITON
-from compat.inputs.checks import InputProblem, echoed
+from compat.inputs.checks import InputProblem, echoed, named_pairs
 from compat.inputs.environment import check_environment
 from compat.inputs.release_choice import chosen_release
 from compat.releases import UnknownReleaseError
@@ -41,30 +41,20 @@ def read_on(rules: ReleaseRules, platform: Platform) -> tuple[str, ...]:
 def check_packages(problems: list[InputProblem], packages: object, rules: ReleaseRules) -> None:
     """Append a problem for each pair that is not (a package `rules` reads, a PEP 440
     version), or for a value that is no tuple of pairs."""
-    if not isinstance(packages, tuple):
-        got = f"expected (name, version) pairs, got {echoed(packages)}"
-        problems.append(InputProblem(OPTION, packages, got))
-        return
     valid = read_by(rules)
-    seen: set[str] = set()
-    for pair in packages:
-        if not (isinstance(pair, tuple) and len(pair) == 2):
-            got = f"expected a (name, version) pair, got {echoed(pair)}"
-            problems.append(InputProblem(OPTION, pair, got))
-            continue
-        name, version = pair
-        if name not in valid:
-            reason = (
-                f"sglang {rules.release}'s start-up reads the version of no package "
-                f"{echoed(name)}" + ("" if valid else " (it reads none)")
-            )
-            problems.append(InputProblem(OPTION, name, reason, valid))
-        elif not (isinstance(version, str) and is_version(version)):
-            got = f"{name}: expected a PEP 440 version (3.5.0), got {echoed(version)}"
-            problems.append(InputProblem(OPTION, version, got))
-        elif name in seen:
-            problems.append(InputProblem(OPTION, name, f"{name} is given twice"))
-        seen.add(str(name))
+
+    def unknown(name: object) -> str:
+        return (
+            f"sglang {rules.release}'s start-up reads the version of no package "
+            f"{echoed(name)}" + ("" if valid else " (it reads none)")
+        )
+
+    def bad_value(name: str, version: object) -> str | None:
+        if isinstance(version, str) and is_version(version):
+            return None
+        return f"{name}: expected a PEP 440 version (3.5.0), got {echoed(version)}"
+
+    named_pairs(problems, OPTION, packages, valid, unknown, bad_value, kind="(name, version)")
 
 
 def check_environment_and_packages(

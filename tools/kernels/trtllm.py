@@ -190,23 +190,20 @@ def dsa_call_site(source: str) -> tuple[str, int] | None:
     """(Class.method, line) of the DSA backend's call of FlashInfer's MLA decode, which
     must name the trtllm-gen backend itself (a keyword of the call, or of the keywords it
     unpacks): with `backend="auto"` FlashInfer would choose a kernel by GPU."""
-    for klass in ast.walk(ast.parse(source)):
-        if not isinstance(klass, ast.ClassDef):
-            continue
-        for function in klass.body:
-            if not isinstance(function, ast.FunctionDef):
-                continue
-            calls = [
-                node.lineno
-                for node in ast.walk(function)
-                if isinstance(node, ast.Call) and getattr(node.func, "attr", "") == DSA_DECODE
-            ]
-            if not calls:
-                continue
-            if not _names_trtllm_gen(function):
-                raise LookupError(f"{klass.name}.{function.name} leaves {DSA_DECODE}'s backend")
-            return f"{klass.name}.{function.name}", min(calls)
-    return None
+    site = first_method_call(source, lambda node: getattr(node.func, "attr", "") == DSA_DECODE)
+    if site is None:
+        return None
+    klass, method = site[0].split(".")
+    function = next(
+        node
+        for owner in ast.walk(ast.parse(source))
+        if isinstance(owner, ast.ClassDef) and owner.name == klass
+        for node in owner.body
+        if isinstance(node, ast.FunctionDef) and node.name == method
+    )
+    if not _names_trtllm_gen(function):
+        raise LookupError(f"{site[0]} leaves {DSA_DECODE}'s backend to FlashInfer")
+    return site
 
 
 def _names_trtllm_gen(function: ast.FunctionDef) -> bool:

@@ -14,12 +14,13 @@ from __future__ import annotations
 
 import pprint
 import sys
+import zipfile
 from pathlib import Path
 from typing import Any
 
 from conformance.wheel import wheel_path
 from generated import write_or_check
-from kernels import deepgemm, fa4, trtllm
+from kernels import deepgemm, fa4, fatbin, flashmla, trtllm
 from kernels.pins import extras, floor, metadata_name, pins
 from kernels.wheels import kernel_wheel, members, read_text
 
@@ -43,6 +44,8 @@ FlashInfer's trtllm-gen FMHA, the majors SGLang sends to another kernel instead,
 pinned flashinfer-python's trtllm-gen runner check with the capabilities it accepts.
 DSA_TRTLLM: release -> the DSA backend's trtllm decode: its call of FlashInfer's MLA decode
 (named trtllm-gen), FlashInfer's entry into the same runner, and that check.
+FLASHMLA: release -> the flashmla backend's call of FlashMLA's schedule and the kernel
+images ((kind, major * 10 + minor, variant), from its fatbin) of the pinned extension.
 Capabilities are (major, minor).
 """
 
@@ -153,13 +156,47 @@ def _dsa(release: str, wheel: Path, found: Any) -> dict[str, Any] | None:
     }
 
 
+def _flashmla(wheel: Path, found: Any) -> dict[str, Any] | None:
+    """The flashmla backend's first call of FlashMLA, and the kernel images of the pinned
+    package's extension that holds it."""
+    if flashmla.BACKEND_FILE not in members(wheel):
+        return None
+    source = read_text(wheel, flashmla.BACKEND_FILE)
+    site = flashmla.call_site(source)
+    if site is None:
+        return None
+    module = flashmla.imported_from(source)
+    files = {name: read_text(wheel, name) for name in members(wheel) if name.endswith(".py")}
+    extension = flashmla.EXTENSIONS[flashmla.top_module(source, module, files)]
+    for package, spec, _ in found:
+        version = floor(spec)
+        if version is None or package not in _EXTENSION_PACKAGES:
+            continue
+        kernel = kernel_wheel(package, version)
+        if extension in members(kernel):
+            with zipfile.ZipFile(kernel) as archive:
+                images = fatbin.images(archive.read(extension))
+            registry = read_text(wheel, deepgemm.REGISTRY)
+            return {
+                "caller": (flashmla.BACKEND_FILE, site[0], site[1]),
+                "backends": deepgemm.backends(registry, flashmla.BACKEND_MODULE),
+                "kernel": (package, version, extension, flashmla.CALL),
+                "images": images,
+            }
+    raise LookupError(f"no pinned package carries {extension}")
+
+
+_EXTENSION_PACKAGES = ("sgl-kernel", "sglang-kernel", "sgl-flash-mla")
+"""The pinned packages that may carry FlashMLA's extension."""
+
+
 def _package(wheel: Path) -> str:
     return wheel.name.split("-")[0].replace("_", "-")
 
 
 def release_data(release: str) -> tuple[Any, ...]:
-    """`release`'s pins, and its vision, fa4 backend and DSA paths' limits, from the
-    wheels."""
+    """`release`'s pins, and its vision, fa4 backend, DSA and flashmla paths' limits, from
+    the wheels."""
     wheel = wheel_path(release)
     found = pins(wheel)
     pinned = (wheel.name, metadata_name(wheel), found)
@@ -169,6 +206,7 @@ def release_data(release: str) -> tuple[Any, ...]:
         _vision(wheel, kernel),
         _fa4_backend(wheel, kernel),
         _dsa(release, wheel, found),
+        _flashmla(wheel, found),
     )
 
 
@@ -239,13 +277,14 @@ def generate() -> str:
     vision: dict[str, Any] = {}
     backend: dict[str, Any] = {}
     dsa: dict[str, Any] = {}
+    flashmla_paths: dict[str, Any] = {}
     mha: dict[str, Any] = {}
     mla: dict[str, Any] = {}
     dsa_trtllm: dict[str, Any] = {}
     for release in RELEASE_NAMES:
         pinned[release], *paths = release_data(release)
         paths += trtllm_data(release)
-        tables = (vision, backend, dsa, mha, mla, dsa_trtllm)
+        tables = (vision, backend, dsa, flashmla_paths, mha, mla, dsa_trtllm)
         for table, entry in zip(tables, paths, strict=True):
             if entry is not None:
                 table[release] = entry
@@ -258,6 +297,7 @@ def generate() -> str:
         ("TRTLLM_MHA", mha, "dict[str, dict[str, Any]]"),
         ("TRTLLM_MLA", mla, "dict[str, dict[str, Any]]"),
         ("DSA_TRTLLM", dsa_trtllm, "dict[str, dict[str, Any]]"),
+        ("FLASHMLA", flashmla_paths, "dict[str, dict[str, Any]]"),
     ):
         parts.append(f"{name}: {kind} = {pprint.pformat(value, width=99, sort_dicts=False)}\n\n")
     text = "".join(parts).rstrip() + "\n"

@@ -27,6 +27,29 @@ KERNEL_RULE_PREFIX = "kernel-"
 Capability = tuple[int, int]
 """A CUDA compute capability as (major, minor): the limits compare exact capabilities."""
 
+Image = tuple[str, int, str]
+"""A kernel image a compiled extension carries (its fatbin's entry): the kind ("cubin" or
+"ptx"), the architecture (major * 10 + minor) and the variant ("", "a" or "f")."""
+
+
+def image_runs_on(image: Image, capability: Capability) -> bool:
+    """Whether a GPU runs the image, by CUDA's compatibility rules: a cubin `sm_XY` (or the
+    family's `sm_XYf`) on major X from minor Y on, an arch-specific `sm_XYa` on X.Y alone;
+    plain PTX on every GPU from X.Y on (the driver compiles it), `a`/`f` PTX as its cubin."""
+    kind, arch, variant = image
+    major, minor = divmod(arch, 10)
+    if variant == "a":
+        return capability == (major, minor)
+    if kind == "ptx" and not variant:
+        return capability >= (major, minor)
+    return capability[0] == major and capability[1] >= minor
+
+
+def image_name(image: Image) -> str:
+    """`sm_100a` for a cubin, `compute_90` for PTX."""
+    kind, arch, variant = image
+    return f"{'sm' if kind == 'cubin' else 'compute'}_{arch}{variant}"
+
 
 class KernelPath(Term):
     """A path of SGLang's code into a kernel package."""
@@ -48,6 +71,9 @@ class KernelPath(Term):
     DSA_TRTLLM = "dsa-trtllm"
     """The DSA backend's decode on its trtllm sub-backend (`--dsa-decode-backend trtllm`):
     FlashInfer's sparse MLA decode, named trtllm-gen, whose runner checks the GPU."""
+    FLASHMLA = "flashmla"
+    """The flashmla backend's decode: FlashMLA's schedule (`get_mla_metadata`) and split-KV
+    MLA kernels, compiled for the GPUs its extension carries kernel images for."""
 
     def __init__(self, value: str) -> None:
         self.rule = f"{KERNEL_RULE_PREFIX}{value}"
@@ -88,7 +114,7 @@ class KernelLimit(msgspec.Struct, frozen=True):
     """Majors the kernel accepts whatever the minor (a package that dispatches on the
     major alone, as DeepGEMM does)."""
     backends: frozenset[str] = frozenset()
-    """DSA_PAGED_MQA, FA4_BACKEND: the backend names whose build takes the path."""
+    """DSA_PAGED_MQA, FA4_BACKEND, FLASHMLA: the backend names whose build takes the path."""
     models: frozenset[str] = frozenset()
     """VISION_FA4: the architectures the release runs as multimodal (`ModelConfig`'s
     `multimodal_model_archs`)."""
@@ -99,8 +125,13 @@ class KernelLimit(msgspec.Struct, frozen=True):
     """Further evidence the verdict rests on (the CuTe DSL's architecture aliases)."""
     elsewhere_majors: frozenset[int] = frozenset()
     """TRTLLM_MHA: the majors whose prefill SGLang sends to another kernel instead."""
+    images: tuple[Image, ...] = ()
+    """FLASHMLA: the kernel images the extension carries (any capability one runs on is
+    accepted)."""
 
     def accepts(self, capability: Capability) -> bool:
+        if any(image_runs_on(image, capability) for image in self.images):
+            return True
         return capability in self.accepted or capability[0] in self.accepted_majors
 
     def fails(self, launch: Launch, phases: tuple[str | None, str | None]) -> bool:
@@ -131,6 +162,9 @@ class KernelLimit(msgspec.Struct, frozen=True):
                 and ModelFeature.SPARSE_DSA in launch.features
                 and launch.sub_backends.dsa_decode_backend == DSA_TRTLLM_KERNEL
             )
+        if self.path is KernelPath.FLASHMLA:
+            # Its extend runs FlashInfer's MLA (the parent class): the decode reaches FlashMLA.
+            return phases[1] in self.backends
         runs = any(backend in self.backends for backend in phases)
         if self.path is KernelPath.FA4_BACKEND:
             return runs and launch.arch is Arch.MHA

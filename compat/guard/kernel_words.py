@@ -14,6 +14,7 @@ from compat.engine.kernels import (
     KernelFailure,
     KernelLimit,
     KernelPath,
+    image_name,
 )
 from compat.guard.report import Enforcement, Finding
 from compat.vocab.terms import Severity
@@ -30,10 +31,10 @@ def _sm(capability: Capability) -> str:
 
 def accepted_gpus(limit: KernelLimit) -> str:
     """The GPUs the kernel accepts, as exact capabilities (and majors, for a package that
-    dispatches on the major alone)."""
+    dispatches on the major alone; the kernel images, for compiled code that carries them)."""
     exact = [_sm(c) for c in sorted(limit.accepted) if c[0] not in limit.accepted_majors]
     majors = [f"sm{major}x" for major in sorted(limit.accepted_majors)]
-    return ", ".join(majors + exact) or "none"
+    return ", ".join(majors + exact + [image_name(i) for i in limit.images]) or "none"
 
 
 _PATHS = {
@@ -70,6 +71,13 @@ _PATHS = {
         "trtllm-gen ({caller}; {also}); its runner accepts only {accepted}, not {gpu} "
         '({kernel}: "Unsupported architecture")',
     ),
+    KernelPath.FLASHMLA: (
+        "--attention-backend",
+        "the flashmla backend's metadata asks FlashMLA for its decoding schedule ({caller}), "
+        "and its decode runs FlashMLA's kernels; the pinned extension carries kernel images "
+        "for {built} only and no PTX ({kernel}), none of which runs on {gpu}: CUDA finds no "
+        "kernel image for it",
+    ),
 }
 
 
@@ -94,7 +102,7 @@ def finding(failure: KernelFailure, release: str) -> Finding:
         f"pass: {said}",
         (flag,),
         value=_sm(failure.capability),
-        allowed=tuple(_sm(c) for c in sorted(limit.accepted)),
+        allowed=tuple(_sm(c) for c in sorted(limit.accepted)) + limit.kernel.built,
         enforced=Enforcement.WARMUP,
         raised_at=f"{limit.kernel.file}:{limit.kernel.line} ({limit.kernel.function})"
         if limit.kernel.line

@@ -4,6 +4,7 @@ gave (`compat.releases.kernels_data`, written by `tools/kernel_limits.py`).
 A release's limits are those of its own pins: the flash-attn-4 and CuTe DSL it pins for
 the multimodal encoder's fa4 path, the DeepGEMM it pins for the DSA backend's indexer, the
 flashinfer-python it pins for the trtllm_mha and trtllm_mla backends' prefill.
+FlashMLA (sgl-kernel's, or sgl-flash-mla's) it pins for the flashmla backend.
 A limit that refuses no GPU its path reaches is left out: it cannot fail a launch.
 """
 
@@ -11,12 +12,20 @@ from __future__ import annotations
 
 from typing import Any
 
-from compat.engine.kernels import Capability, KernelLimit, KernelPath, KernelRules, Site
+from compat.engine.kernels import (
+    Capability,
+    KernelLimit,
+    KernelPath,
+    KernelRules,
+    Site,
+    image_name,
+)
 from compat.engine.models.lookup import release_models
 from compat.releases.kernels_data import (
     BACKEND_FA4,
     DSA_PAGED_MQA,
     DSA_TRTLLM,
+    FLASHMLA,
     PINS,
     TRTLLM_MHA,
     TRTLLM_MLA,
@@ -109,6 +118,25 @@ def _trtllm(release: str, path: KernelPath, data: Any) -> KernelLimit | None:
     )
 
 
+def _flashmla(release: str) -> KernelLimit | None:
+    """The flashmla backend's decode: every CUDA GPU start-up lets through reaches it, and
+    the GPUs with a kernel image in the pinned extension run it."""
+    data = FLASHMLA.get(release)
+    if data is None:
+        return None
+    file, function, line = data["caller"]
+    package, version, extension, call = data["kernel"]
+    images = tuple((kind, int(arch), variant) for kind, arch, variant in data["images"])
+    return KernelLimit(
+        KernelPath.FLASHMLA,
+        Site(_SGLANG, release, file, function, line),
+        Site(package, version, extension, call, built=tuple(map(image_name, images))),
+        None,
+        backends=frozenset(data["backends"]),
+        images=images,
+    )
+
+
 def kernel_rules(release: str, before: KernelRules) -> KernelRules:
     """`release`'s kernel limits, in the order its first forward pass meets them: the
     attention backend's metadata and kernels, then the encoder (a multimodal warm-up batch). A release
@@ -117,6 +145,7 @@ def kernel_rules(release: str, before: KernelRules) -> KernelRules:
         return before
     limits = (
         _dsa(release),
+        _flashmla(release),
         _fa4(release, KernelPath.FA4_BACKEND, BACKEND_FA4.get(release)),
         _trtllm(release, KernelPath.TRTLLM_MHA, TRTLLM_MHA.get(release)),
         _trtllm(release, KernelPath.TRTLLM_MLA, TRTLLM_MLA.get(release)),

@@ -15,6 +15,7 @@ KERNEL_PACKAGES = (
     "flash-attn-4",
     "nvidia-cutlass-dsl",
     "sgl-deep-gemm",
+    "sgl-flash-mla",
 )
 _REQUIREMENT = re.compile(r"^Requires-Dist:\s*([A-Za-z0-9_.\-]+)(\[[^\]]*\])?\s*([^;]*)(;.*)?$")
 

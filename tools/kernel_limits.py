@@ -166,8 +166,7 @@ def _flashmla(wheel: Path, found: Any) -> dict[str, Any] | None:
     if site is None:
         return None
     module = flashmla.imported_from(source)
-    files = {name: read_text(wheel, name) for name in members(wheel) if name.endswith(".py")}
-    extension = flashmla.EXTENSIONS[flashmla.top_module(source, module, files)]
+    extension = flashmla.EXTENSIONS[flashmla.top_module(module, lambda f: read_text(wheel, f))]
     for package, spec, _ in found:
         version = floor(spec)
         if version is None or package not in _EXTENSION_PACKAGES:

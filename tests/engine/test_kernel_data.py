@@ -3,14 +3,16 @@
 `tools/kernel_limits.py` reads them into compat/releases/kernels_data.py: the kernel
 packages the sglang wheel's METADATA pins, the line of SGLang's code that takes each path
 into a kernel, the kernel package's check (flash-attn-4's SM100 assert, with the CuTe DSL's
-`Arch`) or the architectures its wheel carries kernels for (DeepGEMM). These tests read the
-cached wheels again: every line the data cites says what the data says it does. Without
+`Arch`) or the architectures its wheel carries kernels for (DeepGEMM's headers, the kernel
+images in FlashMLA's fatbin). These tests read the cached wheels again: every line the data
+cites says what the data says it does. Without
 a wheel (no cache, no network) they skip with the reason, except in CI, where they fail.
 """
 
 from __future__ import annotations
 
 import os
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -18,7 +20,7 @@ from conformance import releases
 from conformance.availability import require_source
 from conformance.wheel import WheelUnavailableError, wheel_path
 from kernel_limits import release_data
-from kernels import deepgemm, fa4
+from kernels import deepgemm, fa4, fatbin, flashmla
 from kernels.pins import pins
 from kernels.wheels import kernel_wheel, members, read_text
 
@@ -27,6 +29,7 @@ from compat.releases.kernels import pins as release_pins
 from compat.releases.kernels_data import (
     BACKEND_FA4,
     DSA_PAGED_MQA,
+    FLASHMLA,
     PINS,
     VISION_FA4,
 )
@@ -60,7 +63,7 @@ def test_every_release_pins_its_kernels() -> None:
 def test_the_data_is_what_the_tool_reads_from_the_wheels(release: str) -> None:
     require_source(release)
     try:
-        pinned, vision, backend, dsa = release_data(release)
+        pinned, vision, backend, dsa, mla = release_data(release)
     except WheelUnavailableError as exc:
         if os.environ.get("CI"):
             pytest.fail(f"CI must read the kernel wheels: {exc}", pytrace=False)
@@ -69,6 +72,7 @@ def test_the_data_is_what_the_tool_reads_from_the_wheels(release: str) -> None:
     assert vision == VISION_FA4.get(release)
     assert backend == BACKEND_FA4.get(release)
     assert dsa == DSA_PAGED_MQA.get(release)
+    assert mla == FLASHMLA.get(release)
 
 
 @pytest.mark.parametrize("release", CHOSEN)
@@ -150,3 +154,27 @@ def test_the_dsa_path_and_deepgemms_kernels_are_the_wheels(release: str) -> None
     assert compiled in names
     assert all(f"deep_gemm/{header}" in names for _, header in data["built"])
     assert data["majors"] == tuple(sorted({int(arch[2:]) // 10 for arch, _ in data["built"]}))
+
+
+@pytest.mark.parametrize("release", [r for r in CHOSEN if r in FLASHMLA])
+def test_the_flashmla_path_and_its_kernel_images_are_the_wheels(release: str) -> None:
+    require_source(release)
+    data = FLASHMLA[release]
+    file, function, line = data["caller"]
+    wheel = wheel_path(release)
+    source = read_text(wheel, file)
+    assert flashmla.CALL in _line(source, line)
+    assert flashmla.call_site(source) == (function, line)
+    registry = read_text(wheel, deepgemm.REGISTRY)
+    assert data["backends"] and all(
+        f'register_attention_backend("{name}")' in registry for name in data["backends"]
+    )
+    package, version, extension, _ = data["kernel"]
+    pinned = {name: spec for name, spec, _ in PINS[release][2]}
+    assert pinned[package].endswith(version)  # the release's own pin
+    with zipfile.ZipFile(_kernel(package, version)) as archive:
+        elf = archive.read(extension)
+    assert fatbin.images(elf) == data["images"] and data["images"]
+    # The entries' flags say what each uncompressed cubin names as its own target.
+    for (arch, variant), targets in fatbin.cubin_targets(elf).items():
+        assert targets == {f"sm_{arch}{variant}"}, (release, arch, variant, targets)

@@ -199,3 +199,81 @@ def test_parity_refuses_a_first_forward_pass_failure() -> None:
     launch = ("--", "python3", "-m", "sglang.launch_server", "--mm-attention-backend", "sdpa")
     passes = _cli(*machine, "--parity", *launch)
     assert passes.returncode == 0, passes.stdout + passes.stderr
+
+
+R1: dict[str, Any] = {"model_architecture": "DeepseekV3ForCausalLM", "attention_arch": "mla"}
+
+
+@pytest.mark.parametrize("release", ["0.5.7", "0.5.23"])
+def test_the_flashmla_backend_fails_on_sm120_where_flashmla_has_no_kernel_image(
+    release: str,
+) -> None:
+    limit = _limit(release, KernelPath.FLASHMLA)
+    assert limit is not None and limit.reaches is None and "flashmla" in limit.backends
+    assert not limit.accepts((12, 0)) and limit.accepts((9, 0))
+    report = _report(release, (12, 0), attention_backend="flashmla", **R1)
+    errors = [f for f in report.errors if is_kernel_finding(f)]
+    assert [f.rule for f in errors] == [KernelPath.FLASHMLA.rule]
+    finding = errors[0]
+    assert finding.enforced is Enforcement.WARMUP and not report.refused_at_startup
+    assert f"{limit.caller.file}:{limit.caller.line}" in finding.message
+    assert f"{limit.kernel.package} {limit.kernel.version}" in finding.message
+    assert all(arch in finding.message for arch in limit.kernel.built)
+    assert "first forward pass" in report.startup_summary
+    # The page's GPU verdict on flashmla is now the code's too: enforced at the warm-up.
+    page = [f for f in report.errors if f.rule == "compute-capability"]
+    assert page and all(f.enforced is Enforcement.WARMUP for f in page)
+    assert "documents" not in report.startup_summary
+    for suggestion in report.suggestions:
+        fields = {f.removeprefix("--").replace("-", "_"): v for f, v in suggestion.flags}
+        fixed = _report(release, (12, 0), **{**R1, "attention_backend": "flashmla", **fields})
+        assert _kernel_errors(fixed) == [], suggestion.summary
+
+
+@pytest.mark.parametrize("capability", [(9, 0), (10, 0), (10, 3)])
+def test_the_flashmla_backend_passes_where_flashmla_carries_a_kernel_image(
+    capability: tuple[int, int],
+) -> None:
+    # 0.5.7's FlashMLA carries sm_90a and sm_100a alone: a B300 (sm103) has no image (below).
+    releases = ("0.5.12", "0.5.23") if capability == (10, 3) else ("0.5.7", "0.5.12", "0.5.23")
+    for release in releases:
+        limit = _limit(release, KernelPath.FLASHMLA)
+        assert limit is not None and limit.accepts(capability), (release, capability)
+        report = _report(release, capability, attention_backend="flashmla", **R1)
+        assert _kernel_errors(report) == [], (release, capability)
+
+
+def test_flashmla_fails_a_b300_in_0_5_7_whose_flashmla_carries_no_sm103_image() -> None:
+    limit = _limit("0.5.7", KernelPath.FLASHMLA)
+    assert limit is not None and limit.kernel.built == ("sm_90a", "sm_100a")
+    report = _report("0.5.7", (10, 3), attention_backend="flashmla", **R1)
+    assert _kernel_errors(report) == [KernelPath.FLASHMLA.rule]
+
+
+def test_every_release_fails_flashmla_exactly_where_its_kernel_images_do_not_run() -> None:
+    for release in RELEASES:
+        limit = _limit(release, KernelPath.FLASHMLA)
+        assert limit is not None, release  # every modelled release has the backend
+        for capability in [(9, 0), (10, 0), (10, 3), (11, 0), (12, 0), (12, 1)]:
+            report = _report(release, capability, attention_backend="flashmla", **R1)
+            if report.refused_at_startup or report.resolved.decode_backend != "flashmla":
+                continue
+            failed = KernelPath.FLASHMLA.rule in _kernel_errors(report)
+            assert failed == (not limit.accepts(capability)), (release, capability)
+
+
+def test_a_flashmla_prefill_under_another_decode_backend_does_not_reach_flashmla() -> None:
+    hybrid = {"prefill_attention_backend": "flashmla", "decode_attention_backend": "triton"}
+    report = _report("0.5.23", (12, 0), **hybrid, **R1)
+    assert KernelPath.FLASHMLA.rule not in _kernel_errors(report)
+
+
+def test_parity_refuses_flashmla_on_an_rtx_pro_6000() -> None:
+    machine = ("--gpu", "RTX PRO 6000", "--sglang-version", "0.5.23", "--model-architecture")
+    machine += ("DeepseekV3ForCausalLM",)
+    launch = ("--", "python3", "-m", "sglang.launch_server", "--attention-backend", "flashmla")
+    fails = _cli(*machine, "--parity", *launch)
+    assert fails.returncode == 1, fails.stdout + fails.stderr
+    assert f"[{KernelPath.FLASHMLA.rule}]" in fails.stdout
+    passes = _cli("--gpu", "H100", *machine[2:], "--parity", *launch)
+    assert passes.returncode == 0, passes.stdout + passes.stderr

@@ -13,6 +13,7 @@ image: on any other GPU the first call finds none.
 from __future__ import annotations
 
 import ast
+from collections.abc import Callable
 
 from kernels.calls import first_method_call
 
@@ -45,13 +46,13 @@ def imported_from(source: str) -> str:
     raise LookupError(f"no import of {CALL}")
 
 
-def top_module(source: str, module: str, read: dict[str, str]) -> str:
+def top_module(module: str, read: Callable[[str], str]) -> str:
     """The kernel package's top-level module behind `module`: itself when it is one of
-    `EXTENSIONS`, else the one SGLang's wrapper (its file in `read`) imports."""
+    `EXTENSIONS`, else the one SGLang's wrapper (its file, given by `read`) imports."""
     top = module.split(".")[0]
     if top in EXTENSIONS:
         return top
-    wrapper = read[module.replace(".", "/") + ".py"]
+    wrapper = read(module.replace(".", "/") + ".py")
     for node in ast.walk(ast.parse(wrapper)):
         if isinstance(node, ast.Import):
             for alias in node.names:

@@ -163,8 +163,9 @@ class KernelLimit(msgspec.Struct, frozen=True):
                 and launch.sub_backends.dsa_decode_backend == DSA_TRTLLM_KERNEL
             )
         if self.path is KernelPath.FLASHMLA:
-            # Its extend runs FlashInfer's MLA (the parent class): the decode reaches FlashMLA.
-            return phases[1] in self.backends
+            # Its extend runs FlashInfer's MLA (the parent class): the decode reaches FlashMLA,
+            # with an MLA model's cache (an MHA model on it is the page's to refuse).
+            return phases[1] in self.backends and launch.arch is Arch.MLA
         runs = any(backend in self.backends for backend in phases)
         if self.path is KernelPath.FA4_BACKEND:
             return runs and launch.arch is Arch.MHA

@@ -73,8 +73,8 @@ _PATHS = {
     ),
     KernelPath.FLASHMLA: (
         "--attention-backend",
-        "the flashmla backend's metadata asks FlashMLA for its decoding schedule ({caller}), "
-        "and its decode runs FlashMLA's kernels; the pinned extension carries kernel images "
+        "the backend's metadata asks FlashMLA for its decoding schedule ({caller}), and its "
+        "decode runs FlashMLA's kernels; the pinned extension carries kernel images "
         "for {built} only and no PTX ({kernel}), none of which runs on {gpu}: CUDA finds no "
         "kernel image for it",
     ),

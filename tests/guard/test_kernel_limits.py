@@ -277,3 +277,8 @@ def test_parity_refuses_flashmla_on_an_rtx_pro_6000() -> None:
     assert f"[{KernelPath.FLASHMLA.rule}]" in fails.stdout
     passes = _cli("--gpu", "H100", *machine[2:], "--parity", *launch)
     assert passes.returncode == 0, passes.stdout + passes.stderr
+
+
+def test_an_mha_model_on_flashmla_is_the_pages_to_refuse_not_flashmlas_kernel() -> None:
+    report = _report("0.5.23", (12, 0), attention_backend="flashmla", **QWEN3)
+    assert KernelPath.FLASHMLA.rule not in _kernel_errors(report)

@@ -11,18 +11,17 @@ a wheel (no cache, no network) they skip with the reason, except in CI, where th
 
 from __future__ import annotations
 
-import os
 import zipfile
-from pathlib import Path
 
 import pytest
 from conformance import releases
 from conformance.availability import require_source
-from conformance.wheel import WheelUnavailableError, wheel_path
+from conformance.wheel import wheel_path
 from kernel_limits import release_data
+from kernel_wheels import read_kernel_wheel, text_line, wheels_at_hand
 from kernels import deepgemm, fa4, fatbin, flashmla
 from kernels.pins import pins
-from kernels.wheels import kernel_wheel, members, read_text
+from kernels.wheels import members, read_text
 
 from compat.releases import RELEASE_NAMES, RELEASES
 from compat.releases.kernels import pins as release_pins
@@ -37,19 +36,6 @@ from compat.releases.kernels_data import (
 CHOSEN = [release for release in RELEASE_NAMES if release in releases.selected()]
 
 
-def _kernel(package: str, version: str) -> Path:
-    try:
-        return kernel_wheel(package, version)
-    except WheelUnavailableError as exc:
-        if os.environ.get("CI"):
-            pytest.fail(f"CI must read the kernel wheels: {exc}", pytrace=False)
-        pytest.skip(str(exc))
-
-
-def _line(text: str, number: int) -> str:
-    return text.splitlines()[number - 1]
-
-
 def test_every_release_pins_its_kernels() -> None:
     for release in RELEASE_NAMES:
         found = {site.package: site for site in release_pins(release)}
@@ -62,12 +48,8 @@ def test_every_release_pins_its_kernels() -> None:
 @pytest.mark.parametrize("release", CHOSEN)
 def test_the_data_is_what_the_tool_reads_from_the_wheels(release: str) -> None:
     require_source(release)
-    try:
+    with wheels_at_hand():
         pinned, vision, backend, dsa, mla = release_data(release)
-    except WheelUnavailableError as exc:
-        if os.environ.get("CI"):
-            pytest.fail(f"CI must read the kernel wheels: {exc}", pytrace=False)
-        pytest.skip(str(exc))
     assert pinned == PINS[release]
     assert vision == VISION_FA4.get(release)
     assert backend == BACKEND_FA4.get(release)
@@ -84,7 +66,7 @@ def test_the_pins_are_the_wheels_metadata_lines(release: str) -> None:
     assert pins(wheel) == found
     text = read_text(wheel, metadata)
     for package, spec, line in found:
-        written = _line(text, line)
+        written = text_line(text, line)
         assert written.startswith("Requires-Dist:"), (release, line)
         name = written.removeprefix("Requires-Dist:").strip().lower().replace("_", "-")
         assert name.startswith(package) and spec.split("]")[-1] in written.replace(" ", "")
@@ -96,13 +78,13 @@ def test_the_vision_path_and_the_fa4_assert_are_the_wheels(release: str) -> None
     data = VISION_FA4[release]
     file, function, line = data["caller"]
     vision = read_text(wheel_path(release), file)
-    assert "major" in _line(vision, line) and function.endswith(fa4.VISION_FUNCTION)
+    assert "major" in text_line(vision, line) and function.endswith(fa4.VISION_FUNCTION)
     package, version, kernel_file, kernel_function, kernel_line = data["kernel"]
-    source = read_text(_kernel(package, version), kernel_file)
+    source = read_text(read_kernel_wheel(package, version), kernel_file)
     assert fa4.fa4_assert(source)[:2] == (kernel_function, kernel_line)
-    assert "assert" in _line(source, kernel_line) and "Arch." in _line(source, kernel_line)
+    assert "assert" in text_line(source, kernel_line) and "Arch." in text_line(source, kernel_line)
     dsl_package, dsl_version, _, alias_function, alias, cuda = data["dsl"]
-    dsl = _kernel(dsl_package, dsl_version)
+    dsl = read_kernel_wheel(dsl_package, dsl_version)
     assert fa4.alias_line(dsl, cuda) == (alias_function, alias)
     # Run again: the verdicts are the DSL's own `Arch` evaluated in the kernel's assert.
     accepted = fa4.accepted(source, dsl, cuda)
@@ -110,13 +92,13 @@ def test_the_vision_path_and_the_fa4_assert_are_the_wheels(release: str) -> None
     known = fa4.capabilities(dsl)
     reached = fa4.vision_default(vision, known)
     dispatch_file, dispatch_function, dispatch_line, sent = data["dispatch"]
-    interface = read_text(_kernel(package, version), dispatch_file)
+    interface = read_text(read_kernel_wheel(package, version), dispatch_file)
     assert fa4.sm100_dispatch(interface, known) == (
         dispatch_function,
         dispatch_line,
         frozenset(sent),
     )
-    assert "arch" in _line(interface, dispatch_line)
+    assert "arch" in text_line(interface, dispatch_line)
     assert reached is not None and tuple(sorted(reached[2] & frozenset(sent))) == data["reaches"]
     assert (
         reached[3] == data["fallback"]
@@ -144,12 +126,12 @@ def test_the_dsa_path_and_deepgemms_kernels_are_the_wheels(release: str) -> None
     data = DSA_PAGED_MQA[release]
     file, function, line = data["caller"]
     wheel = wheel_path(release)
-    assert deepgemm.CALL in _line(read_text(wheel, file), line)
+    assert deepgemm.CALL in text_line(read_text(wheel, file), line)
     assert deepgemm.call_site(read_text(wheel, file)) == (function, line)
     registry = read_text(wheel, deepgemm.REGISTRY)
     assert all(f'register_attention_backend("{name}")' in registry for name in data["backends"])
     package, version, compiled, _ = data["kernel"]
-    dg = _kernel(package, version)
+    dg = read_kernel_wheel(package, version)
     names = set(members(dg))
     assert compiled in names
     assert all(f"deep_gemm/{header}" in names for _, header in data["built"])
@@ -163,7 +145,7 @@ def test_the_flashmla_path_and_its_kernel_images_are_the_wheels(release: str) ->
     file, function, line = data["caller"]
     wheel = wheel_path(release)
     source = read_text(wheel, file)
-    assert flashmla.CALL in _line(source, line)
+    assert flashmla.CALL in text_line(source, line)
     assert flashmla.call_site(source) == (function, line)
     registry = read_text(wheel, deepgemm.REGISTRY)
     assert data["backends"] and all(
@@ -172,7 +154,7 @@ def test_the_flashmla_path_and_its_kernel_images_are_the_wheels(release: str) ->
     package, version, extension, _ = data["kernel"]
     pinned = {name: spec for name, spec, _ in PINS[release][2]}
     assert pinned[package].endswith(version)  # the release's own pin
-    with zipfile.ZipFile(_kernel(package, version)) as archive:
+    with zipfile.ZipFile(read_kernel_wheel(package, version)) as archive:
         elf = archive.read(extension)
     assert fatbin.images(elf) == data["images"] and data["images"]
     # The entries' flags say what each uncompressed cubin names as its own target.

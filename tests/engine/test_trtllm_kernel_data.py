@@ -12,7 +12,6 @@ wheels again: every line the data cites says what the data says it does. Without
 
 from __future__ import annotations
 
-import os
 import re
 from pathlib import Path
 from typing import Any
@@ -20,10 +19,11 @@ from typing import Any
 import pytest
 from conformance import releases
 from conformance.availability import require_source
-from conformance.wheel import WheelUnavailableError, wheel_path
+from conformance.wheel import wheel_path
 from kernel_limits import trtllm_data
+from kernel_wheels import read_kernel_wheel, text_line, wheels_at_hand
 from kernels import trtllm
-from kernels.wheels import kernel_wheel, read_text
+from kernels.wheels import read_text
 
 from compat.releases import RELEASE_NAMES
 from compat.releases.kernels import pins
@@ -31,19 +31,6 @@ from compat.releases.kernels_data import DSA_TRTLLM, TRTLLM_MHA, TRTLLM_MLA
 
 CHOSEN = [release for release in RELEASE_NAMES if release in releases.selected()]
 TABLES = {"mha": TRTLLM_MHA, "mla": TRTLLM_MLA}
-
-
-def _flashinfer(version: str) -> Path:
-    try:
-        return kernel_wheel("flashinfer-python", version)
-    except WheelUnavailableError as exc:
-        if os.environ.get("CI"):
-            pytest.fail(f"CI must read the kernel wheels: {exc}", pytrace=False)
-        pytest.skip(str(exc))
-
-
-def _line(text: str, number: int) -> str:
-    return text.splitlines()[number - 1]
 
 
 def test_every_release_has_both_paths_at_the_flashinfer_it_pins() -> None:
@@ -57,12 +44,8 @@ def test_every_release_has_both_paths_at_the_flashinfer_it_pins() -> None:
 @pytest.mark.parametrize("release", CHOSEN)
 def test_the_data_is_what_the_tool_reads_from_the_wheels(release: str) -> None:
     require_source(release)
-    try:
+    with wheels_at_hand():
         found = trtllm_data(release)
-    except WheelUnavailableError as exc:
-        if os.environ.get("CI"):
-            pytest.fail(f"CI must read the kernel wheels: {exc}", pytrace=False)
-        pytest.skip(str(exc))
     assert found == (TRTLLM_MHA.get(release), TRTLLM_MLA.get(release), DSA_TRTLLM.get(release))
 
 
@@ -76,21 +59,21 @@ def test_every_line_the_path_cites_says_it(release: str, kind: str) -> None:
     # SGLang's call of FlashInfer's prefill function, on the backend's module.
     file, _, line = data["caller"]
     assert file.endswith(f"/{module}.py")
-    assert f"{function}(" in _line(read_text(wheel, file), line)
+    assert f"{function}(" in text_line(read_text(wheel, file), line)
     elsewhere = data["elsewhere"]
     if elsewhere is not None:
         assert kind == "mha"
-        source = _line(read_text(wheel, elsewhere[0]), elsewhere[2])
+        source = text_line(read_text(wheel, elsewhere[0]), elsewhere[2])
         assert f"self.{trtllm.ROUTE} =" in source
         # Each major the route names is a predicate of SGLang's own utilities.
         utils = read_text(wheel, trtllm.UTILS)
         for major in elsewhere[3]:
             assert re.search(rf"device_capability_majors=\[{major}\]", utils), major
     # FlashInfer's entry into its trtllm-gen module, and the runner's check.
-    flashinfer = _flashinfer(data["kernel"][1])
+    flashinfer = read_kernel_wheel("flashinfer-python", data["kernel"][1])
     entry_file, entry_function, entry_line = data["entry"]
     prefill = read_text(flashinfer, entry_file)
-    assert entry_function == function and f".{module_entry}" in _line(prefill, entry_line)
+    assert entry_function == function and f".{module_entry}" in text_line(prefill, entry_line)
     _holds_the_runner_check(data, flashinfer)
 
 
@@ -104,13 +87,13 @@ def test_every_line_the_dsa_trtllm_path_cites_says_it(release: str) -> None:
     file, where, line = data["caller"]
     assert Path(file).stem in trtllm.DSA_MODULES and data["elsewhere"] is None
     source = read_text(wheel, file)
-    assert f"{trtllm.DSA_DECODE}(" in _line(source, line)
+    assert f"{trtllm.DSA_DECODE}(" in text_line(source, line)
     assert trtllm.dsa_call_site(source) == (where, line)
     assert f'"{trtllm.TRTLLM_GEN}"' in source
-    flashinfer = _flashinfer(data["kernel"][1])
+    flashinfer = read_kernel_wheel("flashinfer-python", data["kernel"][1])
     entry_file, entry_function, entry_line = data["entry"]
     assert trtllm.DSA_DECODE in entry_function
-    assert f".{trtllm.DECODE_ENTRY}" in _line(read_text(flashinfer, entry_file), entry_line)
+    assert f".{trtllm.DECODE_ENTRY}" in text_line(read_text(flashinfer, entry_file), entry_line)
     _holds_the_runner_check(data, flashinfer)
 
 
@@ -134,7 +117,7 @@ def _holds_the_runner_check(data: dict[str, Any], flashinfer: Path) -> None:
     compared = {divmod(int(values[name]), 10) for name in re.findall(r"mSM == (kSM_\w+)", check)}
     assert tuple(sorted(compared)) == data["accepted"]
     sm_file, sm_function, sm_line = data["sm_version"]
-    assert sm_function in _line(read_text(flashinfer, sm_file), sm_line)
+    assert sm_function in text_line(read_text(flashinfer, sm_file), sm_line)
     assert "sm_major * 10 + sm_minor" in "\n".join(common.splitlines()[sm_line : sm_line + 10])
 
 

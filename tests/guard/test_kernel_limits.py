@@ -9,11 +9,10 @@ and `--parity` refuses it as it refuses a start-up refusal.
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from typing import Any
 
 import pytest
+from compat_cli import compat_check
 
 from compat import AttentionConfig, check
 from compat.engine.kernels import KernelLimit, KernelPath
@@ -104,7 +103,7 @@ def test_an_encoder_backend_the_release_does_not_know_is_refused_with_its_choice
         "--model-architecture",
         "Qwen3ForCausalLM",
     )
-    refused = _cli(
+    refused = compat_check(
         *machine, "--", "python3", "-m", "sglang.launch_server", "--mm-attention-backend", "fa4"
     )
     assert refused.returncode == 2, refused.stdout + refused.stderr
@@ -180,24 +179,15 @@ def test_every_limit_cites_sglangs_line_and_can_fail_a_gpu_its_path_reaches() ->
                 assert _refused(limit), (release, limit.path)  # else left out
 
 
-def _cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "compat", "check", *args],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-
-
 def test_parity_refuses_a_first_forward_pass_failure() -> None:
     machine = ("--gpu", "B300", "--sglang-version", "0.5.12", "--model-architecture")
     machine += ("Qwen3_5MoeForConditionalGeneration",)
-    fails = _cli(*machine, "--parity")
+    fails = compat_check(*machine, "--parity")
     assert fails.returncode == 1, fails.stdout + fails.stderr
     assert "what SGLang 0.5.12 does in the first forward pass:" in fails.stdout
     assert f"[{KernelPath.VISION_FA4.rule}]" in fails.stdout
     launch = ("--", "python3", "-m", "sglang.launch_server", "--mm-attention-backend", "sdpa")
-    passes = _cli(*machine, "--parity", *launch)
+    passes = compat_check(*machine, "--parity", *launch)
     assert passes.returncode == 0, passes.stdout + passes.stderr
 
 
@@ -272,10 +262,10 @@ def test_parity_refuses_flashmla_on_an_rtx_pro_6000() -> None:
     machine = ("--gpu", "RTX PRO 6000", "--sglang-version", "0.5.23", "--model-architecture")
     machine += ("DeepseekV3ForCausalLM",)
     launch = ("--", "python3", "-m", "sglang.launch_server", "--attention-backend", "flashmla")
-    fails = _cli(*machine, "--parity", *launch)
+    fails = compat_check(*machine, "--parity", *launch)
     assert fails.returncode == 1, fails.stdout + fails.stderr
     assert f"[{KernelPath.FLASHMLA.rule}]" in fails.stdout
-    passes = _cli("--gpu", "H100", *machine[2:], "--parity", *launch)
+    passes = compat_check("--gpu", "H100", *machine[2:], "--parity", *launch)
     assert passes.returncode == 0, passes.stdout + passes.stderr
 
 

@@ -9,11 +9,10 @@ on that cell is marked as failing there, and `--parity` refuses it.
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from typing import Any
 
 import pytest
+from compat_cli import compat_check
 
 from compat import AttentionConfig, check
 from compat.engine.kernels import KernelLimit, KernelPath
@@ -110,15 +109,6 @@ def test_the_prefill_phase_alone_takes_the_path() -> None:
     assert KernelPath.TRTLLM_MLA.rule not in _kernel_errors(_report("0.5.23", (12, 0), **mha_model))
 
 
-def _cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "compat", "check", *args],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-
-
 @pytest.mark.parametrize("gpu", ["RTX PRO 6000", "DGX Spark", "Jetson Thor"])
 def test_compat_check_says_deepseek_on_trtllm_mla_fails_in_the_first_forward_pass(
     gpu: str,
@@ -126,16 +116,18 @@ def test_compat_check_says_deepseek_on_trtllm_mla_fails_in_the_first_forward_pas
     launch = ("--", "python3", "-m", "sglang.launch_server", "--attention-backend", "trtllm_mla")
     machine = ("--sglang-version", "0.5.23", "--gpu", gpu, "--model-architecture")
     machine += ("DeepseekV3ForCausalLM", "--attention-arch", "mla")
-    said = _cli(*machine, *launch)
+    said = compat_check(*machine, *launch)
     assert said.returncode == 1, said.stdout + said.stderr
     kernel = _limit("0.5.23", KernelPath.TRTLLM_MLA).kernel
     assert "starts, then fails in the first forward pass" in said.stdout
     assert f"[{KernelPath.TRTLLM_MLA.rule}]" in said.stdout
     assert f"flashinfer-python {kernel.version}, {kernel.file}:{kernel.line}" in said.stdout
     assert "documented only" not in said.stdout
-    parity = _cli(*machine, "--parity", *launch)
+    parity = compat_check(*machine, "--parity", *launch)
     assert parity.returncode == 1, parity.stdout + parity.stderr
-    b300 = _cli("--sglang-version", "0.5.23", "--gpu", "B300", *machine[4:], "--parity", *launch)
+    b300 = compat_check(
+        "--sglang-version", "0.5.23", "--gpu", "B300", *machine[4:], "--parity", *launch
+    )
     assert b300.returncode == 0, b300.stdout + b300.stderr
 
 

@@ -12,6 +12,7 @@ from compat.guard.report import IncompatibleConfigError, Report
 from compat.inputs.assemble import LaunchRequest, assemble
 from compat.inputs.checks import InputProblem, InvalidConfigError
 from compat.inputs.flags import FLAG_FIELDS, SUB_BACKEND_FLAGS, flag_field
+from compat.inputs.installed import installed_version
 
 
 def enforce(
@@ -92,7 +93,7 @@ def enforce(
             process_environment=os.environ,
             # And the kernel packages installed beside it: read only where the release's
             # start-up reads one on this machine (Triton, DSA on ROCm).
-            installed_version=_installed_version,
+            installed_version=installed_version,
         )
     )
     report = judge(assembled)
@@ -101,13 +102,6 @@ def enforce(
     if not (Policy.PARITY if parity else Policy.DOCUMENTED).accepts(report):
         raise IncompatibleConfigError(report, detected=assembled.detected is not None)
     return report
-
-
-def _installed_version(distribution: str) -> str:
-    """`importlib.metadata.version`, imported on the first call (most launches never ask)."""
-    from importlib.metadata import version
-
-    return version(distribution)
 
 
 def _log(report: Report) -> None:

@@ -107,9 +107,10 @@ class LaunchRequest:
     """`--env NAME=VALUE` assignments: the variables set next to SGLang."""
     packages: Sequence[str] = ()
     """`--package NAME==VERSION` pins: the kernel packages' versions SGLang runs with."""
-    installed_version: Callable[[str], str] | None = None
-    """Reads an installed distribution's version (`importlib.metadata.version`: `enforce()`,
-    the plugin): asked only for a package the release reads on the launch's machine."""
+    installed_version: Callable[[str], str | None] | None = None
+    """Reads an installed distribution's version, None where it is not installed
+    (`compat.inputs.installed.installed_version`: `enforce()`, the plugin): asked only for a
+    package the release reads on the launch's machine."""
     process_environment: Mapping[str, str] | None = None
     """The environment SGLang runs in (`compat launch`, `enforce()`, the plugin): the
     variables the release reads are taken from it; `environment` overrides them."""

@@ -15,6 +15,7 @@ from compat.engine.package_versions import is_version
 from compat.engine.preshuffle import TRITON
 from compat.inputs.checks import InputProblem, echoed, named_pairs
 from compat.inputs.environment import check_environment
+from compat.inputs.installed import UnreadableMetadataError
 from compat.inputs.release_choice import chosen_release
 from compat.releases import UnknownReleaseError
 from compat.vocab.terms import Platform
@@ -83,24 +84,26 @@ def parse_pins(items: Iterable[str]) -> tuple[tuple[str, str], ...]:
 
 
 def read_installed(
-    rules: ReleaseRules, platform: Platform, version_of: Callable[[str], str]
+    rules: ReleaseRules, platform: Platform, version_of: Callable[[str], str | None]
 ) -> tuple[tuple[str, str], ...]:
     """The installed versions of the packages `rules` reads on `platform` (`version_of`:
-    `importlib.metadata.version`); one not installed is left out (unknown)."""
+    `compat.inputs.installed.installed_version`); one not installed is left out (unknown)."""
     pairs = []
     for name in read_on(rules, platform):
         for distribution in DISTRIBUTIONS[name]:
             try:
-                pairs.append((name, version_of(distribution)))
-                break
-            except Exception:  # not installed, or unreadable metadata: unknown, as not given
+                version = version_of(distribution)
+            except UnreadableMetadataError:  # unknown, as not given
                 continue
+            if version is not None:
+                pairs.append((name, version))
+                break
     return tuple(pairs)
 
 
 def add_packages(
     pins: Iterable[str],
-    installed_version: Callable[[str], str] | None,
+    installed_version: Callable[[str], str | None] | None,
     fields: dict[str, Any],
     problems: list[str],
 ) -> None:

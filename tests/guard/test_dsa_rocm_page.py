@@ -160,7 +160,7 @@ def test_enforce_reads_the_installed_triton_only_where_the_release_reads_it(
         calls.append(distribution)
         return NEW
 
-    monkeypatch.setattr(enforce_module, "_installed_version", installed)
+    monkeypatch.setattr(enforce_module, "installed_version", installed)
     monkeypatch.delenv("SGLANG_USE_AITER", raising=False)
     args = SimpleNamespace(attention_backend=None, page_size=None)
     machine = {"compute_capability": (9, 0)} if platform == "cuda" else {}

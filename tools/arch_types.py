@@ -41,6 +41,7 @@ from pathlib import Path
 from conformance.hf_configs import pinned_transformers, transformers_wheel
 from conformance.wheel import source_root
 from generated import write_or_check
+from wheel_facts import cached_facts
 
 _MODELS = "sglang/srt/models"
 _CONFIGS = "sglang/srt/configs"
@@ -349,9 +350,16 @@ def _transformers(version: str) -> _Transformers:
 
 def architecture_types(version: str) -> list[ArchType]:
     """Every architecture `version` registers whose model takes one config class with a
-    readable `model_type`, sorted by architecture."""
+    readable `model_type`, sorted by architecture (kept beside the wheels: `cached_facts`)."""
+    pinned = pinned_transformers(version)
+    reads = (f"transformers=={pinned}", Path(__file__).resolve())
+    rows = cached_facts("arch-types", version, reads, lambda: _read_types(version, pinned))
+    return [ArchType(*found) for found in rows]
+
+
+def _read_types(version: str, pinned: str) -> list[tuple[str, str, str, int, str, str, int, int]]:
     tree = _Tree(source_root(version))
-    transformers = _transformers(pinned_transformers(version))
+    transformers = _transformers(pinned)
     found: dict[str, set[ArchType | None]] = {}
     for path in sorted((tree.root / _MODELS).glob("*.py")):
         if "EntryClass" not in path.read_text(encoding="utf-8-sig"):
@@ -359,7 +367,7 @@ def architecture_types(version: str) -> list[ArchType]:
         for name in _entry_classes(tree.parse(path)):
             found.setdefault(name, set()).add(_arch_type(tree, transformers, path, name))
     unique = (next(iter(kinds)) for kinds in found.values() if len(kinds) == 1)
-    return sorted(kind for kind in unique if kind is not None)
+    return [row(kind) for kind in sorted(kind for kind in unique if kind is not None)]
 
 
 def _arch_type(tree: _Tree, transformers: _Transformers, path: Path, name: str) -> ArchType | None:

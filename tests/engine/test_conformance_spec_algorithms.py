@@ -15,15 +15,18 @@ size) are counted and printed, not predicted.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
+import spec_algorithms
 from conformance import releases
 from conformance.availability import require_source
 from conformance.compare import config_kwargs, disagreements, report
 from conformance.grid import grid
 from conformance.harness import open_runtime
 from spec_algorithms import accepted_in_subprocess
+from wheel_facts import cached_facts
 
 from compat import AttentionConfig, check
 from compat.engine.startup.spec import modelled_algorithms
@@ -60,8 +63,18 @@ def _draft_flags(algorithm: str, argv: tuple[str, ...], draft_path: str) -> tupl
 
 @pytest.fixture(scope="module", params=releases.selected())
 def rows(request: pytest.FixtureRequest) -> list[dict[str, Any]]:
+    """SGLang's outcome of each launch, kept beside the wheels under a key of the wheel,
+    the harness, this module and the tool that reads the algorithms (`cached_facts`)."""
     version: str = request.param
     require_source(version)
+    reads = (Path(__file__).resolve(), Path(spec_algorithms.__file__).resolve())
+    found: list[dict[str, Any]] = cached_facts(
+        "spec-algorithm-rows", version, reads, lambda: _run_rows(version)
+    )
+    return found
+
+
+def _run_rows(version: str) -> list[dict[str, Any]]:
     algorithms = [
         name for name in accepted_in_subprocess(version)["accepted"] if name not in GRID_ALGORITHMS
     ]

@@ -33,7 +33,7 @@ from compat.vocab.terms import Severity
 FLOORS = {
     Outcome.REFUSED: 4,
     Outcome.FAILED_AFTER_LOAD: 7,
-    Outcome.RAN: 35,
+    Outcome.RAN: 40,
 }
 
 

@@ -19,7 +19,7 @@ from compat.guard.report import Finding, Resolved
 from compat.guard.resolve import phase_flag
 from compat.inputs.config import Parsed
 from compat.vocab.hardware import CapabilityRange
-from compat.vocab.terms import Arch, ModelFeature, Phase, Severity
+from compat.vocab.terms import Arch, ModelFeature, Phase, Platform, Severity
 
 _FLAGS: dict[tuple[bool, bool, tuple[Phase, ...]], tuple[str, ...]] = {}
 
@@ -76,11 +76,18 @@ def platform_finding(
     name = plan.backend.name
     runs_on = plan.runs_on
     missing = support is None
+    if missing:
+        message = (
+            f"{name} does not run on {resolved.platform.value} (it runs on {', '.join(runs_on)})"
+        )
+    else:  # the platforms it runs on include this one: name those the page marks tested
+        tested = [p.value for p in Platform if plan.platforms.get(p) is PlatformSupport.SUPPORTED]
+        where = f"tested on {', '.join(tested)}" if tested else "tested on none"
+        message = f"{name} is untested on {resolved.platform.value} (the page marks it {where})"
     return Finding(
         "platform-unsupported" if missing else "platform-untested",
         Severity.ERROR if missing else Severity.WARNING,
-        f"{name} {'does not run' if missing else 'is untested'} on "
-        f"{resolved.platform.value} (it runs on {', '.join(runs_on)})",
+        message,
         (*flags_for(parsed, phases), "--platform"),
         value=resolved.platform.value,
         allowed=runs_on,

@@ -1,11 +1,12 @@
 """Facts read from a release's wheel, kept beside the wheels between runs.
 
 A tool that reads a wheel statically (every model module parsed, a pinned package's files
-read) computes a pure function of the files it reads and of its own code. The tests read
-the same facts again for each release they check, and the tool's `--check` for every one:
-seconds of parsing per release, each time. `cached_facts` keeps the result under a key of
-the wheel, the other packages' files the fact reads, and the tool's source, so a change of
-any of them computes it afresh; `COMPAT_CONFORMANCE_FRESH=1` always does.
+read), or a test that runs the wheel's own code over the harness, computes a pure function
+of what it reads and of its own code. The tests compute the same facts again for each
+release they check, and the tool for every release: seconds per release, each time.
+`cached_facts` keeps the result under a key of the wheel, the other package releases it
+reads and the source of the code that computes it, so a change of any of them computes it
+afresh; `COMPAT_CONFORMANCE_FRESH=1` always does.
 """
 
 from __future__ import annotations

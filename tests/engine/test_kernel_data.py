@@ -12,6 +12,8 @@ a wheel (no cache, no network) they skip with the reason, except in CI, where th
 from __future__ import annotations
 
 import zipfile
+from types import ModuleType
+from typing import Any
 
 import pytest
 from conformance import releases
@@ -120,16 +122,25 @@ def test_the_fa4_backends_call_of_flash_attn_4_is_the_wheels(release: str) -> No
     assert data["accepted"] == VISION_FA4.get(release, data)["accepted"]
 
 
+def _caller_reads_back(release: str, data: dict[str, Any], reader: ModuleType) -> None:
+    """The path's call in SGLang's wheel is where the data says (the reader's `CALL` on the
+    line, found by its `call_site`), and every backend the data names is a registered one."""
+    file, function, line = data["caller"]
+    wheel = wheel_path(release)
+    source = read_text(wheel, file)
+    assert reader.CALL in text_line(source, line)
+    assert reader.call_site(source) == (function, line)
+    registry = read_text(wheel, deepgemm.REGISTRY)
+    assert data["backends"] and all(
+        f'register_attention_backend("{name}")' in registry for name in data["backends"]
+    )
+
+
 @pytest.mark.parametrize("release", [r for r in CHOSEN if r in DSA_PAGED_MQA])
 def test_the_dsa_path_and_deepgemms_kernels_are_the_wheels(release: str) -> None:
     require_source(release)
     data = DSA_PAGED_MQA[release]
-    file, function, line = data["caller"]
-    wheel = wheel_path(release)
-    assert deepgemm.CALL in text_line(read_text(wheel, file), line)
-    assert deepgemm.call_site(read_text(wheel, file)) == (function, line)
-    registry = read_text(wheel, deepgemm.REGISTRY)
-    assert all(f'register_attention_backend("{name}")' in registry for name in data["backends"])
+    _caller_reads_back(release, data, deepgemm)
     package, version, compiled, _ = data["kernel"]
     dg = read_kernel_wheel(package, version)
     names = set(members(dg))
@@ -142,15 +153,7 @@ def test_the_dsa_path_and_deepgemms_kernels_are_the_wheels(release: str) -> None
 def test_the_flashmla_path_and_its_kernel_images_are_the_wheels(release: str) -> None:
     require_source(release)
     data = FLASHMLA[release]
-    file, function, line = data["caller"]
-    wheel = wheel_path(release)
-    source = read_text(wheel, file)
-    assert flashmla.CALL in text_line(source, line)
-    assert flashmla.call_site(source) == (function, line)
-    registry = read_text(wheel, deepgemm.REGISTRY)
-    assert data["backends"] and all(
-        f'register_attention_backend("{name}")' in registry for name in data["backends"]
-    )
+    _caller_reads_back(release, data, flashmla)
     package, version, extension, _ = data["kernel"]
     pinned = {name: spec for name, spec, _ in PINS[release][2]}
     assert pinned[package].endswith(version)  # the release's own pin

@@ -21,6 +21,7 @@ from compat.guard.kernel_words import is_kernel_finding
 from compat.guard.policy import Policy
 from compat.guard.report import Enforcement, Report, Suggestion, runs_as
 from compat.guard.suggest import ORDER
+from compat.guard.verify_words import is_verify_finding
 from compat.inputs.assemble import Assembled, InputError, LaunchRequest, assemble
 from compat.inputs.checks import echoed, terminal_lines, terminal_text
 from compat.inputs.command import LaunchFlags
@@ -267,14 +268,15 @@ def format_report(
     lines += [f"  {line}" for line in assumed_lines(report)]
     startup = [f for f in report.findings if f.enforced is Enforcement.STARTUP]
     build = [f for f in report.findings if is_build_finding(f)]
-    kernels = [f for f in report.findings if is_kernel_finding(f)]
+    # The kernels and the verify pass: SGLang's own failures in the first forward pass.
+    kernels = [f for f in report.findings if is_kernel_finding(f) or is_verify_finding(f)]
     documented = [
         f
         for f in report.findings
         if f.enforced is not Enforcement.STARTUP
         and f.rule != UNMODELLED_RELEASE_RULE
         and not is_build_finding(f)
-        and not is_kernel_finding(f)
+        and f not in kernels
     ]
     for title, group in (
         (f"what SGLang {report.sglang_version} does at start-up:", startup),

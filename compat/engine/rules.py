@@ -41,6 +41,7 @@ from compat.engine.predicates import GpuGate as GpuGate
 from compat.engine.predicates import Machine as Machine
 from compat.engine.preshuffle import TRITON, Preshuffle, RocmImage, package, usable
 from compat.engine.sub_backends import SubRefusalAt
+from compat.engine.verify import VerifyRules
 from compat.vocab.evidence import Evidence
 from compat.vocab.terms import Arch, Platform
 
@@ -254,6 +255,9 @@ class ReleaseRules(msgspec.Struct, frozen=True, dict=True):
     kernels: KernelRules = KernelRules()
     """Where the kernels the release pins fail the first forward pass on a GPU
     (`compat.releases.kernels`)."""
+    verify: VerifyRules = VerifyRules()
+    """Where speculative decoding's first verify pass fails in the target's backend
+    (`compat.releases.verify`)."""
 
     def preshuffle_usable(self, launch: Launch) -> bool | None:
         """Whether aiter's preshuffle paged-MQA path is usable for `launch` on ROCm (False

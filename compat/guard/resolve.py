@@ -13,7 +13,7 @@ from compat.engine.events import DtypeFallenBack
 from compat.engine.model_events import ModelPage
 from compat.engine.rules import BranchCondition, DefaultMove, ReleaseRules
 from compat.engine.startup.replay import Startup, replay
-from compat.guard import build_words, kernel_words, startup_findings
+from compat.guard import build_words, kernel_words, startup_findings, verify_words
 from compat.guard.fit import fit_for
 from compat.guard.plan import MEMO_LIMIT, CompiledGuard, FindingMemo
 from compat.guard.plan import compiled as compiled_guard
@@ -107,6 +107,9 @@ def _resolve(parsed: Parsed, findings: list[Finding], compiled: CompiledGuard) -
     kernel = startup.kernel
     if kernel is not None:
         findings.append(memo.finding(kernel_words.finding, (kernel, release), kernel, release))
+    verify = startup.verify
+    if verify is not None:
+        findings.append(memo.finding(verify_words.finding, (verify, release), verify, release))
     findings.extend(_resolution_notes(parsed, startup, memo))
     values = startup.fields
     prefill, decode = values.phases

@@ -31,6 +31,7 @@ from compat.releases.entry import Change, DocChange, Release
 from compat.releases.image import image_cuda, rocm_image
 from compat.releases.kernels import kernel_rules
 from compat.releases.sub_startup import sub_refusals
+from compat.releases.verify import verify_rules
 from compat.releases.versions import SortKey, parse_version
 from compat.vocab.evidence import Evidence
 
@@ -103,6 +104,7 @@ class _Releases(Mapping[str, ReleaseRules]):
                     build=build_rules(BASELINE, baseline.build),
                     sub_refusals=sub_refusals(BASELINE, ()),
                     kernels=kernel_rules(BASELINE, baseline.kernels),
+                    verify=verify_rules(BASELINE, baseline.verify, baseline.ngram),
                 )
             else:
                 before = self[RELEASE_NAMES[RELEASE_NAMES.index(release) - 1]]
@@ -129,6 +131,7 @@ def _apply(before: ReleaseRules, entry: Release) -> ReleaseRules:
     updates["build"] = build_rules(entry.name, before.build)
     updates["sub_refusals"] = sub_refusals(entry.name, before.sub_refusals)
     updates["kernels"] = kernel_rules(entry.name, before.kernels)
+    updates["verify"] = verify_rules(entry.name, before.verify, before.ngram)
     updates["image_cuda"] = image_cuda(entry.name, before.image_cuda)
     updates["rocm_image"] = rocm_image(entry.name, before.rocm_image)
     for change in entry.changes:

@@ -41,6 +41,7 @@ from compat.engine.startup.spec import handle_speculative_decoding
 from compat.engine.startup.state import ServerArgsFields, StartupLog
 from compat.engine.startup.sub_backends import handle_sub_backends
 from compat.engine.sub_backends import NO_SUB_BACKENDS
+from compat.engine.verify import VerifyFailure, predict_verify
 from compat.vocab.terms import Severity
 
 
@@ -66,6 +67,9 @@ class Startup(msgspec.Struct, frozen=True):
     kernel: KernelFailure | None = None
     """Where the first forward pass then fails in a kernel the release pins (None: every
     kernel runs on this GPU, or start-up or the build fails first)."""
+    verify: VerifyFailure | None = None
+    """Where speculative decoding's first verify pass then fails in the target's backend
+    (None: it runs, or something fails first)."""
 
     @property
     def refused(self) -> bool:
@@ -119,13 +123,16 @@ def replay(launch: Launch, rules: ReleaseRules) -> Startup:
     events = tuple(log.events)
     build: BuildFailure | None = None
     kernel: KernelFailure | None = None
+    verify: VerifyFailure | None = None
     if not any(event.severity is Severity.ERROR for event in events):
         build = build_after_startup(rules.build, _drafted(launch, f), f.phases, f.algorithm,
                                     f.steps)  # fmt: skip
         if build is None:
             kernel = predict_kernels(rules.kernels, launch, f.phases)
+        if build is None and kernel is None:
+            verify = predict_verify(rules.verify, launch, f.phases, f.algorithm)
     move = log.default_move if default is not None else None
-    return Startup(f, events, chosen, model, by, build, move, kernel)
+    return Startup(f, events, chosen, model, by, build, move, kernel, verify)
 
 
 def _drafted(launch: Launch, f: ServerArgsFields) -> Launch:

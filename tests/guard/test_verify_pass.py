@@ -1,0 +1,89 @@
+"""The guard reports where speculative decoding's first verify pass fails in the target's
+attention backend, after the weights load.
+
+The engine replays each release's verify gaps (`compat.engine.verify`, read from the wheels
+and run there: tests/engine/test_verify_data.py) after the backend build and the kernels;
+the guard words the failure as an error enforced at the warm-up, naming each link of the
+chain, and `--parity` refuses it. The case is SGLang's own report sglang#36352 (0.5.18,
+`--speculative-algorithm NGRAM --attention-backend torch_native`: the warm-up's verify
+raises AttributeError in torch_native_backend.py).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from compat_cli import compat_check
+
+from compat import AttentionConfig, check
+from compat.engine.verify import VERIFY_RULE
+from compat.guard.report import Enforcement, Report
+from compat.releases import RELEASE_NAMES, RELEASES
+
+LLAMA: dict[str, Any] = {"model_architecture": "LlamaForCausalLM"}
+ON_A100: dict[str, Any] = {"platform": "cuda", "compute_capability": (8, 0)}
+
+
+def _report(release: str, **kwargs: Any) -> Report:
+    return check(AttentionConfig(sglang_version=release, **ON_A100, **LLAMA, **kwargs))
+
+
+def _verify_errors(report: Report) -> list[str]:
+    return [f.backend or "" for f in report.errors if f.rule == VERIFY_RULE]
+
+
+@pytest.mark.parametrize("release", RELEASE_NAMES)
+def test_ngram_on_torch_native_starts_then_fails_its_first_verify(release: str) -> None:
+    ngram = RELEASES[release].ngram
+    report = _report(release, attention_backend="torch_native", speculative_algorithm=ngram)
+    assert report.startup_reasons == ()  # SGLang starts it: no release refuses it
+    [failure] = [f for f in report.errors if f.rule == VERIFY_RULE]
+    assert failure.enforced is Enforcement.WARMUP and failure.backend == "torch_native"
+    gap = RELEASES[release].verify.gaps[0]
+    assert f"{gap.reads.file}:{gap.reads.line}" in failure.message
+    assert failure.raised_at is not None and failure.raised_at.startswith(gap.reads.file)
+    assert "then fails in the first forward pass" in report.startup_summary
+
+
+def test_the_verify_runs_on_the_prefill_backend_unless_the_mode_says_decode() -> None:
+    release, ngram = "0.5.23", RELEASES["0.5.23"].ngram
+    split = {"prefill_attention_backend": "torch_native", "decode_attention_backend": "triton"}
+    assert _verify_errors(_report(release, speculative_algorithm=ngram, **split)) == [
+        "torch_native"
+    ]
+    decode = {"speculative_attention_mode": "decode", "speculative_algorithm": ngram}
+    assert _verify_errors(_report(release, **split, **decode)) == []
+    swapped = {"prefill_attention_backend": "triton", "decode_attention_backend": "torch_native"}
+    assert _verify_errors(_report(release, **swapped, speculative_algorithm=ngram)) == []
+    assert _verify_errors(_report(release, **swapped, **decode)) == ["torch_native"]
+
+
+def test_nothing_is_predicted_without_ngram_or_off_torch_native() -> None:
+    assert _verify_errors(_report("0.5.23", attention_backend="torch_native")) == []
+    ngram = RELEASES["0.5.23"].ngram
+    triton = _report("0.5.23", attention_backend="triton", speculative_algorithm=ngram)
+    assert _verify_errors(triton) == []
+
+
+def test_parity_refuses_it_and_its_fixes_pass() -> None:
+    launch = ("--", "python3", "-m", "sglang.launch_server", "--attention-backend", "torch_native")
+    launch += ("--speculative-algorithm", "NGRAM")
+    machine = ("--gpu", "A100", "--sglang-version", "0.5.18", "--model-architecture")
+    machine += ("LlamaForCausalLM", "--parity")
+    fails = compat_check(*machine, *launch)
+    assert fails.returncode == 1, fails.stdout + fails.stderr
+    assert "what SGLang 0.5.18 does in the first forward pass:" in fails.stdout
+    assert f"[{VERIFY_RULE}]" in fails.stdout
+    report = _report("0.5.18", attention_backend="torch_native", speculative_algorithm="NGRAM")
+    assert report.suggestions
+    launched = {"attention_backend": "torch_native", "speculative_algorithm": "NGRAM"}
+    for suggestion in report.suggestions:
+        fields = {_field(flag): value for flag, value in suggestion.flags}
+        dropped = {_field(flag) for flag in suggestion.removes}
+        kept = {name: value for name, value in launched.items() if name not in dropped}
+        assert _verify_errors(_report("0.5.18", **(kept | fields))) == [], suggestion.summary
+
+
+def _field(flag: str) -> str:
+    return flag.removeprefix("--").replace("-", "_")

@@ -224,6 +224,14 @@ def _build(name: str) -> list[str]:
     return lines or [f"SGLang {NEWEST}: its factory checks neither the model nor the GPU"]
 
 
+def _verify(name: str) -> list[str]:
+    """What the newest release's verify gaps say of `name` (none: it verifies)."""
+    from compat.guard.verify_words import gap_lines
+    from compat.releases import NEWEST, RELEASES
+
+    return gap_lines(RELEASES[NEWEST].verify, name, NEWEST)
+
+
 def _releases(name: str) -> list[str]:
     """The releases whose flags accept `name`, as ranges."""
     from compat.releases import RELEASES
@@ -251,6 +259,10 @@ def explain_lines(matrix: Matrix, name: str) -> list[str]:
     lines += ["", "Rules that mention it:"] + [f"  {line}" for line in rules or ["none"]]
     lines += ["", "When SGLang builds it (after start-up, after the weights load):"]
     lines += [f"  {line}" for line in _build(name)]
+    verify = _verify(name)
+    if verify:
+        lines += ["", "When speculative decoding verifies on it (after the weights load):"]
+        lines += [f"  {line}" for line in verify]
     lines += ["", "Default:"] + [f"  {line}" for line in _defaults(name)]
     lines += ["", "Accepted by:"] + [f"  {line}" for line in _releases(name)]
     lines += ["", "Sources:", *sources.lines()]

@@ -1,16 +1,19 @@
 """Marks on the page's findings: where SGLang enforces each (start-up, the backend build, the
-first forward pass, or the page alone; a fact both state is one finding), and which the
-release's code disputes (a documented ❌ the code accepts is a warning, `compat audit`)."""
+first forward pass (a kernel, or the verify pass), or the page alone; a fact both state is
+one finding), and which the release's code disputes (a documented ❌ the code accepts is a
+warning, `compat audit`)."""
 
 from __future__ import annotations
 
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
+from compat.claim.columns import ColumnId
 from compat.claim.matrix import Matrix
 from compat.engine.build import BUILD_RULE_PREFIX
 from compat.engine.kernels import KERNEL_RULE_PREFIX
 from compat.engine.rules import ReleaseRules
+from compat.engine.verify import VERIFY_RULE
 from compat.guard.plan import MEMO_LIMIT, FindingMemo
 from compat.guard.report import STARTUP_PREFIX, Enforcement, Finding, Resolved
 from compat.vocab.terms import Severity
@@ -103,6 +106,31 @@ def mark_kernel_failures(findings: list[Finding], release: ReleaseRules, memo: F
                 and finding.value == value
             ):
                 findings[index] = memo.retagged(finding, Enforcement.WARMUP)
+
+
+_SPECULATIVE_RULES = frozenset(c.rule_id for c in (ColumnId.SPEC_TOPK_1, ColumnId.SPEC_TOPK_GT1))
+"""The page's speculative-decoding columns: a ❌ there says the verify cannot run."""
+
+
+def mark_verify_failures(findings: list[Finding], memo: FindingMemo) -> None:
+    """A documented error of a speculative-decoding column on the backend whose first verify
+    the engine predicts to fail (its verify finding) is enforced in the first forward pass:
+    the code fails it, after the weights load. In place."""
+    # Most launches verify nothing that fails: one pass, no allocation, sets them aside.
+    for finding in findings:
+        if finding.rule == VERIFY_RULE:
+            failing = finding.backend
+            break
+    else:
+        return
+    for index, finding in enumerate(findings):
+        if (
+            finding.enforced is Enforcement.DOCUMENTED
+            and finding.severity is Severity.ERROR
+            and finding.backend == failing
+            and finding.rule in _SPECULATIVE_RULES
+        ):
+            findings[index] = memo.retagged(finding, Enforcement.WARMUP)
 
 
 def _failing_builds(findings: list[Finding]) -> frozenset[str | None]:

@@ -8,7 +8,7 @@ the warm-up, naming each link of the chain in the release's code, the raise last
 from __future__ import annotations
 
 from compat.engine.kernels import Site
-from compat.engine.verify import VERIFY_RULE, VerifyFailure
+from compat.engine.verify import VERIFY_RULE, VerifyFailure, VerifyRules
 from compat.guard.report import Enforcement, Finding
 from compat.vocab.terms import Severity
 
@@ -45,6 +45,17 @@ def finding(failure: VerifyFailure, release: str) -> Finding:
         enforced=Enforcement.WARMUP,
         raised_at=f"{_at(gap.reads)} ({gap.reads.function})",
     )
+
+
+def gap_lines(rules: VerifyRules, backend: str, release: str) -> list[str]:
+    """What `release`'s verify gaps say of `backend`, one line each (none: it verifies)."""
+    return [
+        f"SGLang {release}: {gap.algorithm}'s first verify fails on it: ForwardBatch.init_new "
+        f"leaves extend_prefix_lens unset for TARGET_VERIFY ({_at(gap.unset)}), and its "
+        f"forward_extend reads the field's shape ({_at(gap.reads)}, {gap.reads.function})"
+        for gap in rules.gaps
+        if backend in gap.backends
+    ]
 
 
 def is_verify_finding(finding: Finding) -> bool:

@@ -16,10 +16,11 @@ from typing import Any
 import pytest
 from compat_cli import compat_check
 
-from compat import AttentionConfig, check
+from compat import MATRIX, AttentionConfig, check
+from compat.cli.explain import explain_lines
 from compat.engine.verify import VERIFY_RULE
 from compat.guard.report import Enforcement, Report
-from compat.releases import RELEASE_NAMES, RELEASES
+from compat.releases import NEWEST, RELEASE_NAMES, RELEASES
 
 LLAMA: dict[str, Any] = {"model_architecture": "LlamaForCausalLM"}
 ON_A100: dict[str, Any] = {"platform": "cuda", "compute_capability": (8, 0)}
@@ -44,6 +45,23 @@ def test_ngram_on_torch_native_starts_then_fails_its_first_verify(release: str) 
     assert f"{gap.reads.file}:{gap.reads.line}" in failure.message
     assert failure.raised_at is not None and failure.raised_at.startswith(gap.reads.file)
     assert "then fails in the first forward pass" in report.startup_summary
+
+
+def test_the_pages_speculative_cell_is_enforced_where_the_verify_fails() -> None:
+    """The page's ❌ for speculative decoding on torch_native is SGLang's failure too under
+    NGRAM (enforced at the warm-up); under EAGLE3 with the draft moved off it, the engine
+    predicts nothing there, and the page's word stays its own."""
+    ngram = _report("0.5.23", attention_backend="torch_native", speculative_algorithm="NGRAM")
+    eagle = _report(
+        "0.5.23",
+        attention_backend="torch_native",
+        speculative_algorithm="EAGLE3",
+        speculative_draft_attention_backend="triton",
+        draft_attention_arch="mha",
+    )
+    for report, enforced in ((ngram, Enforcement.WARMUP), (eagle, Enforcement.DOCUMENTED)):
+        spec = [f for f in report.errors if f.rule.startswith("spec-topk")]
+        assert spec and {f.enforced for f in spec} == {enforced}, report.errors
 
 
 def test_the_verify_runs_on_the_prefill_backend_unless_the_mode_says_decode() -> None:
@@ -87,3 +105,11 @@ def test_parity_refuses_it_and_its_fixes_pass() -> None:
 
 def _field(flag: str) -> str:
     return flag.removeprefix("--").replace("-", "_")
+
+
+def test_explain_names_the_gap_of_the_backend_and_of_no_other() -> None:
+    gap = RELEASES[NEWEST].verify.gaps[0]
+    said = "\n".join(explain_lines(MATRIX, "torch_native"))
+    assert "When speculative decoding verifies on it" in said
+    assert f"{gap.reads.file}:{gap.reads.line}" in said
+    assert "verifies on it" not in "\n".join(explain_lines(MATRIX, "triton"))

@@ -32,8 +32,7 @@ from compat.guard.marks import (
     DISPUTED_NO,
     mark_disputes,
     mark_enforcement,
-    mark_kernel_failures,
-    mark_verify_failures,
+    mark_warmup_failures,
     same_page,
 )
 from compat.guard.plan import (
@@ -94,8 +93,7 @@ def check(config: AttentionConfig, matrix: Matrix | None = None) -> Report:
     release = parsed.release
     if applied or release.backend_build:
         mark_enforcement(findings, applied, release, compiled.findings)
-    mark_kernel_failures(findings, release, compiled.findings)
-    mark_verify_failures(findings, compiled.findings)
+    mark_warmup_failures(findings, release, compiled.findings)
     if own_matrix:
         # Only a documented error can be disputed: the audit (and its module, imported
         # here, not at start-up) is read the first time a launch of the release has one.

@@ -83,16 +83,24 @@ def mark_enforcement(
         del findings[index]
 
 
-def mark_kernel_failures(findings: list[Finding], release: ReleaseRules, memo: FindingMemo) -> None:
-    """A documented error on a backend whose kernel the engine predicts to refuse this GPU
-    (a kernel finding, and the page's finding naming the same GPU) is enforced in the first
-    forward pass: the code fails it, after the weights load. In place."""
-    # Most launches run every kernel: one pass over the findings, no allocation, sets them aside.
+def mark_warmup_failures(findings: list[Finding], release: ReleaseRules, memo: FindingMemo) -> None:
+    """A documented error the engine predicts SGLang's first forward pass to fail on is
+    enforced there: the code fails it, after the weights load (`_kernel_failures`,
+    `_verify_failures`). In place."""
+    # Most launches fail nothing in the first forward pass: one pass over the findings, no
+    # allocation, sets them aside.
     for finding in findings:
         if finding.enforced is Enforcement.WARMUP:
             break
     else:
         return
+    _kernel_failures(findings, release, memo)
+    _verify_failures(findings, memo)
+
+
+def _kernel_failures(findings: list[Finding], release: ReleaseRules, memo: FindingMemo) -> None:
+    """A documented error on a backend whose kernel the engine predicts to refuse this GPU
+    (a kernel finding, and the page's finding naming the same GPU)."""
     failing = {f.rule: f.value for f in findings if f.rule.startswith(KERNEL_RULE_PREFIX)}
     for limit in release.kernels.limits:
         value = failing.get(limit.path.rule)
@@ -112,16 +120,11 @@ _SPECULATIVE_RULES = frozenset(c.rule_id for c in (ColumnId.SPEC_TOPK_1, ColumnI
 """The page's speculative-decoding columns: a ❌ there says the verify cannot run."""
 
 
-def mark_verify_failures(findings: list[Finding], memo: FindingMemo) -> None:
+def _verify_failures(findings: list[Finding], memo: FindingMemo) -> None:
     """A documented error of a speculative-decoding column on the backend whose first verify
-    the engine predicts to fail (its verify finding) is enforced in the first forward pass:
-    the code fails it, after the weights load. In place."""
-    # Most launches verify nothing that fails: one pass, no allocation, sets them aside.
-    for finding in findings:
-        if finding.rule == VERIFY_RULE:
-            failing = finding.backend
-            break
-    else:
+    the engine predicts to fail (its verify finding)."""
+    failing = next((f.backend for f in findings if f.rule == VERIFY_RULE), None)
+    if failing is None:
         return
     for index, finding in enumerate(findings):
         if (

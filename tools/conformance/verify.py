@@ -22,7 +22,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from conformance import stubs
-from conformance.build import BuildRuntime, _profile
+from conformance.build import BUILD_PROFILES, BuildRuntime
 from conformance.wheel import source_root
 
 ATTENTION = "sglang.srt.layers.attention"
@@ -137,5 +137,5 @@ def _layer() -> types.SimpleNamespace:
 @contextmanager
 def verify_runtime(version: str) -> Iterator[VerifyRuntime]:
     """The release's verify path on an SM 9.0 GPU (the path reads no GPU)."""
-    with VerifyRuntime(source_root(version), _profile("sm90")) as runtime:
+    with VerifyRuntime(source_root(version), BUILD_PROFILES["sm90"]) as runtime:
         yield runtime

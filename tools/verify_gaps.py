@@ -106,9 +106,11 @@ def verify_switch(source: str) -> Site | None:
 
 def unset_branch(source: str) -> Site | None:
     """`ForwardBatch.init_new`'s `if ... is_decode() or ... is_target_verify():` whose other
-    branch alone assigns `ret.extend_prefix_lens` (no other assignment of it in init_new)."""
-    function = _method(source, "ForwardBatch.init_new")
-    if function is None:
+    branch alone assigns `ret.extend_prefix_lens` (no other assignment of it in init_new),
+    over the field's default of None."""
+    tree = ast.parse(source)
+    function = _functions(tree).get("ForwardBatch.init_new")
+    if function is None or not _defaults_to_none(tree, "ForwardBatch", "extend_prefix_lens"):
         return None
     found = None
     inside_else: set[int] = set()
@@ -126,6 +128,20 @@ def unset_branch(source: str) -> Site | None:
     if any(node.lineno not in inside_else for node in stray):
         return None
     return FORWARD_BATCH, "ForwardBatch.init_new", found.lineno
+
+
+def _defaults_to_none(tree: ast.Module, klass: str, field: str) -> bool:
+    """Whether the dataclass `klass` declares `field` with the default None."""
+    for node in tree.body:
+        if isinstance(node, ast.ClassDef) and node.name == klass:
+            return any(
+                isinstance(item, ast.AnnAssign)
+                and ast.unparse(item.target) == field
+                and item.value is not None
+                and ast.unparse(item.value) == "None"
+                for item in node.body
+            )
+    return False
 
 
 def _assigns_prefix_lens(node: ast.AST) -> bool:

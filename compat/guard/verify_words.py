@@ -48,14 +48,23 @@ def finding(failure: VerifyFailure, release: str) -> Finding:
 
 
 def gap_lines(rules: VerifyRules, backend: str, release: str) -> list[str]:
-    """What `release`'s verify gaps say of `backend`, one line each (none: it verifies)."""
+    """What `release`'s verify gaps say of `backend`: a line per failing read, naming the
+    algorithms whose first verify meets it (none: it verifies)."""
+    by_read: dict[tuple[Site, Site], list[str]] = {}
+    for gap in rules.gaps:
+        if backend in gap.backends:
+            by_read.setdefault((gap.unset, gap.reads), []).append(gap.algorithm)
     return [
-        f"SGLang {release}: {gap.algorithm}'s first verify fails on it: ForwardBatch.init_new "
-        f"leaves extend_prefix_lens unset for TARGET_VERIFY ({_at(gap.unset)}), and its "
-        f"forward_extend reads the field's shape ({_at(gap.reads)}, {gap.reads.function})"
-        for gap in rules.gaps
-        if backend in gap.backends
+        f"SGLang {release}: the first verify of {_listed(algorithms)} fails on it: "
+        f"ForwardBatch.init_new leaves extend_prefix_lens unset for TARGET_VERIFY "
+        f"({_at(unset)}), and its forward_extend reads the field's shape ({_at(reads)}, "
+        f"{reads.function})"
+        for (unset, reads), algorithms in by_read.items()
     ]
+
+
+def _listed(names: list[str]) -> str:
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
 
 
 def is_verify_finding(finding: Finding) -> bool:

@@ -104,7 +104,9 @@ class _Releases(Mapping[str, ReleaseRules]):
                     build=build_rules(BASELINE, baseline.build),
                     sub_refusals=sub_refusals(BASELINE, ()),
                     kernels=kernel_rules(BASELINE, baseline.kernels),
-                    verify=verify_rules(BASELINE, baseline.verify, baseline.ngram),
+                    verify=verify_rules(
+                        BASELINE, baseline.verify, baseline.ngram, baseline.eagle_family
+                    ),
                 )
             else:
                 before = self[RELEASE_NAMES[RELEASE_NAMES.index(release) - 1]]
@@ -131,7 +133,9 @@ def _apply(before: ReleaseRules, entry: Release) -> ReleaseRules:
     updates["build"] = build_rules(entry.name, before.build)
     updates["sub_refusals"] = sub_refusals(entry.name, before.sub_refusals)
     updates["kernels"] = kernel_rules(entry.name, before.kernels)
-    updates["verify"] = verify_rules(entry.name, before.verify, before.ngram)
+    updates["verify"] = verify_rules(
+        entry.name, before.verify, before.ngram, before.eagle_family
+    )
     updates["image_cuda"] = image_cuda(entry.name, before.image_cuda)
     updates["rocm_image"] = rocm_image(entry.name, before.rocm_image)
     for change in entry.changes:

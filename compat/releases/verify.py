@@ -3,19 +3,39 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from compat.engine.kernels import Site
 from compat.engine.verify import VerifyGap, VerifyRules
-from compat.releases.verify_data import NGRAM_VERIFY
+from compat.releases.verify_data import VERIFY_GAPS
 
-_SITES = ("verify", "unset", "select", "dispatch", "passes", "reads")
+_SHARED = ("unset", "select", "dispatch", "passes", "reads")
+_NGRAM, _EAGLE = "NGRAM", "EAGLE"
+"""The data's families of workers: NGRAM's, and the EAGLE family's (one set of workers)."""
 
 
-def verify_rules(release: str, before: VerifyRules, ngram: str) -> VerifyRules:
-    """`release`'s verify gaps: NGRAM's (the release's name for it, `ngram`) where its wheel
-    shows the chain. A release the wheels were not read for (a stand-in for a newer one)
+def verify_rules(
+    release: str, before: VerifyRules, ngram: str, eagle_family: Iterable[str]
+) -> VerifyRules:
+    """`release`'s verify gaps: one per algorithm whose workers' switch to `TARGET_VERIFY`
+    its wheel shows (NGRAM, the release's name `ngram`; each of `eagle_family`), over the
+    chain they share. A release the wheels were not read for (a stand-in for a newer one)
     has `before`'s."""
-    data = NGRAM_VERIFY.get(release)
+    data = VERIFY_GAPS.get(release)
     if data is None:
         return before
-    sites = {name: Site("sglang", release, *data[name]) for name in _SITES}
-    return VerifyRules((VerifyGap(ngram, frozenset(data["backends"]), **sites),))
+    shared = {name: _site(release, data[name]) for name in _SHARED}
+    backends = frozenset(data["backends"])
+    switches = data["verify"]
+    algorithms = [(ngram, _NGRAM), *((name, _EAGLE) for name in sorted(eagle_family))]
+    return VerifyRules(
+        tuple(
+            VerifyGap(algorithm, backends, _site(release, switches[family]), **shared)
+            for algorithm, family in algorithms
+            if family in switches
+        )
+    )
+
+
+def _site(release: str, where: tuple[str, str, int]) -> Site:
+    return Site("sglang", release, *where)

@@ -15,10 +15,12 @@ import pytest
 from conformance import releases
 from conformance.availability import require_source
 from conformance.verify import verify_runtime
+from conformance.wheel import wheel_path
+from kernels.wheels import read_text
 from verify_gaps import release_data
 
 from compat.releases import RELEASE_NAMES, RELEASES
-from compat.releases.verify_data import NGRAM_VERIFY
+from compat.releases.verify_data import VERIFY_GAPS
 
 CHOSEN = [release for release in RELEASE_NAMES if release in releases.selected()]
 
@@ -26,13 +28,13 @@ CHOSEN = [release for release in RELEASE_NAMES if release in releases.selected()
 @pytest.mark.parametrize("release", CHOSEN)
 def test_the_data_is_what_the_tool_reads_from_the_wheel(release: str) -> None:
     require_source(release)
-    assert release_data(release) == NGRAM_VERIFY.get(release)
+    assert release_data(release) == VERIFY_GAPS.get(release)
 
 
-@pytest.mark.parametrize("release", [r for r in CHOSEN if r in NGRAM_VERIFY])
+@pytest.mark.parametrize("release", [r for r in CHOSEN if r in VERIFY_GAPS])
 def test_the_wheels_own_verify_pass_raises_where_the_data_says(release: str) -> None:
     require_source(release)
-    data = NGRAM_VERIFY[release]
+    data = VERIFY_GAPS[release]
     with verify_runtime(release) as runtime:
         raised, frames = runtime.verify_frames()
         assert raised == "AttributeError", (release, frames)
@@ -51,14 +53,29 @@ def test_the_wheels_own_verify_pass_raises_where_the_data_says(release: str) -> 
         )
 
 
-def test_every_release_with_the_data_predicts_it_for_ngram_alone() -> None:
+def test_each_release_has_a_gap_per_algorithm_whose_workers_switch_the_wheel_shows() -> None:
     for release, rules in RELEASES.items():
-        gaps = rules.verify.gaps
-        if release not in NGRAM_VERIFY:
+        data = VERIFY_GAPS.get(release)
+        if data is None:
             continue
-        assert [gap.algorithm for gap in gaps] == [rules.ngram], release
-        assert gaps[0].backends == frozenset(NGRAM_VERIFY[release]["backends"]), release
-        assert all(site.package == "sglang" and site.version == release for site in (
-            gaps[0].verify, gaps[0].unset, gaps[0].select, gaps[0].dispatch, gaps[0].passes,
-            gaps[0].reads,
-        ))  # fmt: skip
+        expected = {rules.ngram} | set(rules.eagle_family)
+        assert {gap.algorithm for gap in rules.verify.gaps} == expected, release
+        for gap in rules.verify.gaps:
+            family = "NGRAM" if gap.algorithm == rules.ngram else "EAGLE"
+            assert (gap.verify.file, gap.verify.function, gap.verify.line) == tuple(
+                data["verify"][family]
+            )
+            assert gap.backends == frozenset(data["backends"]), release
+            sites = (gap.unset, gap.select, gap.dispatch, gap.passes, gap.reads)
+            assert all(site.package == "sglang" and site.version == release for site in sites)
+
+
+@pytest.mark.parametrize("release", CHOSEN)
+def test_each_workers_switch_sets_target_verify_on_its_line(release: str) -> None:
+    """The cited line of each family's switch is the assignment of the batch's mode, and
+    it names `ForwardMode.TARGET_VERIFY` (within the statement it starts)."""
+    require_source(release)
+    for file, _, line in VERIFY_GAPS[release]["verify"].values():
+        text = read_text(wheel_path(release), file).splitlines()
+        statement = " ".join(text[line - 1 : line + 4])
+        assert "forward_mode =" in statement and "ForwardMode.TARGET_VERIFY" in statement

@@ -6,7 +6,8 @@ and run there: tests/engine/test_verify_data.py) after the backend build and the
 the guard words the failure as an error enforced at the warm-up, naming each link of the
 chain, and `--parity` refuses it. The case is SGLang's own report sglang#36352 (0.5.18,
 `--speculative-algorithm NGRAM --attention-backend torch_native`: the warm-up's verify
-raises AttributeError in torch_native_backend.py).
+raises AttributeError in torch_native_backend.py); the EAGLE family's workers verify the
+same way.
 """
 
 from __future__ import annotations
@@ -48,20 +49,38 @@ def test_ngram_on_torch_native_starts_then_fails_its_first_verify(release: str) 
 
 
 def test_the_pages_speculative_cell_is_enforced_where_the_verify_fails() -> None:
-    """The page's ❌ for speculative decoding on torch_native is SGLang's failure too under
-    NGRAM (enforced at the warm-up); under EAGLE3 with the draft moved off it, the engine
-    predicts nothing there, and the page's word stays its own."""
+    """The page's ❌ for speculative decoding on torch_native is SGLang's failure too where
+    the verify runs on it (enforced at the warm-up); where torch_native only decodes and
+    the verify runs on the prefill backend, the engine predicts nothing there, and the
+    page's word stays its own."""
     ngram = _report("0.5.23", attention_backend="torch_native", speculative_algorithm="NGRAM")
-    eagle = _report(
+    decode_only = _report(
         "0.5.23",
-        attention_backend="torch_native",
-        speculative_algorithm="EAGLE3",
-        speculative_draft_attention_backend="triton",
-        draft_attention_arch="mha",
+        prefill_attention_backend="triton",
+        decode_attention_backend="torch_native",
+        speculative_algorithm="NGRAM",
     )
-    for report, enforced in ((ngram, Enforcement.WARMUP), (eagle, Enforcement.DOCUMENTED)):
+    for report, enforced in ((ngram, Enforcement.WARMUP), (decode_only, Enforcement.DOCUMENTED)):
         spec = [f for f in report.errors if f.rule.startswith("spec-topk")]
         assert spec and {f.enforced for f in spec} == {enforced}, report.errors
+
+
+@pytest.mark.parametrize("release", RELEASE_NAMES)
+def test_the_eagle_family_fails_its_verify_where_its_draft_builds_elsewhere(release: str) -> None:
+    """EAGLE3 on torch_native: the draft inherits it and its build fails first (the draft
+    factory has no torch_native variant); with the draft on triton, the build passes and
+    the target's verify fails, at the EAGLE workers' own switch to TARGET_VERIFY."""
+    eagle3 = {"attention_backend": "torch_native", "speculative_algorithm": "EAGLE3"}
+    inherited = _report(release, **eagle3, draft_attention_arch="mha")
+    assert _verify_errors(inherited) == []
+    assert any(f.enforced is Enforcement.BACKEND_BUILD for f in inherited.errors)
+    moved = _report(
+        release, **eagle3, speculative_draft_attention_backend="triton", draft_attention_arch="mha"
+    )
+    [failure] = [f for f in moved.errors if f.rule == VERIFY_RULE]
+    gap = next(g for g in RELEASES[release].verify.gaps if g.algorithm == "EAGLE3")
+    assert f"{gap.verify.file}:{gap.verify.line}" in failure.message
+    assert "EAGLE3 verify pass" in failure.message
 
 
 def test_the_verify_runs_on_the_prefill_backend_unless_the_mode_says_decode() -> None:

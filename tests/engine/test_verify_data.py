@@ -1,12 +1,13 @@
-"""Each release's NGRAM verify gap is what its wheel says, and what its code does.
+"""Each release's verify gap is what its wheel says, and what its code does.
 
-`tools/verify_gaps.py` reads the chain from the wheels into compat/releases/verify_data.py.
-These tests read the wheels again (the data is the tool's reading), then run the release's
-own code (tools/conformance/verify.py): the common `AttentionBackend.forward` on a
-`TARGET_VERIFY` batch of a torch_native backend raises where the data says, through the
-lines it cites; given the field, the same run gets past that read; and the hybrid backend
-runs the verify where the data's `select` says. Without a wheel (no cache, no network) they
-skip with the reason, except in CI, where they fail.
+`tools/verify_gaps.py` reads the chain from the wheels into compat/releases/verify_data.py,
+with where NGRAM's and the EAGLE family's workers switch to `TARGET_VERIFY`. These tests
+read the wheels again (the data is the tool's reading; each cited switch sets the mode),
+then run the release's own code (tools/conformance/verify.py): the common
+`AttentionBackend.forward` on a `TARGET_VERIFY` batch of a torch_native backend raises where
+the data says, through the lines it cites; given the field, the same run gets past that
+read; and the hybrid backend runs the verify where the data's `select` says. Without a
+wheel (no cache, no network) they skip with the reason, except in CI, where they fail.
 """
 
 from __future__ import annotations

@@ -34,6 +34,7 @@ from generated import write_or_check
 from kernels.wheels import members, read_text
 
 from compat.releases import RELEASE_NAMES
+from compat.releases.verify import EAGLE_FAMILY, NGRAM_FAMILY
 
 DATA = Path(__file__).resolve().parent.parent / "compat" / "releases" / "verify_data.py"
 SRT = "sglang/srt"
@@ -289,8 +290,8 @@ def release_data(release: str) -> dict[str, Any] | None:
     text = {file: read_text(wheel, file) for file in files}
     read = backend_read(text[TORCH_NATIVE])
     switches = {
-        "NGRAM": verify_switch(text[NGRAM_WORKER], NGRAM_WORKER),
-        "EAGLE": eagle_switch(wheel, names),
+        NGRAM_FAMILY: verify_switch(text[NGRAM_WORKER], NGRAM_WORKER),
+        EAGLE_FAMILY: eagle_switch(wheel, names),
     }
     sites = {
         "unset": unset_branch(text[FORWARD_BATCH]),

@@ -7,6 +7,7 @@ the warm-up, naming each link of the chain in the release's code, the raise last
 
 from __future__ import annotations
 
+from compat.claim.words import join_and
 from compat.engine.kernels import Site
 from compat.engine.verify import VERIFY_RULE, VerifyFailure, VerifyRules
 from compat.guard.report import Enforcement, Finding
@@ -55,16 +56,12 @@ def gap_lines(rules: VerifyRules, backend: str, release: str) -> list[str]:
         if backend in gap.backends:
             by_read.setdefault((gap.unset, gap.reads), []).append(gap.algorithm)
     return [
-        f"SGLang {release}: the first verify of {_listed(algorithms)} fails on it: "
+        f"SGLang {release}: the first verify of {join_and(algorithms)} fails on it: "
         f"ForwardBatch.init_new leaves extend_prefix_lens unset for TARGET_VERIFY "
         f"({_at(unset)}), and its forward_extend reads the field's shape ({_at(reads)}, "
         f"{reads.function})"
         for (unset, reads), algorithms in by_read.items()
     ]
-
-
-def _listed(names: list[str]) -> str:
-    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
 
 
 def is_verify_finding(finding: Finding) -> bool:

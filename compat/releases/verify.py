@@ -10,8 +10,9 @@ from compat.engine.verify import VerifyGap, VerifyRules
 from compat.releases.verify_data import VERIFY_GAPS
 
 _SHARED = ("unset", "select", "dispatch", "passes", "reads")
-_NGRAM, _EAGLE = "NGRAM", "EAGLE"
-"""The data's families of workers: NGRAM's, and the EAGLE family's (one set of workers)."""
+NGRAM_FAMILY, EAGLE_FAMILY = "NGRAM", "EAGLE"
+"""The data's keys for the families of workers (`tools/verify_gaps.py` writes them): NGRAM's,
+and the EAGLE family's (one set of workers)."""
 
 
 def verify_rules(
@@ -27,7 +28,7 @@ def verify_rules(
     shared = {name: _site(release, data[name]) for name in _SHARED}
     backends = frozenset(data["backends"])
     switches = data["verify"]
-    algorithms = [(ngram, _NGRAM), *((name, _EAGLE) for name in sorted(eagle_family))]
+    algorithms = [(ngram, NGRAM_FAMILY), *((name, EAGLE_FAMILY) for name in sorted(eagle_family))]
     return VerifyRules(
         tuple(
             VerifyGap(algorithm, backends, _site(release, switches[family]), **shared)

@@ -21,6 +21,7 @@ from kernels.wheels import read_text
 from verify_gaps import release_data
 
 from compat.releases import RELEASE_NAMES, RELEASES
+from compat.releases.verify import EAGLE_FAMILY, NGRAM_FAMILY
 from compat.releases.verify_data import VERIFY_GAPS
 
 CHOSEN = [release for release in RELEASE_NAMES if release in releases.selected()]
@@ -62,7 +63,7 @@ def test_each_release_has_a_gap_per_algorithm_whose_workers_switch_the_wheel_sho
         expected = {rules.ngram} | set(rules.eagle_family)
         assert {gap.algorithm for gap in rules.verify.gaps} == expected, release
         for gap in rules.verify.gaps:
-            family = "NGRAM" if gap.algorithm == rules.ngram else "EAGLE"
+            family = NGRAM_FAMILY if gap.algorithm == rules.ngram else EAGLE_FAMILY
             assert (gap.verify.file, gap.verify.function, gap.verify.line) == tuple(
                 data["verify"][family]
             )

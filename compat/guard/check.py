@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import replace
-from typing import TYPE_CHECKING
 
 from compat.claim import words as wording
 from compat.claim.backends import Backend
@@ -53,9 +52,6 @@ from compat.guard.resolve import phase_flag, resolve_applying
 from compat.inputs.config import AttentionConfig, Parsed
 from compat.releases import release_matrix
 from compat.vocab.terms import Phase, Platform, Severity, SpeculativeAttentionMode
-
-if TYPE_CHECKING:
-    pass
 
 
 def check(config: AttentionConfig, matrix: Matrix | None = None) -> Report:

@@ -17,7 +17,7 @@ import msgspec
 
 from compat.engine.kernels import Site
 from compat.engine.launch import Launch
-from compat.vocab.terms import SpeculativeAttentionMode
+from compat.vocab.terms import Phase, SpeculativeAttentionMode
 
 VERIFY_RULE = "verify-extend-lens"
 """The rule id of the guard's finding for a verify pass that fails."""
@@ -57,14 +57,14 @@ class VerifyFailure(msgspec.Struct, frozen=True):
     backend: str
     hybrid: bool = False
     """The phases run different backends: the hybrid backend chose this one."""
+    flag: str = "--attention-backend"
+    """The flag that chose `backend`: the verifying phase's own flag, when the launch set it."""
 
 
-def verify_backend(launch: Launch, phases: tuple[str | None, str | None]) -> str | None:
-    """The backend that runs the target's verify pass: the prefill backend, or the decode
-    backend under `--speculative-attention-mode decode` (the same one where both phases
-    share it)."""
-    prefill, decode = phases
-    return decode if launch.spec_mode is SpeculativeAttentionMode.DECODE else prefill
+def verify_phase(launch: Launch) -> Phase:
+    """The phase whose backend runs the target's verify pass: prefill, or decode under
+    `--speculative-attention-mode decode` (the same backend where both phases share one)."""
+    return Phase.DECODE if launch.spec_mode is SpeculativeAttentionMode.DECODE else Phase.PREFILL
 
 
 def predict_verify(
@@ -77,8 +77,11 @@ def predict_verify(
     runs its verify, over the (prefill, decode) backends start-up resolved."""
     if algorithm is None:
         return None
-    backend = verify_backend(launch, phases)
+    phase = verify_phase(launch)
+    backend = phases[1 if phase is Phase.DECODE else 0]
     for gap in rules.gaps:
         if gap.algorithm == algorithm and backend in gap.backends:
-            return VerifyFailure(gap, backend, hybrid=phases[0] != phases[1])
+            own = launch.decode if phase is Phase.DECODE else launch.prefill
+            flag = phase.flag if own is not None else "--attention-backend"
+            return VerifyFailure(gap, backend, phases[0] != phases[1], flag)
     return None

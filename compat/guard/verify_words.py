@@ -27,9 +27,8 @@ def finding(failure: VerifyFailure, release: str) -> Finding:
         if failure.hybrid
         else ""
     )
-    flags = ("--prefill-attention-backend", "--speculative-attention-mode") if failure.hybrid else (
-        "--attention-backend",
-    )  # fmt: skip
+    # The flag that chose the verifying backend; with two backends, the mode that picks it.
+    mode = ("--speculative-attention-mode",) if failure.hybrid else ()
     return Finding(
         VERIFY_RULE,
         Severity.ERROR,
@@ -40,7 +39,7 @@ def finding(failure: VerifyFailure, release: str) -> Finding:
         f"forward_extend ({_at(gap.dispatch)}, {_at(gap.passes)}), which reads the field's "
         f"shape: AttributeError: 'NoneType' object has no attribute 'shape' "
         f"(sglang {release}, {_at(gap.reads)}, {gap.reads.function})",
-        (*flags, "--speculative-algorithm"),
+        (failure.flag, *mode, "--speculative-algorithm"),
         value=backend,
         backend=backend,
         enforced=Enforcement.WARMUP,

@@ -96,6 +96,36 @@ def test_the_verify_runs_on_the_prefill_backend_unless_the_mode_says_decode() ->
     assert _verify_errors(_report(release, **swapped, **decode)) == ["torch_native"]
 
 
+@pytest.mark.parametrize(
+    ("flags", "named"),
+    [
+        ({"attention_backend": "torch_native"}, ("--attention-backend",)),
+        (
+            {"prefill_attention_backend": "torch_native", "decode_attention_backend": "triton"},
+            ("--prefill-attention-backend", "--speculative-attention-mode"),
+        ),
+        (
+            {"attention_backend": "torch_native", "decode_attention_backend": "triton"},
+            ("--attention-backend", "--speculative-attention-mode"),
+        ),
+        (
+            {
+                "prefill_attention_backend": "triton",
+                "decode_attention_backend": "torch_native",
+                "speculative_attention_mode": "decode",
+            },
+            ("--decode-attention-backend", "--speculative-attention-mode"),
+        ),
+    ],
+)
+def test_the_finding_names_the_flag_that_chose_the_verifying_backend(
+    flags: dict[str, str], named: tuple[str, ...]
+) -> None:
+    report = _report("0.5.23", speculative_algorithm="NGRAM", **flags)
+    [failure] = [f for f in report.errors if f.rule == VERIFY_RULE]
+    assert failure.flags == (*named, "--speculative-algorithm")
+
+
 def test_nothing_is_predicted_without_ngram_or_off_torch_native() -> None:
     assert _verify_errors(_report("0.5.23", attention_backend="torch_native")) == []
     ngram = RELEASES["0.5.23"].ngram

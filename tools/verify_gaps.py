@@ -255,16 +255,16 @@ def backend_read(source: str) -> tuple[Site, Site] | None:
     )
 
 
-def registered_names(source: str) -> tuple[str, ...]:
-    """The names `@register_attention_backend("X")` gives the factories that return the
-    backend's class."""
+def registered_names(source: str, klass: str = TORCH_NATIVE_CLASS) -> tuple[str, ...]:
+    """The names `@register_attention_backend("X")` gives the factories that return an
+    instance of `klass`."""
     names = []
     for node in ast.parse(source).body:
         if not isinstance(node, ast.FunctionDef):
             continue
         builds = any(
             isinstance(n, ast.Return) and n.value is not None
-            and ast.unparse(n.value).startswith(f"{TORCH_NATIVE_CLASS}(")
+            and ast.unparse(n.value).startswith(f"{klass}(")
             for n in ast.walk(node)
         )  # fmt: skip
         for decorator in node.decorator_list:

@@ -2,14 +2,16 @@
 target's attention backend, after the weights load.
 
 The engine predicts the failure (`compat.engine.verify`); `finding()` words it, enforced at
-the warm-up, naming each link of the chain in the release's code, the raise last.
+the warm-up, naming each link of the chain in the release's code, the raise last: the
+extend fields a backend reads (`VerifyGap`), or flashinfer's sliding-window updater
+(`WindowGap`).
 """
 
 from __future__ import annotations
 
 from compat.claim.words import join_and
 from compat.engine.kernels import Site
-from compat.engine.verify import VERIFY_RULE, VerifyFailure, VerifyRules
+from compat.engine.verify import VERIFY_RULE, VerifyFailure, VerifyGap, VerifyRules, WindowGap
 from compat.guard.report import Enforcement, Finding
 from compat.vocab.terms import Severity
 
@@ -29,15 +31,28 @@ def finding(failure: VerifyFailure, release: str) -> Finding:
     )
     # The flag that chose the verifying backend; with two backends, the mode that picks it.
     mode = ("--speculative-attention-mode",) if failure.hybrid else ()
+    if isinstance(gap, WindowGap):
+        chain = (
+            f"{backend} runs the verify{chosen}, and for a target with a sliding window its "
+            f"branch for the mode hands its prefill updater prefix_lens=None "
+            f"({_at(gap.passes)}); the updater's sliding-window method ({_at(gap.window)}) "
+            f"subtracts it: TypeError: unsupported operand type(s) for -: 'Tensor' and "
+            f"'NoneType', at the target's CUDA-graph capture in that mode (without CUDA "
+            f"graphs, at the first verify batch)"
+        )
+    else:
+        chain = (
+            f"ForwardBatch.init_new leaves extend_prefix_lens unset for it "
+            f"({_at(gap.unset)}); {backend} runs the verify{chosen} through its "
+            f"forward_extend ({_at(gap.dispatch)}, {_at(gap.passes)}), which reads the "
+            f"field's shape: AttributeError: 'NoneType' object has no attribute 'shape'"
+        )
     return Finding(
         VERIFY_RULE,
         Severity.ERROR,
         f"SGLang {release} starts and loads the weights, then fails in the first "
         f"{gap.algorithm} verify pass: the worker runs the target in TARGET_VERIFY mode "
-        f"({_at(gap.verify)}), for which ForwardBatch.init_new leaves extend_prefix_lens "
-        f"unset ({_at(gap.unset)}); {backend} runs the verify{chosen} through its "
-        f"forward_extend ({_at(gap.dispatch)}, {_at(gap.passes)}), which reads the field's "
-        f"shape: AttributeError: 'NoneType' object has no attribute 'shape' "
+        f"({_at(gap.verify)}); {chain} "
         f"(sglang {release}, {_at(gap.reads)}, {gap.reads.function})",
         (failure.flag, *mode, "--speculative-algorithm"),
         value=backend,
@@ -50,17 +65,33 @@ def finding(failure: VerifyFailure, release: str) -> Finding:
 def gap_lines(rules: VerifyRules, backend: str, release: str) -> list[str]:
     """What `release`'s verify gaps say of `backend`: a line per failing read, naming the
     algorithms whose first verify meets it (none: it verifies)."""
-    by_read: dict[tuple[Site, Site], list[str]] = {}
-    for gap in rules.gaps:
+    # One line per failing read: the gaps of one chain differ only in the worker's switch.
+    chains: dict[tuple[type, Site], tuple[VerifyGap | WindowGap, list[str]]] = {}
+    gaps: tuple[VerifyGap | WindowGap, ...] = (*rules.gaps, *rules.window_gaps)
+    for gap in gaps:
         if backend in gap.backends:
-            by_read.setdefault((gap.unset, gap.reads), []).append(gap.algorithm)
+            chains.setdefault((type(gap), gap.reads), (gap, []))[1].append(gap.algorithm)
     return [
-        f"SGLang {release}: the first verify of {join_and(algorithms)} fails on it: "
-        f"ForwardBatch.init_new leaves extend_prefix_lens unset for TARGET_VERIFY "
-        f"({_at(unset)}), and its forward_extend reads the field's shape ({_at(reads)}, "
-        f"{reads.function})"
-        for (unset, reads), algorithms in by_read.items()
+        f"SGLang {release}: the first verify of {join_and(algorithms)} fails on it"
+        f"{_chain_line(gap)}"
+        for gap, algorithms in chains.values()
     ]
+
+
+def _chain_line(gap: VerifyGap | WindowGap) -> str:
+    reads = f"{_at(gap.reads)}, {gap.reads.function}"
+    if isinstance(gap, WindowGap):
+        return (
+            f" for a target whose model has a sliding window "
+            f"({join_and(sorted(gap.architectures))} define one): its branch for "
+            f"TARGET_VERIFY hands its prefill updater "
+            f"prefix_lens=None ({_at(gap.passes)}), and the updater's sliding-window method "
+            f"subtracts it ({reads})"
+        )
+    return (
+        f": ForwardBatch.init_new leaves extend_prefix_lens unset for TARGET_VERIFY "
+        f"({_at(gap.unset)}), and its forward_extend reads the field's shape ({reads})"
+    )
 
 
 def is_verify_finding(finding: Finding) -> bool:

@@ -1,13 +1,15 @@
 """Each release's verify gaps (`compat.engine.verify`), built from the data the wheels gave
-(`compat.releases.verify_data`, written by `tools/verify_gaps.py`)."""
+(`compat.releases.verify_data`, written by `tools/verify_gaps.py`, and
+`compat.releases.window_data`, by `tools/window_gaps.py`)."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 
 from compat.engine.kernels import Site
-from compat.engine.verify import VerifyGap, VerifyRules
+from compat.engine.verify import VerifyGap, VerifyRules, WindowGap
 from compat.releases.verify_data import VERIFY_GAPS
+from compat.releases.window_data import WINDOW_GAPS
 
 _SHARED = ("unset", "select", "dispatch", "passes", "reads")
 NGRAM_FAMILY, EAGLE_FAMILY = "NGRAM", "EAGLE"
@@ -28,13 +30,33 @@ def verify_rules(
     shared = {name: _site(release, data[name]) for name in _SHARED}
     backends = frozenset(data["backends"])
     switches = data["verify"]
-    algorithms = [(ngram, NGRAM_FAMILY), *((name, EAGLE_FAMILY) for name in sorted(eagle_family))]
-    return VerifyRules(
-        tuple(
-            VerifyGap(algorithm, backends, _site(release, switches[family]), **shared)
-            for algorithm, family in algorithms
-            if family in switches
-        )
+    algorithms = [
+        (algorithm, _site(release, switches[family]))
+        for algorithm, family in [
+            (ngram, NGRAM_FAMILY),
+            *((name, EAGLE_FAMILY) for name in sorted(eagle_family)),
+        ]
+        if family in switches
+    ]
+    gaps = tuple(
+        VerifyGap(algorithm, backends, switch, **shared) for algorithm, switch in algorithms
+    )
+    return VerifyRules(gaps, _window_gaps(release, algorithms, shared["select"]))
+
+
+def _window_gaps(
+    release: str, algorithms: list[tuple[str, Site]], select: Site
+) -> tuple[WindowGap, ...]:
+    """The release's gaps in flashinfer's sliding-window path: the same workers' verify,
+    over the links its wheel shows (none from 0.5.14, whose updater asks first)."""
+    data = WINDOW_GAPS.get(release)
+    if data is None:
+        return ()
+    backends, architectures = frozenset(data["backends"]), frozenset(data["architectures"])
+    sites = {name: _site(release, data[name]) for name in ("passes", "window", "reads")}
+    return tuple(
+        WindowGap(algorithm, backends, architectures, switch, select, **sites)
+        for algorithm, switch in algorithms
     )
 
 

@@ -162,3 +162,56 @@ def test_explain_names_the_gap_of_the_backend_and_of_no_other() -> None:
     assert "When speculative decoding verifies on it" in said
     assert f"{gap.reads.file}:{gap.reads.line}" in said
     assert "verifies on it" not in "\n".join(explain_lines(MATRIX, "triton"))
+
+
+# -- flashinfer's sliding-window path (0.5.7 to 0.5.13) ----------------------------------
+GEMMA3: dict[str, Any] = {
+    "model_architecture": "Gemma3ForConditionalGeneration",
+    "sliding_window": True,
+    "multimodal": True,
+}
+ON_H100: dict[str, Any] = {"platform": "cuda", "compute_capability": (9, 0)}
+
+
+def _gemma(release: str, **kwargs: Any) -> Report:
+    return check(AttentionConfig(sglang_version=release, **ON_H100, **GEMMA3, **kwargs))
+
+
+@pytest.mark.parametrize("release", RELEASE_NAMES)
+@pytest.mark.parametrize("algorithm", ["EAGLE", "NGRAM"])
+def test_a_windowed_target_on_flashinfer_fails_its_verify_up_to_the_release_that_asks(
+    release: str, algorithm: str
+) -> None:
+    """sglang#22679 and #8186: EAGLE on Gemma 2/3 with flashinfer dies at the target's
+    capture in TARGET_VERIFY mode; 0.5.14's updater asks whether the lengths are None."""
+    name = RELEASES[release].ngram if algorithm == "NGRAM" else algorithm
+    report = _gemma(release, attention_backend="flashinfer", speculative_algorithm=name)
+    assert report.startup_reasons == ()  # SGLang starts it
+    gaps = RELEASES[release].verify.window_gaps
+    if not gaps:
+        assert _verify_errors(report) == [], release
+        return
+    [failure] = [f for f in report.errors if f.rule == VERIFY_RULE]
+    assert failure.enforced is Enforcement.WARMUP and failure.backend == "flashinfer"
+    reads = gaps[0].reads
+    assert failure.raised_at == f"{reads.file}:{reads.line} ({reads.function})"
+    assert "TypeError" in failure.message and "CUDA-graph capture" in failure.message
+
+
+def test_the_window_gap_needs_a_windowed_model_of_a_class_that_reads_it() -> None:
+    eagle = {"attention_backend": "flashinfer", "speculative_algorithm": "EAGLE"}
+    assert _verify_errors(_gemma("0.5.12", **eagle)) == ["flashinfer"]
+    # The same class with no window in its config: the runner's window is None.
+    no_window = AttentionConfig(
+        sglang_version="0.5.12", **ON_H100, **(GEMMA3 | {"sliding_window": False}), **eagle
+    )
+    assert _verify_errors(check(no_window)) == []
+    # A window in the config of a class that does not define the method (Mistral's).
+    mistral = GEMMA3 | {"model_architecture": "MistralForCausalLM", "multimodal": False}
+    mistral_config = AttentionConfig(sglang_version="0.5.12", **ON_H100, **mistral, **eagle)
+    assert _verify_errors(check(mistral_config)) == []
+    # Off flashinfer, or with the verify on another backend, nothing.
+    assert _verify_errors(_gemma("0.5.12", attention_backend="triton",
+                                 speculative_algorithm="EAGLE")) == []  # fmt: skip
+    split = {"prefill_attention_backend": "fa3", "decode_attention_backend": "flashinfer"}
+    assert _verify_errors(_gemma("0.5.12", **split, speculative_algorithm="EAGLE")) == []

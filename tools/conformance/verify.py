@@ -9,16 +9,26 @@ backend's `_select_backend` (which of a hybrid's two backends runs the verify); 
 request pools and the layer (`_Anything`, `_layer`), and the batch, whose extend fields are
 None as `ForwardBatch.init_new` leaves them for this mode (read from the wheel by
 `tools/verify_gaps.py`, not run: it needs a scheduler's batch).
+
+Flashinfer's sliding-window path (`window_frames`) runs the wheel's own prefill indices
+updater, `__init__` (which picks the sliding-window method) and `update`, called as the
+backend's branch for the mode calls it; only the updater's class and its dispatch enum are
+compiled from the module (its imports need flashinfer's kernels), over stand-in tensors
+that add and subtract as torch's do (`StandIn`: `None` is refused, as torch refuses it).
 """
 
 from __future__ import annotations
 
+import ast
+import builtins
 import enum
 import importlib
+import inspect
 import traceback
 import types
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 from conformance import stubs
@@ -26,6 +36,8 @@ from conformance.build import BUILD_PROFILES, BuildRuntime
 from conformance.wheel import source_root
 
 ATTENTION = "sglang.srt.layers.attention"
+FLASHINFER_FILE = "sglang/srt/layers/attention/flashinfer_backend.py"
+UPDATER = "FlashInferIndicesUpdaterPrefill"
 TORCH_NATIVE = f"{ATTENTION}.torch_native_backend"
 HYBRID = f"{ATTENTION}.hybrid_attn_backend"
 FORWARD_BATCH_FILE = "sglang/srt/model_executor/forward_batch_info.py"
@@ -97,6 +109,38 @@ class VerifyRuntime(BuildRuntime):
         chosen: str = hybrid._select_backend(self.forward_mode.TARGET_VERIFY)
         return chosen
 
+    def window_frames(self, prefix_lens: object = None) -> tuple[str, list[Frame]]:
+        """Flashinfer's prefill updater, built by its own `__init__` for a model runner with
+        a sliding window of 1,023 tokens, then `update` called with `prefix_lens` as the
+        backend's branch for `TARGET_VERIFY` calls it: the exception's type and the frames
+        in the wheel ("" and none: it reached the kernels' planning, left out)."""
+        file = self.root / FLASHINFER_FILE
+        namespace = _stand_ins(file, [UPDATER, "WrapperDispatch"])
+        stubs.exec_definitions(file, [UPDATER, "WrapperDispatch"], namespace)
+        dispatch = namespace["WrapperDispatch"]
+        backend = StandIn()
+        backend.dispatch_reason, backend.num_wrappers = dispatch.SLIDING_WINDOW, 2
+        runner = StandIn()
+        runner.sliding_window_size = 1023
+        try:
+            updater = namespace[UPDATER](runner, backend)
+            updater.call_begin_forward = lambda *args, **kwargs: None
+            tensor = StandIn()
+            given = {"prefix_lens": prefix_lens, "prefill_wrappers": [tensor] * 2,
+                     "use_ragged": False, "encoder_lens": None, "spec_info": tensor}  # fmt: skip
+            # The keyword-only arguments later branches add (0.5.23's `plan`), as stand-ins.
+            added = {
+                name: StandIn()
+                for name, parameter in inspect.signature(updater.update).parameters.items()
+                if parameter.kind is parameter.KEYWORD_ONLY
+                and parameter.default is parameter.empty
+                and name not in given
+            }
+            updater.update(tensor, tensor, tensor, 64, **given, **added)
+        except Exception as exc:  # what the target's capture would raise
+            return type(exc).__name__, self._frames(exc)
+        return "", []
+
     def _frames(self, exc: BaseException) -> list[Frame]:
         root = str(self.root) + "/"
         return [
@@ -123,6 +167,60 @@ class _Batch(_Anything):
 
     extend_seq_lens = None
     encoder_lens = None
+
+
+class StandIn:
+    """A tensor, a runner or a kernel of the updater's: every attribute, call, item and
+    arithmetic gives another; an operand that is None is refused (TypeError), as torch's
+    tensors refuse it. Its subclasses stand in for the module's other names
+    (`_stand_ins`): types, so that `isinstance` and annotations read them."""
+
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        pass
+
+    def __class_getitem__(cls, item: object) -> type[StandIn]:
+        return cls
+
+    def __getattr__(self, name: str) -> StandIn:
+        return StandIn()
+
+    def __call__(self, *args: object, **kwargs: object) -> StandIn:
+        return StandIn()
+
+    def __getitem__(self, item: object) -> StandIn:
+        return StandIn()
+
+    def __bool__(self) -> bool:
+        return True
+
+    def _arithmetic(self, other: object) -> StandIn:
+        return NotImplemented if other is None else StandIn()
+
+    __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = _arithmetic
+    __floordiv__ = __rfloordiv__ = __truediv__ = __mod__ = _arithmetic
+    __lt__ = __le__ = __gt__ = __ge__ = _arithmetic
+
+
+def _stand_ins(file: Path, names: list[str]) -> dict[str, Any]:
+    """A namespace for `names`' definitions of `file`: each other name they read from the
+    module (its imports, its other definitions) as a `StandIn` type; `torch` as a module of
+    functions that give `StandIn`s."""
+    wanted = set(names)
+    tree = ast.parse(file.read_text())
+    read = {
+        node.id
+        for definition in tree.body
+        if isinstance(definition, (ast.ClassDef, ast.FunctionDef)) and definition.name in wanted
+        for node in ast.walk(definition)
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)
+    }
+    namespace: dict[str, Any] = {
+        name: type(name, (StandIn,), {}) for name in read - wanted - set(dir(builtins))
+    }
+    namespace["torch"] = StandIn()
+    # The enum the updater compares its backend's reason to: the wheel's own, with its base.
+    namespace["Enum"], namespace["IntEnum"], namespace["auto"] = enum.Enum, enum.IntEnum, enum.auto
+    return namespace
 
 
 def _layer() -> types.SimpleNamespace:

@@ -130,7 +130,7 @@ def replay(launch: Launch, rules: ReleaseRules) -> Startup:
         if build is None:
             kernel = predict_kernels(rules.kernels, launch, f.phases)
         if build is None and kernel is None:
-            verify = predict_verify(rules.verify, launch, f.phases, f.algorithm)
+            verify = predict_verify(rules.verify, launch, f.phases, f.algorithm, model)
     move = log.default_move if default is not None else None
     return Startup(f, events, chosen, model, by, build, move, kernel, verify)
 

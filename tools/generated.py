@@ -32,6 +32,20 @@ def release_table(head: str, rows: Mapping[str, Iterable[str]]) -> str:
     return "\n".join([*lines, "}", ""])
 
 
+def release_entries(head: str, entries: Mapping[str, Mapping[str, object] | None]) -> str:
+    """A generated module whose data is one entry of named facts per release: `head` (as
+    `release_table`'s), then each release's entry as a dict of its facts' reprs (a release
+    whose entry is None is left out)."""
+    lines = [head]
+    for version, entry in entries.items():
+        if entry is None:
+            continue
+        lines.append(f"    {version!r}: {{")
+        lines.extend(f"        {key!r}: {value!r}," for key, value in entry.items())
+        lines.append("    },")
+    return "\n".join([*lines, "}", ""])
+
+
 def write_or_check(path: Path, text: str, tool: str, *, check: bool) -> int:
     """With `check`: 0 when `path` holds `text`, else 1 naming the command that rewrites it.
     Without: `text` written whole over `path` (0)."""

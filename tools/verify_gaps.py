@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from conformance.wheel import wheel_path
-from generated import write_or_check
+from generated import release_entries, write_or_check
 from kernels.wheels import members, read_text
 
 from compat.releases import RELEASE_NAMES
@@ -308,14 +308,8 @@ def release_data(release: str) -> dict[str, Any] | None:
 
 
 def generate() -> str:
-    table = {release: release_data(release) for release in RELEASE_NAMES}
-    found = {release: entry for release, entry in table.items() if entry is not None}
-    lines = [f"{HEADER}VERIFY_GAPS: dict[str, dict[str, Any]] = {{"]
-    for release, entry in found.items():
-        lines.append(f"    {release!r}: {{")
-        lines += [f"        {key!r}: {value!r}," for key, value in entry.items()]
-        lines.append("    },")
-    return "\n".join([*lines, "}", ""])
+    head = f"{HEADER}VERIFY_GAPS: dict[str, dict[str, Any]] = {{"
+    return release_entries(head, {release: release_data(release) for release in RELEASE_NAMES})
 
 
 def main(argv: list[str]) -> int:

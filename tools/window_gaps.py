@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from conformance.wheel import wheel_path
-from generated import write_or_check
+from generated import release_entries, write_or_check
 from verify_gaps import Site, registered_names
 
 from compat.releases import RELEASE_NAMES
@@ -166,15 +166,8 @@ def release_data(release: str) -> dict[str, Any] | None:
 
 
 def generate() -> str:
-    table = {release: release_data(release) for release in RELEASE_NAMES}
-    lines = [f"{HEADER}WINDOW_GAPS: dict[str, dict[str, Any]] = {{"]
-    for release, entry in table.items():
-        if entry is None:
-            continue
-        lines.append(f"    {release!r}: {{")
-        lines += [f"        {key!r}: {value!r}," for key, value in entry.items()]
-        lines.append("    },")
-    return "\n".join([*lines, "}", ""])
+    head = f"{HEADER}WINDOW_GAPS: dict[str, dict[str, Any]] = {{"
+    return release_entries(head, {release: release_data(release) for release in RELEASE_NAMES})
 
 
 def main(argv: list[str]) -> int:

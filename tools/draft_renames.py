@@ -143,11 +143,14 @@ def static_renames(source: str) -> dict[str, tuple[str, int]]:
 
 class DraftRuntime(SglangRuntime):
     """The grid's runtime with two checkpoints per architecture named: `{name}-mla` (MLA's
-    fields) and `{name}-mha` (an MHA model's), each declaring that architecture."""
+    fields) and `{name}-mha` (an MHA model's), each declaring that architecture (and a
+    sliding window of `window` tokens, when given)."""
 
-    def __init__(self, version: str, targets: Iterator[str]) -> None:
+    def __init__(self, version: str, targets: Iterator[str], window: int | None = None) -> None:
+        # `window`: each checkpoint also declares a sliding window of that many tokens.
+        extra = {} if window is None else {"sliding_window": window}
         self.models = {
-            f"{target}-{kind}": {**config, "architectures": [target]}
+            f"{target}-{kind}": {**config, **extra, "architectures": [target]}
             for target in targets
             for kind, config in (("mla", _WITH_MLA), ("mha", _WITHOUT_MLA))
         }

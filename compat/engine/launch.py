@@ -78,6 +78,13 @@ class Launch(msgspec.Struct, frozen=True):
     """`--disaggregation-mode`: null, prefill or decode."""
     trust_remote_code: bool
     round_robin_balance: bool
+    cuda_graph: bool
+    """CUDA graphs are captured after the weights load (no `--disable-cuda-graph`)."""
+    hybrid_swa_memory: bool
+    """A hybrid sliding-window model keeps its window (no `--disable-hybrid-swa-memory`)."""
+    hierarchical_cache: bool
+    """`--enable-hierarchical-cache` (it turns the hybrid sliding-window pool off for some
+    models)."""
     """`--prefill-round-robin-balance`."""
     model_type: str | None
     """The config's `model_type` (None: not known, assumed readable)."""
@@ -97,6 +104,9 @@ class Launch(msgspec.Struct, frozen=True):
     """`--speculative-draft-attention-backend` (None: the draft inherits the target's)."""
     sub_backends: SubBackends
     """The sub-backend flags (`--dsa-*`, `--linear-attn-*`, `--mm-attention-backend`)."""
+    draft_architecture: str | None
+    """The draft model's `architectures[0]` as SGLang builds it (None: not known; with no
+    draft attention given either, the target's MTP draft)."""
     draft_arch: Arch | None
     """The draft model's attention architecture (its own `ModelConfig.attention_arch`, read
     from `--speculative-draft-model-path`); None: the target's (an MTP/NEXTN draft)."""

@@ -3,15 +3,24 @@ target's attention backend, after the weights load.
 
 The engine predicts the failure (`compat.engine.verify`); `finding()` words it, enforced at
 the warm-up, naming each link of the chain in the release's code, the raise last: the
-extend fields a backend reads (`VerifyGap`), or flashinfer's sliding-window updater
-(`WindowGap`).
+extend fields a backend reads (`VerifyGap`), flashinfer's sliding-window updater
+(`WindowGap`), or, before the first verify, the draft's draft-extend capture on Triton's
+window path (`DraftWindowGap`).
 """
 
 from __future__ import annotations
 
 from compat.claim.words import join_and
 from compat.engine.kernels import Site
-from compat.engine.verify import VERIFY_RULE, VerifyFailure, VerifyGap, VerifyRules, WindowGap
+from compat.engine.verify import (
+    DRAFT_EXTEND_RULE,
+    VERIFY_RULE,
+    DraftWindowGap,
+    VerifyFailure,
+    VerifyGap,
+    VerifyRules,
+    WindowGap,
+)
 from compat.guard.report import Enforcement, Finding
 from compat.vocab.terms import Severity
 
@@ -21,8 +30,10 @@ def _at(site: Site) -> str:
 
 
 def finding(failure: VerifyFailure, release: str) -> Finding:
-    """The finding for a first verify pass that fails in `release`."""
+    """The finding for a first verify pass (or the draft's capture) that fails in `release`."""
     gap, backend = failure.gap, failure.backend
+    if isinstance(gap, DraftWindowGap):
+        return _draft_finding(failure, gap, release)
     chosen = (
         f" (the hybrid backend runs the verify on the prefill backend unless "
         f"--speculative-attention-mode decode, {_at(gap.select)})"
@@ -62,6 +73,27 @@ def finding(failure: VerifyFailure, release: str) -> Finding:
     )
 
 
+def _draft_finding(failure: VerifyFailure, gap: DraftWindowGap, release: str) -> Finding:
+    backend = failure.backend
+    return Finding(
+        DRAFT_EXTEND_RULE,
+        Severity.ERROR,
+        f"SGLang {release} starts and loads the weights, then fails capturing the "
+        f"{failure.algorithm} draft's draft-extend CUDA graphs: the model's MTP draft runs "
+        f"with a sliding window ({_at(gap.runner)}); {backend} builds the capture's "
+        f"metadata for that mode with the window's KV indices None ({_at(gap.capture)}), "
+        f"and forward_extend takes them for a window layer ({_at(gap.reads)}) and hands "
+        f"them to the extend kernel, which cannot compile a None pointer "
+        f"(sglang {release}, {_at(gap.kernel)}, {gap.kernel.function}; "
+        f"--disable-cuda-graph skips the capture)",
+        (failure.flag, "--speculative-algorithm", "--disable-cuda-graph"),
+        value=backend,
+        backend=backend,
+        enforced=Enforcement.WARMUP,
+        raised_at=f"{_at(gap.kernel)} ({gap.kernel.function})",
+    )
+
+
 def gap_lines(rules: VerifyRules, backend: str, release: str) -> list[str]:
     """What `release`'s verify gaps say of `backend`: a line per failing read, naming the
     algorithms whose first verify meets it (none: it verifies)."""
@@ -71,10 +103,18 @@ def gap_lines(rules: VerifyRules, backend: str, release: str) -> list[str]:
     for gap in gaps:
         if backend in gap.backends:
             chains.setdefault((type(gap), gap.reads), (gap, []))[1].append(gap.algorithm)
-    return [
+    lines = [
         f"SGLang {release}: the first verify of {join_and(algorithms)} fails on it"
         f"{_chain_line(gap)}"
         for gap, algorithms in chains.values()
+    ]
+    return lines + [
+        f"SGLang {release}: the draft's draft-extend CUDA-graph capture fails on it for the "
+        f"MTP draft of {join_and(sorted(draft.targets))} when the checkpoint has a sliding "
+        f"window: the window's KV indices stay None ({_at(draft.capture)}) and "
+        f"forward_extend hands them to the extend kernel ({_at(draft.kernel)})"
+        for draft in rules.draft_window_gaps
+        if backend in draft.backends
     ]
 
 
@@ -95,5 +135,6 @@ def _chain_line(gap: VerifyGap | WindowGap) -> str:
 
 
 def is_verify_finding(finding: Finding) -> bool:
-    """Whether `finding` is a verify pass's failure in SGLang's first forward pass."""
-    return finding.rule == VERIFY_RULE
+    """Whether `finding` is a verify pass's failure in SGLang's first forward pass, or the
+    draft's capture before it."""
+    return finding.rule in (VERIFY_RULE, DRAFT_EXTEND_RULE)

@@ -80,6 +80,9 @@ class AttentionConfig:
     linear_attn_prefill_backend: str | None = None
     linear_attn_decode_backend: str | None = None
     mm_attention_backend: str | None = None
+    draft_model_architecture: str | None = None
+    """The draft model's `architectures[0]` as SGLang builds it (an MTP draft's renamed one,
+    `MiMoV2MTP`); unset: not known (with no draft model named, the target's MTP draft)."""
     draft_attention_arch: str | None = None
     """The draft model's attention (`mha` or `mla`); unset, the target's (`attention_arch`).
     An EAGLE3 draft is usually a Llama-architecture MHA model, whatever the target."""
@@ -114,6 +117,9 @@ class AttentionConfig:
     enable_deterministic_inference: bool = False
     disaggregation_mode: str = "null"
     prefill_round_robin_balance: bool = False
+    disable_cuda_graph: bool = False
+    disable_hybrid_swa_memory: bool = False
+    enable_hierarchical_cache: bool = False
     model_type: str | None = None
     """The config's `model_type`: whether the release's transformers (or SGLang) can read it."""
     checkpoint_quantization: str | None = None

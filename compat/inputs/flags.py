@@ -241,6 +241,24 @@ PREFILL_ROUND_ROBIN_BALANCE = Flag(
     FlagGroup.SERVING,
     "a decode server's round-robin balance",
 )
+DISABLE_CUDA_GRAPH = Flag(
+    "disable_cuda_graph",
+    FlagValue.SWITCH,
+    FlagGroup.SERVING,
+    "no CUDA graphs (nothing is captured after the weights load)",
+)
+DISABLE_HYBRID_SWA_MEMORY = Flag(
+    "disable_hybrid_swa_memory",
+    FlagValue.SWITCH,
+    FlagGroup.KV_CACHE,
+    "no sliding-window KV pool for a hybrid sliding-window model",
+)
+ENABLE_HIERARCHICAL_CACHE = Flag(
+    "enable_hierarchical_cache",
+    FlagValue.SWITCH,
+    FlagGroup.KV_CACHE,
+    "the hierarchical (host memory) KV cache",
+)
 
 FLAGS = (
     ATTENTION_BACKEND,
@@ -256,6 +274,8 @@ FLAGS = (
     PAGE_SIZE,
     MAMBA_SCHEDULER_STRATEGY,
     MAMBA_SSM_DTYPE,
+    DISABLE_HYBRID_SWA_MEMORY,
+    ENABLE_HIERARCHICAL_CACHE,
     SPECULATIVE_ALGORITHM,
     SPECULATIVE_EAGLE_TOPK,
     SPECULATIVE_NUM_STEPS,
@@ -271,6 +291,7 @@ FLAGS = (
     ENABLE_DETERMINISTIC_INFERENCE,
     DISAGGREGATION_MODE,
     PREFILL_ROUND_ROBIN_BALANCE,
+    DISABLE_CUDA_GRAPH,
 )
 """Every modelled flag: the attention flags, then the others start-up reads, each group in
 the order SGLang's `--help` lists them (and `compat check` too)."""

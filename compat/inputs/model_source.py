@@ -241,6 +241,8 @@ def add_draft_model(
         "draft_attention_arch": arch.value,
         "why": facts.reasons().get("attention_arch", ""),
     }
+    if name is not None and name.isidentifier():  # a config's own text: kept if a class name
+        fields["draft_model_architecture"] = name
     stated = request.model.get("draft_attention_arch")
     if stated is None:
         fields["draft_attention_arch"] = arch.value
@@ -294,6 +296,7 @@ def add_renamed_draft(
         "why": f"{file}:{set_at} sets attention_arch for {row.draft}, "
         f"{'with' if mla else 'without'} kv_lora_rank in the config",
     }
+    fields["draft_model_architecture"] = row.draft
     stated = request.model.get("draft_attention_arch")
     if stated is None:
         fields["draft_attention_arch"] = value

@@ -7,6 +7,7 @@ import os
 from typing import TYPE_CHECKING
 
 from compat.engine.rules import ReleaseRules
+from compat.inputs.checks import InputProblem
 from compat.inputs.installed import UnreadableMetadataError, installed_sglang_version
 from compat.releases import NEWEST, RELEASES, UnknownReleaseError, answering_rules, release_rules
 
@@ -69,3 +70,19 @@ def _with_source(version: str, source: str) -> tuple[ReleaseRules, str, str | No
         where = "the installed sglang" if source == "installed" else source
         raise UnknownReleaseError(f"{error.reason} (from {where})") from None
     return rules, source, newer
+
+
+def checked_release(
+    problems: list[InputProblem], version: object
+) -> tuple[ReleaseRules, str, str | None] | None:
+    """The release `version` names (with where it came from, and the release asked for when
+    it is newer than modelled), or None and the problem."""
+    flag = "--sglang-version"
+    if version is not None and not isinstance(version, str):
+        problems.append(InputProblem(flag, version, f"expected a string, got {version!r}"))
+        return None
+    try:
+        return chosen_release(version)
+    except UnknownReleaseError as error:
+        problems.append(InputProblem(flag, version, error.reason, tuple(RELEASES)))
+        return None

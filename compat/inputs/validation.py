@@ -44,7 +44,7 @@ from compat.inputs.flags import (
     flag_of,
 )
 from compat.inputs.packages import check_environment_and_packages
-from compat.inputs.release_choice import chosen_release
+from compat.inputs.release_choice import checked_release, chosen_release
 from compat.inputs.sub_backend_checks import check_sub_backend, sub_backends
 from compat.releases import NEWEST, RELEASES, UnknownReleaseError
 from compat.vocab.hardware import ComputeCapability
@@ -111,10 +111,11 @@ def parse(config: AttentionConfig) -> Parsed:
     the model's switches."""
     _plain_values(config)
     problems: list[InputProblem] = []
-    release = _checked_release(problems, config.sglang_version)
+    release = checked_release(problems, config.sglang_version)
     _check_names(problems, config, RELEASES[NEWEST] if release is None else release[0])
     positive_ints(problems, _INTEGER_FLAGS, _integers(config))
     class_name(problems, "--model-architecture", config.model_architecture)
+    class_name(problems, "--draft-model-architecture", config.draft_model_architecture)
     compute = capability(problems, config.compute_capability)
     cuda = cuda_version(problems, config.cuda_version)
     switches: tuple[object, ...] = _booleans(config)
@@ -140,22 +141,6 @@ def _plain_values(config: AttentionConfig) -> None:
             object.__setattr__(config, name, str.__str__(value))
         elif isinstance(value, int) and not isinstance(value, bool):
             object.__setattr__(config, name, int.__int__(value))
-
-
-def _checked_release(
-    problems: list[InputProblem], version: object
-) -> tuple[ReleaseRules, str, str | None] | None:
-    """The release `version` names (with where it came from, and the release asked for when
-    it is newer than modelled), or None and the problem."""
-    flag = "--sglang-version"
-    if version is not None and not isinstance(version, str):
-        problems.append(InputProblem(flag, version, f"expected a string, got {version!r}"))
-        return None
-    try:
-        return chosen_release(version)
-    except UnknownReleaseError as error:
-        problems.append(InputProblem(flag, version, error.reason, tuple(RELEASES)))
-        return None
 
 
 def _check_names(
@@ -313,6 +298,9 @@ def _assemble(
         disaggregation=config.disaggregation_mode,
         trust_remote_code=config.trust_remote_code,
         round_robin_balance=config.prefill_round_robin_balance,
+        cuda_graph=not config.disable_cuda_graph,
+        hybrid_swa_memory=not config.disable_hybrid_swa_memory,
+        hierarchical_cache=config.enable_hierarchical_cache,
         model_type=config.model_type,
         checkpoint_quantization=config.checkpoint_quantization,
         remote_code=config.remote_code,
@@ -327,6 +315,7 @@ def _assemble(
         spec_mode=_MODES[config.speculative_attention_mode],
         draft_backend=config.speculative_draft_attention_backend,
         sub_backends=sub_backends(config),
+        draft_architecture=config.draft_model_architecture,
         draft_arch=None
         if config.draft_attention_arch is None
         else _ARCHS[config.draft_attention_arch],

@@ -1,13 +1,16 @@
 """Each release's verify gaps (`compat.engine.verify`), built from the data the wheels gave
-(`compat.releases.verify_data`, written by `tools/verify_gaps.py`, and
-`compat.releases.window_data`, by `tools/window_gaps.py`)."""
+(`compat.releases.verify_data`, written by `tools/verify_gaps.py`;
+`compat.releases.window_data`, by `tools/window_gaps.py`; and
+`compat.releases.draft_window_data`, by `tools/draft_window_gaps.py`)."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 
+from compat.engine.build import DRAFT_ALGORITHMS
 from compat.engine.kernels import Site
-from compat.engine.verify import VerifyGap, VerifyRules, WindowGap
+from compat.engine.verify import DraftWindowGap, VerifyGap, VerifyRules, WindowGap
+from compat.releases.draft_window_data import DRAFT_WINDOW_GAPS
 from compat.releases.verify_data import VERIFY_GAPS
 from compat.releases.window_data import WINDOW_GAPS
 
@@ -41,7 +44,8 @@ def verify_rules(
     gaps = tuple(
         VerifyGap(algorithm, backends, switch, **shared) for algorithm, switch in algorithms
     )
-    return VerifyRules(gaps, _window_gaps(release, algorithms, shared["select"]))
+    windows = _window_gaps(release, algorithms, shared["select"])
+    return VerifyRules(gaps, windows, _draft_window_gaps(release))
 
 
 def _window_gaps(
@@ -58,6 +62,18 @@ def _window_gaps(
         WindowGap(algorithm, backends, architectures, switch, select, **sites)
         for algorithm, switch in algorithms
     )
+
+
+def _draft_window_gaps(release: str) -> tuple[DraftWindowGap, ...]:
+    """The release's gap in the Triton backend's draft-extend capture (none from 0.5.23,
+    which fills the window's indices for that mode)."""
+    data = DRAFT_WINDOW_GAPS.get(release)
+    if data is None:
+        return ()
+    sites = {name: _site(release, data[name]) for name in ("runner", "capture", "reads", "kernel")}
+    backends, targets = frozenset(data["backends"]), frozenset(data["targets"])
+    drafts = frozenset(data["drafts"])
+    return (DraftWindowGap(DRAFT_ALGORITHMS, backends, targets, drafts, **sites),)
 
 
 def _site(release: str, where: tuple[str, str, int]) -> Site:

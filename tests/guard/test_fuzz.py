@@ -155,6 +155,9 @@ VALID: dict[str, st.SearchStrategy[Any]] = {
     "speculative_attention_mode": st.sampled_from(["prefill", "decode"]),
     "attention_arch": st.sampled_from(["mha", "mla"]),
     "draft_attention_arch": st.one_of(st.none(), st.sampled_from(["mha", "mla"])),
+    "draft_model_architecture": st.one_of(
+        st.none(), st.sampled_from(["MiMoV2MTP", "LlamaForCausalLMEagle3"])
+    ),
     "platform": st.sampled_from(["cuda", "rocm", "npu", "xpu", "cpu"]),
     "compute_capability": st.one_of(
         st.none(),
@@ -187,6 +190,9 @@ VALID: dict[str, st.SearchStrategy[Any]] = {
     "enable_deterministic_inference": st.booleans(),
     "disaggregation_mode": st.sampled_from(DISAGGREGATION_MODE.choices),
     "prefill_round_robin_balance": st.booleans(),
+    "disable_cuda_graph": st.booleans(),
+    "disable_hybrid_swa_memory": st.booleans(),
+    "enable_hierarchical_cache": st.booleans(),
     "mamba_scheduler_strategy": st.sampled_from(RELEASES[BASELINE].mamba_strategy_choices),
     "mamba_ssm_dtype": st.one_of(
         st.none(), st.sampled_from(RELEASES[BASELINE].mamba_ssm_dtype_choices)

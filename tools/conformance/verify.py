@@ -15,12 +15,19 @@ updater, `__init__` (which picks the sliding-window method) and `update`, called
 backend's branch for the mode calls it; only the updater's class and its dispatch enum are
 compiled from the module (its imports need flashinfer's kernels), over stand-in tensors
 that add and subtract as torch's do (`StandIn`: `None` is refused, as torch refuses it).
+
+The Triton backend's draft-extend capture (`draft_window_frames`) runs the wheel's own
+`TritonAttnBackend`: its capture metadata for a draft-extend batch, on a backend whose model
+runner has a window, then `forward_extend` of a window layer over that metadata, into a
+stand-in for the extend kernel that refuses a None pointer where its signature (the wheel's
+own, `triton_ops/extend_attention.py`) takes the KV indices, as Triton's compiler does.
 """
 
 from __future__ import annotations
 
 import ast
 import builtins
+import dataclasses
 import enum
 import importlib
 import inspect
@@ -40,6 +47,11 @@ FLASHINFER_FILE = "sglang/srt/layers/attention/flashinfer_backend.py"
 UPDATER = "FlashInferIndicesUpdaterPrefill"
 TORCH_NATIVE = f"{ATTENTION}.torch_native_backend"
 HYBRID = f"{ATTENTION}.hybrid_attn_backend"
+TRITON_FILE = "sglang/srt/layers/attention/triton_backend.py"
+EXTEND_KERNEL = "extend_attention_fwd"
+TRITON_CLASSES = ["TritonAttnBackend", "ForwardMetadata"]
+TRITON_HELPERS = ["update_sliding_window_buffer", "update_sliding_window_buffer_cuda_graph"]
+"""The module's functions that fill the window rail (the wheel's own, where it has them)."""
 FORWARD_BATCH_FILE = "sglang/srt/model_executor/forward_batch_info.py"
 RADIX_FILE = "sglang/srt/layers/radix_attention.py"
 
@@ -141,6 +153,47 @@ class VerifyRuntime(BuildRuntime):
             return type(exc).__name__, self._frames(exc)
         return "", []
 
+    def draft_window_frames(
+        self, mode: str = "DRAFT_EXTEND_V2", window: int = 4095
+    ) -> tuple[str, list[Frame]]:
+        """The Triton backend's capture metadata for a batch in `mode` (a draft-extend mode),
+        built by the wheel's own method on a backend whose runner has a window of `window`
+        tokens, then `forward_extend` of a layer with that window: the exception's type and
+        the frames in the wheel ("" and none: the kernel got KV indices)."""
+        file = self.root / TRITON_FILE
+        namespace = _stand_ins(file, TRITON_CLASSES + TRITON_HELPERS)
+        namespace["dataclass"], namespace["field"] = dataclasses.dataclass, dataclasses.field
+        namespace["ForwardMode"] = self.forward_mode
+        namespace["AttentionType"] = self._wheel_enum(RADIX_FILE, "AttentionType", enum.Enum)
+        stubs.exec_definitions(file, TRITON_CLASSES, namespace, optional=TRITON_HELPERS)
+        backend = _open(namespace["TritonAttnBackend"])
+        backend.sliding_window_size = window
+        backend.speculative_num_steps, backend.num_draft_tokens, backend.page_size = 3, 4, 1
+        # The switches of other paths, off as SGLang's defaults leave them: deterministic
+        # inference, decode context parallelism, a diffusion model's attention.
+        backend.enable_deterministic, backend.dcp_size, backend.dllm_attention = False, 1, None
+        backend.extend_attention_fwd = _kernel(self.root, file)
+        batch = StandIn()
+        batch.forward_mode = getattr(self.forward_mode, mode)
+        batch.batch_size, batch.encoder_lens = 2, None
+        batch.mha_one_shot = False  # MHA's one-shot prefill path, off for a draft extend
+        tensor = StandIn()
+        layer = StandIn()
+        layer.sliding_window_size, layer.k_scale, layer.v_scale = window, None, None
+        layer.is_cross_attention, layer.attn_type, layer.logit_cap = False, None, 0.0
+        try:
+            if "init_forward_metadata_capture_cuda_graph" in vars(namespace["TritonAttnBackend"]):
+                # up to 0.5.12; then the capture's metadata is built out of the graph
+                backend.init_forward_metadata_capture_cuda_graph(
+                    2, 8, tensor, tensor, None, batch.forward_mode, tensor
+                )
+            else:
+                backend.init_forward_metadata_out_graph(batch, in_capture=True)
+            backend.forward_extend(tensor, tensor, tensor, layer, batch, save_kv_cache=False)
+        except Exception as exc:  # what the draft's graph capture would raise
+            return type(exc).__name__, self._frames(exc)
+        return "", []
+
     def _frames(self, exc: BaseException) -> list[Frame]:
         root = str(self.root) + "/"
         return [
@@ -190,6 +243,12 @@ class StandIn:
     def __getitem__(self, item: object) -> StandIn:
         return StandIn()
 
+    def __setitem__(self, item: object, value: object) -> None:
+        pass
+
+    def __int__(self) -> int:
+        return 1
+
     def __bool__(self) -> bool:
         return True
 
@@ -199,6 +258,41 @@ class StandIn:
     __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = _arithmetic
     __floordiv__ = __rfloordiv__ = __truediv__ = __mod__ = _arithmetic
     __lt__ = __le__ = __gt__ = __ge__ = _arithmetic
+
+
+def _open(klass: type) -> Any:
+    """An instance of the wheel's `klass`, not constructed: its attributes are those set on
+    it, else stand-ins (a backend's buffers, pools and flags)."""
+    opened = type(klass.__name__, (klass,), {"__getattr__": lambda self, name: StandIn()})
+    return object.__new__(opened)
+
+
+def _kernel(root: Path, backend_file: Path) -> Any:
+    """A stand-in for the extend kernel with the wheel's own parameters (its definition,
+    found through the backend module's import of it): it refuses KV indices that are None
+    (Triton cannot compile a None pointer's arithmetic)."""
+    module = next(
+        node.module
+        for node in ast.walk(ast.parse(backend_file.read_text()))
+        if isinstance(node, ast.ImportFrom)
+        and node.module
+        and any(alias.name == EXTEND_KERNEL for alias in node.names)
+    )
+    file = root / (module.replace(".", "/") + ".py")
+    definition = next(
+        node
+        for node in ast.parse(file.read_text()).body
+        if isinstance(node, ast.FunctionDef) and node.name == EXTEND_KERNEL
+    )
+    names = [argument.arg for argument in definition.args.args]
+
+    def kernel(*args: object, **kwargs: object) -> StandIn:
+        given = dict(zip(names, args, strict=False)) | kwargs
+        if given.get("kv_indices", StandIn()) is None:
+            raise TypeError("extend_attention_fwd: kv_indices is None")
+        return StandIn()
+
+    return kernel
 
 
 def _stand_ins(file: Path, names: list[str]) -> dict[str, Any]:

@@ -41,7 +41,7 @@ from compat.engine.startup.spec import handle_speculative_decoding
 from compat.engine.startup.state import ServerArgsFields, StartupLog
 from compat.engine.startup.sub_backends import handle_sub_backends
 from compat.engine.sub_backends import NO_SUB_BACKENDS
-from compat.engine.verify import VerifyFailure, predict_verify
+from compat.engine.verify import VerifyFailure, draft_extend_backend, predict_verify
 from compat.vocab.terms import Severity
 
 
@@ -130,7 +130,10 @@ def replay(launch: Launch, rules: ReleaseRules) -> Startup:
         if build is None:
             kernel = predict_kernels(rules.kernels, launch, f.phases)
         if build is None and kernel is None:
-            verify = predict_verify(rules.verify, launch, f.phases, f.algorithm, model)
+            drafted = _drafted(launch, f)
+            draft_extend = draft_extend_backend(rules.build, drafted, f.phases, f.algorithm)
+            verify = predict_verify(rules.verify, drafted, f.phases, f.algorithm, model,
+                                    draft_extend)  # fmt: skip
     move = log.default_move if default is not None else None
     return Startup(f, events, chosen, model, by, build, move, kernel, verify)
 

@@ -20,6 +20,7 @@ from compat.guard.judge import judge as judge_assembled
 from compat.guard.kernel_words import is_kernel_finding
 from compat.guard.policy import Policy
 from compat.guard.report import Enforcement, Report, Suggestion, runs_as
+from compat.guard.shape_words import is_shape_finding
 from compat.guard.suggest import ORDER
 from compat.guard.verify_words import is_verify_finding
 from compat.inputs.assemble import Assembled, InputError, LaunchRequest, assemble
@@ -166,6 +167,12 @@ def add_model_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="N",
         help="the model's KV heads; SGLang divides them by --tp-size (ROCm MLA default)",
     )
+    for option, what in (
+        ("--q-heads", "the model's attention heads (num_attention_heads)"),
+        ("--qk-nope-head-dim", "an MLA model's qk_nope_head_dim"),
+        ("--qk-rope-head-dim", "an MLA model's qk_rope_head_dim (these three: a kernel's ranges)"),
+    ):
+        model.add_argument(option, metavar="N", help=what)
     model.add_argument(
         "--sglang-version",
         metavar="X.Y.Z",
@@ -269,7 +276,11 @@ def format_report(
     startup = [f for f in report.findings if f.enforced is Enforcement.STARTUP]
     build = [f for f in report.findings if is_build_finding(f)]
     # The kernels and the verify pass: SGLang's own failures in the first forward pass.
-    kernels = [f for f in report.findings if is_kernel_finding(f) or is_verify_finding(f)]
+    kernels = [
+        f
+        for f in report.findings
+        if is_kernel_finding(f) or is_verify_finding(f) or is_shape_finding(f)
+    ]
     documented = [
         f
         for f in report.findings

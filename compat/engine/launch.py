@@ -63,6 +63,11 @@ class Launch(msgspec.Struct, frozen=True):
     """The model's `architectures[0]`; None: the replay assumes the release's usual one."""
     kv_heads: int | None
     """The model's KV heads (`num_key_value_heads`), before tensor parallelism divides them."""
+    q_heads: int | None
+    """The model's attention heads (`num_attention_heads`), before tensor parallelism."""
+    qk_nope_head_dim: int | None
+    qk_rope_head_dim: int | None
+    """An MLA model's head dims (None: not known)."""
     features: frozenset[ModelFeature]
     device: str | None
     """`--device`; None: SGLang detects the machine's own (`platform`)."""

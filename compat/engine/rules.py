@@ -40,6 +40,7 @@ from compat.engine.predicates import BackendField as BackendField
 from compat.engine.predicates import GpuGate as GpuGate
 from compat.engine.predicates import Machine as Machine
 from compat.engine.preshuffle import TRITON, Preshuffle, RocmImage, package, usable
+from compat.engine.shapes import ShapeRules
 from compat.engine.sub_backends import SubRefusalAt
 from compat.engine.verify import VerifyRules
 from compat.vocab.evidence import Evidence
@@ -258,6 +259,9 @@ class ReleaseRules(msgspec.Struct, frozen=True, dict=True):
     verify: VerifyRules = VerifyRules()
     """Where speculative decoding's first verify pass fails in the target's backend
     (`compat.releases.verify`)."""
+    shapes: ShapeRules = ShapeRules()
+    """Where the first prefill fails compiling a kernel over the model's shapes
+    (`compat.releases.shapes`)."""
 
     def preshuffle_usable(self, launch: Launch) -> bool | None:
         """Whether aiter's preshuffle paged-MQA path is usable for `launch` on ROCm (False

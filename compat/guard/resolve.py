@@ -13,7 +13,7 @@ from compat.engine.events import DtypeFallenBack
 from compat.engine.model_events import ModelPage
 from compat.engine.rules import BranchCondition, DefaultMove, ReleaseRules
 from compat.engine.startup.replay import Startup, replay
-from compat.guard import build_words, kernel_words, startup_findings, verify_words
+from compat.guard import build_words, kernel_words, shape_words, startup_findings, verify_words
 from compat.guard.fit import fit_for
 from compat.guard.plan import MEMO_LIMIT, CompiledGuard, FindingMemo
 from compat.guard.plan import compiled as compiled_guard
@@ -110,6 +110,9 @@ def _resolve(parsed: Parsed, findings: list[Finding], compiled: CompiledGuard) -
     verify = startup.verify
     if verify is not None:
         findings.append(memo.finding(verify_words.finding, (verify, release), verify, release))
+    shape = startup.shape
+    if shape is not None:
+        findings.append(memo.finding(shape_words.finding, (shape, release), shape, release))
     findings.extend(_resolution_notes(parsed, startup, memo))
     values = startup.fields
     prefill, decode = values.phases

@@ -37,6 +37,7 @@ from compat.inputs.environment import parse_assignments, read_process
 from compat.inputs.flags import FLAGS, flag_of
 from compat.inputs.implied_type import add_implied_model_type
 from compat.inputs.model_source import (
+    INTEGER_FACTS,
     add_draft_model,
     add_known_model,
     add_model_config,
@@ -160,7 +161,7 @@ def assemble(request: LaunchRequest) -> Assembled:
             add_published_config(request, launch.model_path, models, fields, context)
     for name, value in request.model.items():
         if value is not None:
-            fields[name] = _integer(name, value, problems) if name == "kv_heads" else value
+            fields[name] = _integer(name, value, problems) if name in INTEGER_FACTS else value
     if request.sglang_version is not None:
         fields["sglang_version"] = request.sglang_version
     if request.environment or request.process_environment:

@@ -105,6 +105,12 @@ class AttentionConfig:
     kv_heads: int | None = None
     """The model's KV heads (`num_key_value_heads`); SGLang divides them among `--tp-size`
     ranks (its ROCm MLA default reads the heads per rank)."""
+    q_heads: int | None = None
+    """The model's attention heads (`num_attention_heads`), before tensor parallelism."""
+    qk_nope_head_dim: int | None = None
+    """An MLA model's `qk_nope_head_dim` (a kernel's range: 0.5.x's aiter prefill)."""
+    qk_rope_head_dim: int | None = None
+    """An MLA model's `qk_rope_head_dim`."""
     sglang_version: str | None = None
     """The SGLang release to predict; default: the installed one, else the newest modelled."""
     trust_remote_code: bool = False

@@ -17,6 +17,7 @@ from compat.engine.models.lookup import ModelKnowledge
 from compat.inputs.bounded_json import json_type as _json_type
 from compat.inputs.checks import SHOWN_CHARS, echoed
 from compat.inputs.config_file import ModelConfigError, config_file, read_object
+from compat.inputs.config_shapes import read_head_shapes, read_kv_heads
 from compat.vocab.terms import Arch
 
 Known = ModelKnowledge | None  # what the predicted release knows of models, if known
@@ -59,9 +60,6 @@ CONDITIONAL_GENERATION_SUFFIX = "ForConditionalGeneration"
 
 ENCODER_DECODER_KEY = "is_encoder_decoder"
 DUAL_CHUNK_KEY = "dual_chunk_attention_config"
-KV_HEADS_KEY = "num_key_value_heads"
-MAX_KV_HEADS = 1 << 20
-"""More KV heads than this is no model's (the largest have a few hundred)."""
 # The checkpoint's quantization (`quantization_config.quant_method`) and its own code.
 QUANTIZATION_KEY = "quantization_config"
 REMOTE_CODE_KEY = "auto_map"
@@ -88,6 +86,8 @@ class ModelFacts:
     remote_code: bool = False
     qsa_profile: bool = False
     """A QSA indexer (`QSA_PROFILE_KEY`): SGLang's `parse_qsa_profile` answers a profile."""
+    head_shapes: tuple[tuple[str, int], ...] = ()
+    """(AttentionConfig field, value) of each `HEAD_SHAPE_KEYS` the config gives."""
 
     def config_fields(self) -> dict[str, object]:
         """The AttentionConfig keyword arguments these facts imply."""
@@ -96,6 +96,7 @@ class ModelFacts:
             fields["model_architecture"] = self.architectures[0]
         if self.kv_heads is not None:
             fields["kv_heads"] = self.kv_heads
+        fields.update(self.head_shapes)
         if self.model_type is not None:
             fields["model_type"] = self.model_type
         if self.checkpoint_quantization is not None:
@@ -159,7 +160,7 @@ class _Scope:
         return f"{self.prefix}{key}"
 
 
-class _Reader:
+class ConfigReader:
     def __init__(self, file: Path, data: Mapping[str, Any]) -> None:
         self.file = file
         self.scopes = [_Scope("", data)]
@@ -211,7 +212,7 @@ class _Reader:
 
 def derive_model_facts(file: Path, data: Mapping[str, Any], models: Known) -> ModelFacts:
     """The facts of a config already read (`data`, from `file`, named in the evidence)."""
-    reader = _Reader(file, data)
+    reader = ConfigReader(file, data)
     top = reader.scopes[0]
     architectures = reader.strings(top, "architectures")
     model_type = data.get("model_type")
@@ -240,15 +241,7 @@ def derive_model_facts(file: Path, data: Mapping[str, Any], models: Known) -> Mo
         evidence.append(
             ("dual_chunk_attention", f"{scope.name(DUAL_CHUNK_KEY)} is set in {file.name}")
         )
-    kv_heads = None
-    for scope, heads in reversed(reader.present(KV_HEADS_KEY)):  # the text config's first
-        # Refused as the other fields are: a head count SGLang would divide by is whole
-        # and positive (`"8"`, 8.0 and 0 were dropped, and the model judged without it).
-        if type(heads) is not int or not 0 < heads <= MAX_KV_HEADS:
-            reader.bad(scope.name(KV_HEADS_KEY), heads, f"an integer from 1 to {MAX_KV_HEADS}")
-        if kv_heads is None:
-            kv_heads = heads
-            evidence.append(("kv_heads", reader.where(scope, KV_HEADS_KEY, heads)))
+    kv_heads, shapes = read_kv_heads(reader, evidence), read_head_shapes(reader, evidence)
     if architectures:
         evidence.append(("model_architecture", f"architectures[0] in {file.name}"))
     if model_type is not None:
@@ -258,6 +251,7 @@ def derive_model_facts(file: Path, data: Mapping[str, Any], models: Known) -> Mo
         evidence.append(("remote_code", f"{REMOTE_CODE_KEY} is set in {file.name}"))
     return ModelFacts(
         kv_heads=kv_heads,
+        head_shapes=shapes,
         checkpoint_quantization=_checkpoint_quantization(reader, evidence),
         remote_code=remote_code,
         qsa_profile=qsa,
@@ -278,7 +272,7 @@ def _by_name(name: str, what: str, models: ModelKnowledge) -> str:
     return f"SGLang {models.release} runs {name} as {what} (configs/model_config.py)"
 
 
-def _checkpoint_quantization(reader: _Reader, evidence: list[tuple[str, str]]) -> str | None:
+def _checkpoint_quantization(reader: ConfigReader, evidence: list[tuple[str, str]]) -> str | None:
     """The checkpoint's `quantization_config.quant_method` (the top level's first)."""
     for scope, config in reader.present(QUANTIZATION_KEY):
         if not isinstance(config, dict):
@@ -293,7 +287,7 @@ def _checkpoint_quantization(reader: _Reader, evidence: list[tuple[str, str]]) -
 
 
 def _attention_arch(
-    reader: _Reader,
+    reader: ConfigReader,
     architectures: tuple[str, ...],
     models: ModelKnowledge | None,
     evidence: list[tuple[str, str]],
@@ -321,7 +315,7 @@ def _attention_arch(
 
 
 def _flag_from_keys(
-    reader: _Reader, keys: tuple[str, ...], field_name: str, evidence: list[tuple[str, str]]
+    reader: ConfigReader, keys: tuple[str, ...], field_name: str, evidence: list[tuple[str, str]]
 ) -> bool:
     found = False
     for key in keys:
@@ -331,7 +325,7 @@ def _flag_from_keys(
     return found
 
 
-def _qsa_profile(reader: _Reader, evidence: list[tuple[str, str]]) -> bool:
+def _qsa_profile(reader: ConfigReader, evidence: list[tuple[str, str]]) -> bool:
     """SGLang's `parse_qsa_profile`: the key in the text config, or the top level where
     there is none (`getattr(config, "text_config", config)`)."""
     text = [scope for scope in reader.scopes if scope.prefix == f"{QSA_SCOPE}."]
@@ -343,7 +337,7 @@ def _qsa_profile(reader: _Reader, evidence: list[tuple[str, str]]) -> bool:
     return True
 
 
-def _sliding_window(reader: _Reader, evidence: list[tuple[str, str]]) -> bool:
+def _sliding_window(reader: ConfigReader, evidence: list[tuple[str, str]]) -> bool:
     found = False
     for scope in reader.scopes:
         window = reader.optional_int(scope, SLIDING_WINDOW_KEY)
@@ -379,7 +373,7 @@ def _sliding_window(reader: _Reader, evidence: list[tuple[str, str]]) -> bool:
 
 
 def _multimodal(
-    reader: _Reader,
+    reader: ConfigReader,
     architectures: tuple[str, ...],
     models: ModelKnowledge | None,
     evidence: list[tuple[str, str]],

@@ -17,7 +17,18 @@ if TYPE_CHECKING:
     from compat.inputs.assemble import LaunchRequest
     from compat.inputs.model_config import ModelFacts
 
-MODEL_FACTS = ("attention_arch", "sliding_window", "multimodal", "model_architecture", "kv_heads")
+HEAD_SHAPES = ("q_heads", "qk_nope_head_dim", "qk_rope_head_dim")
+"""The heads and head dims of a model a kernel's ranges read (`compat.engine.shapes`)."""
+MODEL_FACTS = (
+    "attention_arch",
+    "sliding_window",
+    "multimodal",
+    "model_architecture",
+    "kv_heads",
+    *HEAD_SHAPES,
+)
+INTEGER_FACTS = frozenset({"kv_heads", *HEAD_SHAPES})
+"""The model facts that are integers (the command line gives them as text)."""
 
 
 def unserved(name: str, models: ModelKnowledge | None) -> str:

@@ -43,6 +43,7 @@ from compat.inputs.flags import (
     Flag,
     flag_of,
 )
+from compat.inputs.model_source import HEAD_SHAPES
 from compat.inputs.packages import check_environment_and_packages
 from compat.inputs.release_choice import checked_release, chosen_release
 from compat.inputs.sub_backend_checks import check_sub_backend, sub_backends
@@ -97,7 +98,7 @@ _BOOLEANS = (*_FEATURES, *(flag.field for flag in FLAGS if flag.switch), "remote
 _BOOLEAN_FLAGS = tuple(flag_of(name) for name in _BOOLEANS)
 _booleans = attrgetter(*_BOOLEANS)
 _FEATURE_COUNT = len(_FEATURES)
-_INTEGERS = (*(flag.field for flag in FLAGS if flag.integer), "kv_heads")
+_INTEGERS = (*(flag.field for flag in FLAGS if flag.integer), "kv_heads", *HEAD_SHAPES)
 _INTEGER_FLAGS = tuple(flag_of(name) for name in _INTEGERS)
 _integers = attrgetter(*_INTEGERS)
 _NO_FEATURES: frozenset[ModelFeature] = frozenset()
@@ -291,6 +292,9 @@ def _assemble(
         image_cuda=release.image_cuda.version,
         model_architecture=config.model_architecture,
         kv_heads=config.kv_heads,
+        q_heads=config.q_heads,
+        qk_nope_head_dim=config.qk_nope_head_dim,
+        qk_rope_head_dim=config.qk_rope_head_dim,
         device=config.device,
         dp_attention=config.enable_dp_attention,
         deterministic=config.enable_deterministic_inference,

@@ -30,6 +30,7 @@ from compat.releases.build import build_rules
 from compat.releases.entry import Change, DocChange, Release
 from compat.releases.image import image_cuda, rocm_image
 from compat.releases.kernels import kernel_rules
+from compat.releases.shapes import shape_rules
 from compat.releases.sub_startup import sub_refusals
 from compat.releases.verify import verify_rules
 from compat.releases.versions import SortKey, parse_version
@@ -107,6 +108,7 @@ class _Releases(Mapping[str, ReleaseRules]):
                     verify=verify_rules(
                         BASELINE, baseline.verify, baseline.ngram, baseline.eagle_family
                     ),
+                    shapes=shape_rules(BASELINE, baseline.shapes),
                 )
             else:
                 before = self[RELEASE_NAMES[RELEASE_NAMES.index(release) - 1]]
@@ -136,6 +138,7 @@ def _apply(before: ReleaseRules, entry: Release) -> ReleaseRules:
     updates["verify"] = verify_rules(
         entry.name, before.verify, before.ngram, before.eagle_family
     )
+    updates["shapes"] = shape_rules(entry.name, before.shapes)
     updates["image_cuda"] = image_cuda(entry.name, before.image_cuda)
     updates["rocm_image"] = rocm_image(entry.name, before.rocm_image)
     for change in entry.changes:

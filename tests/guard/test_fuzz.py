@@ -190,6 +190,10 @@ VALID: dict[str, st.SearchStrategy[Any]] = {
     "enable_deterministic_inference": st.booleans(),
     "disaggregation_mode": st.sampled_from(DISAGGREGATION_MODE.choices),
     "prefill_round_robin_balance": st.booleans(),
+    **dict.fromkeys(
+        ("q_heads", "qk_nope_head_dim", "qk_rope_head_dim"),
+        st.one_of(st.none(), st.sampled_from([16, 64, 128, 192])),
+    ),
     "disable_cuda_graph": st.booleans(),
     "disable_hybrid_swa_memory": st.booleans(),
     "enable_hierarchical_cache": st.booleans(),

@@ -85,6 +85,7 @@ def test_config_fields_build_an_attention_config() -> None:
     assert fields == {
         "model_architecture": "Gemma3ForConditionalGeneration",
         "kv_heads": 16,
+        "q_heads": 32,
         "model_type": "gemma3",
         "attention_arch": "mha",
         "sliding_window": True,
@@ -228,7 +229,10 @@ def test_single_keys(
 
 def test_reasons_join_every_reason_of_a_field() -> None:
     reasons = load_model_facts(MODELS / "deepseek-r1", release_models("0.5.23")).reasons()
-    assert list(reasons) == ["attention_arch", "kv_heads", "model_architecture", "model_type"]
+    assert list(reasons) == [
+        "attention_arch", "kv_heads", "q_heads", "qk_nope_head_dim", "qk_rope_head_dim",
+        "model_architecture", "model_type",
+    ]  # fmt: skip
     assert reasons["kv_heads"] == "num_key_value_heads=128 in config.json"
     assert "kv_lora_rank=512" in reasons["attention_arch"]
     assert "SGLang 0.5.23 runs DeepseekV3ForCausalLM as an MLA model" in reasons["attention_arch"]

@@ -30,8 +30,16 @@ SOURCE_PREFIX = "https://github.com/sgl-project/sglang/issues/"
 _BACKEND_OPTIONS = frozenset(option for flag in BACKEND_FLAGS for option in flag.options)
 
 
-STATED_FACTS = ("sparse_attention", "sliding_window", "multimodal")
-"""The model facts a report may state: what a config.json says beyond its architecture."""
+STATED_FACTS = (
+    "sparse_attention",
+    "sliding_window",
+    "multimodal",
+    "q_heads",
+    "qk_nope_head_dim",
+    "qk_rope_head_dim",
+)
+"""The model facts a report may state: what a config.json says beyond its architecture (its
+switches, and the heads and head dims a kernel's ranges read)."""
 
 
 class Outcome(enum.Enum):
@@ -59,7 +67,7 @@ class FieldReport(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fiel
     """The checkpoint's Hugging Face id."""
     architecture: str | None = None
     """Its config.json `architectures[0]`: needed when the model zoo lacks the model."""
-    model_facts: dict[str, bool] = msgspec.field(default_factory=dict)
+    model_facts: dict[str, bool | int] = msgspec.field(default_factory=dict)
     """What the thread shows of a model the zoo lacks that its architecture alone does not
     say (`STATED_FACTS`: a traceback through the DSA backend shows sparse attention), as
     `compat check --model-config` would derive it from the model's config.json."""

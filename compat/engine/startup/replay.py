@@ -24,6 +24,7 @@ from compat.engine.events import StartupEvent
 from compat.engine.kernels import KernelFailure, predict_kernels
 from compat.engine.launch import Launch
 from compat.engine.rules import DefaultMove, ReleaseRules
+from compat.engine.shapes import ShapeFailure, predict_shapes
 from compat.engine.startup.backend import handle_attention_backend_compatibility
 from compat.engine.startup.kv import handle_kv4_compatibility, handle_kv_dtype_gpu
 from compat.engine.startup.models import (
@@ -41,7 +42,12 @@ from compat.engine.startup.spec import handle_speculative_decoding
 from compat.engine.startup.state import ServerArgsFields, StartupLog
 from compat.engine.startup.sub_backends import handle_sub_backends
 from compat.engine.sub_backends import NO_SUB_BACKENDS
-from compat.engine.verify import VerifyFailure, draft_extend_backend, predict_verify
+from compat.engine.verify import (
+    DraftWindowGap,
+    VerifyFailure,
+    draft_extend_backend,
+    predict_verify,
+)
 from compat.vocab.terms import Severity
 
 
@@ -70,6 +76,9 @@ class Startup(msgspec.Struct, frozen=True):
     verify: VerifyFailure | None = None
     """Where speculative decoding's first verify pass then fails in the target's backend
     (None: it runs, or something fails first)."""
+    shape: ShapeFailure | None = None
+    """Where the first prefill then fails compiling a kernel over the model's shapes (None:
+    it compiles, or something fails first)."""
 
     @property
     def refused(self) -> bool:
@@ -124,6 +133,7 @@ def replay(launch: Launch, rules: ReleaseRules) -> Startup:
     build: BuildFailure | None = None
     kernel: KernelFailure | None = None
     verify: VerifyFailure | None = None
+    shape: ShapeFailure | None = None
     if not any(event.severity is Severity.ERROR for event in events):
         build = build_after_startup(rules.build, _drafted(launch, f), f.phases, f.algorithm,
                                     f.steps)  # fmt: skip
@@ -134,8 +144,13 @@ def replay(launch: Launch, rules: ReleaseRules) -> Startup:
             draft_extend = draft_extend_backend(rules.build, drafted, f.phases, f.algorithm)
             verify = predict_verify(rules.verify, drafted, f.phases, f.algorithm, model,
                                     draft_extend)  # fmt: skip
+            # The draft's capture comes before the warm-up's prefill, its verify after.
+            if verify is None or not isinstance(verify.gap, DraftWindowGap):
+                prefill = f.phases[0] or f.phases[1]
+                shape = predict_shapes(rules.shapes, launch, prefill, model)
+                verify = None if shape is not None else verify
     move = log.default_move if default is not None else None
-    return Startup(f, events, chosen, model, by, build, move, kernel, verify)
+    return Startup(f, events, chosen, model, by, build, move, kernel, verify, shape)
 
 
 def _drafted(launch: Launch, f: ServerArgsFields) -> Launch:

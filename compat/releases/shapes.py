@@ -1,0 +1,29 @@
+"""Each release's kernels that need power-of-two shapes (`compat.engine.shapes`), built from
+the data the wheels gave (`compat.releases.shape_data`, written by `tools/shape_gaps.py`)."""
+
+from __future__ import annotations
+
+from compat.engine.kernels import Site
+from compat.engine.shapes import PowerOfTwoGap, ShapeRules
+from compat.releases.shape_data import SHAPE_GAPS
+
+AITER = frozenset({"aiter"})
+"""The prefill backend whose handler the concatenation's aiter branch serves: the branch
+tests `current_attention_backend == "aiter"` (`tools/shape_gaps.py` reads it)."""
+
+
+def shape_rules(release: str, before: ShapeRules) -> ShapeRules:
+    """`release`'s gaps; a release the wheels were not read for (a stand-in for a newer one)
+    has `before`'s."""
+    data = SHAPE_GAPS.get(release)
+    if data is None:
+        return before
+    heads, nope, rope = (_site(release, where) for where in data["ranges"])
+    sites = {name: _site(release, data[name]) for name in ("handler", "branch", "launch")}
+    gap = PowerOfTwoGap(AITER, frozenset(data["architectures"]), data["pads_heads"], **sites,
+                        heads=heads, nope=nope, rope=rope)  # fmt: skip
+    return ShapeRules((gap,))
+
+
+def _site(release: str, where: tuple[str, str, int]) -> Site:
+    return Site("sglang", release, *where)

@@ -30,9 +30,10 @@ class PowerOfTwoGap(msgspec.Struct, frozen=True):
     """The prefill backends whose path launches it (aiter's)."""
     architectures: frozenset[str]
     """The model classes that run the attention that launches it."""
-    pads_heads: bool
-    """The launcher hands a head count that is not a power of two to a padding kernel
-    (from 0.5.18): only the dims then fail."""
+    padded: tuple[Site, Site] | None
+    """Where the launcher hands a head count that is not a power of two to a padding kernel
+    (from 0.5.18): that kernel's ranges over `qk_nope_head_dim` and `qk_rope_head_dim`
+    (only the dims then fail)."""
     handler: Site
     """Where the backend's handler takes the MHA path for a prefill."""
     branch: Site
@@ -76,12 +77,15 @@ def predict_shapes(
     for gap in rules.gaps:
         if prefill not in gap.backends or model not in gap.architectures:
             continue
-        ranges = [
-            (f"qk_nope_head_dim {launch.qk_nope_head_dim}", launch.qk_nope_head_dim, gap.nope),
-            (f"qk_rope_head_dim {launch.qk_rope_head_dim}", launch.qk_rope_head_dim, gap.rope),
-        ]
         heads = heads_per_rank(launch)
-        if not gap.pads_heads:
+        # Heads that are not a power of two go to the padding kernel, where it exists.
+        padded = gap.padded is not None and heads is not None and not _power_of_two(heads)
+        nope, rope = gap.padded if padded and gap.padded is not None else (gap.nope, gap.rope)
+        ranges = [
+            (f"qk_nope_head_dim {launch.qk_nope_head_dim}", launch.qk_nope_head_dim, nope),
+            (f"qk_rope_head_dim {launch.qk_rope_head_dim}", launch.qk_rope_head_dim, rope),
+        ]
+        if gap.padded is None:
             ranges.insert(0, (f"{heads} heads per rank", heads, gap.heads))
         for dim, value, site in ranges:
             if value is not None and not _power_of_two(value):

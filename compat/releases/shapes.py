@@ -20,8 +20,10 @@ def shape_rules(release: str, before: ShapeRules) -> ShapeRules:
         return before
     heads, nope, rope = (_site(release, where) for where in data["ranges"])
     sites = {name: _site(release, data[name]) for name in ("handler", "branch", "launch")}
-    gap = PowerOfTwoGap(AITER, frozenset(data["architectures"]), data["pads_heads"], **sites,
-                        heads=heads, nope=nope, rope=rope)  # fmt: skip
+    pad = [_site(release, where) for where in data["padded"]]  # none before 0.5.18
+    padded = (pad[0], pad[1]) if pad else None
+    gap = PowerOfTwoGap(AITER, frozenset(data["architectures"]), padded, **sites, heads=heads,
+                        nope=nope, rope=rope)  # fmt: skip
     return ShapeRules((gap,))
 
 

@@ -50,8 +50,11 @@ def test_the_wheels_own_kernel_fails_exactly_where_the_data_says(release: str) -
     assert frames[0] == (launch[0], launch[1].rsplit(".", 1)[1], launch[2])
     assert concat_frames(release, *DEEPSEEK_V3) == ("", [])
     raised, frames = concat_frames(release, *TWELVE_HEADS)
-    if data["pads_heads"]:
+    if data["padded"]:
         assert (raised, frames) == ("", [])
+        # With GLM-5's dims too, the padding kernel's own range fails.
+        raised, frames = concat_frames(release, 12, 192, 64)
+        assert raised == "CompilationError" and frames[-1] == tuple(data["padded"][0])
     else:
         assert raised == "CompilationError" and frames[-1] == (heads[0], heads[1], heads[2])
 
@@ -70,6 +73,8 @@ def test_each_cited_line_says_what_the_data_says_of_it(release: str) -> None:
     assert "concat_and_cast_mha_k_triton(" in line(data["launch"])
     for site, dim in zip(data["ranges"], ("head_cnt", "nope_dim", "rope_dim"), strict=True):
         assert f"tl.arange(0, {dim})" in line(site)
+    for site, dim in zip(data["padded"], ("nope_dim", "rope_dim"), strict=False):
+        assert f"tl.arange(0, {dim})" in line(site) and site[1].endswith("pad_kernel")
 
 
 def test_each_release_serves_glm_5_through_the_gap_from_the_release_that_serves_it() -> None:

@@ -21,12 +21,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from shape_gaps import CALLERS, KERNEL, LAUNCHER, aiter_branch, kernel_ranges
+from shape_gaps import CALLERS, KERNEL, LAUNCHER, PAD_KERNEL, aiter_branch, kernel_ranges
 
 from conformance import stubs
 from conformance.wheel import source_root
-
-PAD_KERNEL = "concat_and_cast_mha_k_pad_kernel"
 
 Frame = tuple[str, str, int]
 

@@ -147,14 +147,27 @@ class DraftRuntime(SglangRuntime):
     sliding window of `window` tokens, when given)."""
 
     def __init__(self, version: str, targets: Iterator[str], window: int | None = None) -> None:
-        # `window`: each checkpoint also declares a sliding window of that many tokens.
-        extra = {} if window is None else {"sliding_window": window}
+        # `window`: each checkpoint also declares a sliding window of that many tokens, on
+        # every other layer, in each of the ways hybrid models' configs say which.
+        extra = {} if window is None else _windowed(window)
         self.models = {
             f"{target}-{kind}": {**config, **extra, "architectures": [target]}
             for target in targets
             for kind, config in (("mla", _WITH_MLA), ("mha", _WITHOUT_MLA))
         }
         super().__init__(source_root(version), _profile("H200"))
+
+
+def _windowed(window: int) -> dict[str, Any]:
+    layers = _WITHOUT_MLA["num_hidden_layers"]
+    return {
+        "sliding_window": window,
+        "layer_types": ["sliding_attention", "full_attention"] * (layers // 2),
+        "hybrid_layer_pattern": [1, 0] * (layers // 2),
+        "swa_num_key_value_heads": _WITHOUT_MLA["num_key_value_heads"],
+        "swa_head_dim": _WITHOUT_MLA["head_dim"],
+        "swa_v_head_dim": _WITHOUT_MLA["head_dim"],
+    }
 
 
 def built_draft(model_config: Any, path: str, file: str) -> tuple[str, str, int | None]:

@@ -80,10 +80,19 @@ class WindowGap(msgspec.Struct, frozen=True):
     """Where the updater switches to its sliding-window method."""
     reads: Site
     """The subtraction of `prefix_lens` that raises (`TypeError` on None)."""
+    hybrid: frozenset[str] = frozenset()
+    """The architectures the release's `ModelConfig` runs as hybrid sliding-window models,
+    whose window the runner reads from the config (unless the hybrid pool is off)."""
 
     def meets(self, launch: Launch, model: str) -> bool:
         """Whether the launch's target has a window this gap reads."""
-        return model in self.architectures and ModelFeature.SLIDING_WINDOW in launch.features
+        if ModelFeature.SLIDING_WINDOW not in launch.features:
+            return False
+        if model in self.architectures:
+            return True
+        # The config's window, read only while the hybrid pool is on (the hierarchical
+        # cache turns it off for some of these models: never predicted with it).
+        return model in self.hybrid and launch.hybrid_swa_memory and not launch.hierarchical_cache
 
 
 class DraftWindowGap(msgspec.Struct, frozen=True):

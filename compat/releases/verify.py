@@ -58,8 +58,9 @@ def _window_gaps(
         return ()
     backends, architectures = frozenset(data["backends"]), frozenset(data["architectures"])
     sites = {name: _site(release, data[name]) for name in ("passes", "window", "reads")}
+    hybrid = frozenset(data["hybrid"])
     return tuple(
-        WindowGap(algorithm, backends, architectures, switch, select, **sites)
+        WindowGap(algorithm, backends, architectures, switch, select, **sites, hybrid=hybrid)
         for algorithm, switch in algorithms
     )
 

@@ -215,3 +215,23 @@ def test_the_window_gap_needs_a_windowed_model_of_a_class_that_reads_it() -> Non
                                  speculative_algorithm="EAGLE")) == []  # fmt: skip
     split = {"prefill_attention_backend": "fa3", "decode_attention_backend": "flashinfer"}
     assert _verify_errors(_gemma("0.5.12", **split, speculative_algorithm="EAGLE")) == []
+
+
+def test_a_hybrid_sliding_window_target_meets_the_window_gap_through_its_config() -> None:
+    """MiMo-V2-Flash defines no window method: the runner reads the config's window, because
+    the release's ModelConfig runs it as a hybrid sliding-window model; with the hybrid pool
+    off (or the hierarchical cache, which turns it off for MiMo-V2) it has none."""
+    mimo = {"model_architecture": "MiMoV2FlashForCausalLM", "sliding_window": True}
+    eagle = {"attention_backend": "flashinfer", "speculative_algorithm": "EAGLE", "tp_size": 4}
+    gaps = RELEASES["0.5.11"].verify.window_gaps
+    assert "MiMoV2FlashForCausalLM" in gaps[0].hybrid
+    assert "MiMoV2FlashForCausalLM" not in gaps[0].architectures
+
+    def errors(**more: Any) -> list[str]:
+        config = AttentionConfig(sglang_version="0.5.11", **ON_H100, **(mimo | eagle | more))
+        return _verify_errors(check(config))
+
+    assert errors() == ["flashinfer"]
+    assert errors(disable_hybrid_swa_memory=True) == []
+    assert errors(enable_hierarchical_cache=True) == []
+    assert errors(sliding_window=False) == []

@@ -232,6 +232,14 @@ def _verify(name: str) -> list[str]:
     return gap_lines(RELEASES[NEWEST].verify, name, NEWEST)
 
 
+def _first_prefill(name: str) -> list[str]:
+    """What the newest release's kernels over the model's shapes say of `name`."""
+    from compat.guard.shape_words import gap_lines
+    from compat.releases import NEWEST, RELEASES
+
+    return gap_lines(RELEASES[NEWEST].shapes, name, NEWEST)
+
+
 def _releases(name: str) -> list[str]:
     """The releases whose flags accept `name`, as ranges."""
     from compat.releases import RELEASES
@@ -263,6 +271,10 @@ def explain_lines(matrix: Matrix, name: str) -> list[str]:
     if verify:
         lines += ["", "When speculative decoding verifies on it (after the weights load):"]
         lines += [f"  {line}" for line in verify]
+    prefill = _first_prefill(name)
+    if prefill:
+        lines += ["", "When its first prefill runs (after the weights load):"]
+        lines += [f"  {line}" for line in prefill]
     lines += ["", "Default:"] + [f"  {line}" for line in _defaults(name)]
     lines += ["", "Accepted by:"] + [f"  {line}" for line in _releases(name)]
     lines += ["", "Sources:", *sources.lines()]

@@ -8,8 +8,9 @@ the warm-up, naming each link of the chain in the release's code, the kernel's r
 from __future__ import annotations
 
 from compat.engine.kernels import Site
-from compat.engine.shapes import SHAPE_RULE, ShapeFailure
+from compat.engine.shapes import SHAPE_RULE, ShapeFailure, ShapeRules
 from compat.guard.report import Enforcement, Finding
+from compat.vocab.spelling import join_or
 from compat.vocab.terms import Severity
 
 
@@ -35,6 +36,25 @@ def finding(failure: ShapeFailure, release: str) -> Finding:
         enforced=Enforcement.WARMUP,
         raised_at=f"{_at(site)} ({site.function})",
     )
+
+
+def gap_lines(rules: ShapeRules, backend: str, release: str) -> list[str]:
+    """What `release`'s kernels over the model's shapes say of `backend` as the prefill
+    backend: a line per gap (none: its first prefill compiles whatever the shapes)."""
+    lines = []
+    for gap in rules.gaps:
+        if backend not in gap.backends:
+            continue
+        ranges = ["qk_nope_head_dim", "qk_rope_head_dim"]
+        if gap.padded is None:  # from 0.5.18 the launcher pads the heads
+            ranges.insert(0, "the heads per rank")
+        lines.append(
+            f"SGLang {release}: on ROCm, the first prefill of an MLA model that runs DeepSeek's "
+            f"attention ({len(gap.architectures)} classes) fails on it when "
+            f"{join_or(ranges)} is not a power of two: its MHA path concatenates the "
+            f"keys with a Triton kernel over those ranges ({_at(gap.launch)}, {_at(gap.nope)})"
+        )
+    return lines
 
 
 def is_shape_finding(finding: Finding) -> bool:

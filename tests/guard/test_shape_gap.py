@@ -18,7 +18,7 @@ import pytest
 from compat import AttentionConfig, check
 from compat.engine.shapes import SHAPE_RULE
 from compat.guard.report import Enforcement, Report
-from compat.releases import RELEASE_NAMES, RELEASES
+from compat.releases import NEWEST, RELEASE_NAMES, RELEASES
 
 GLM_5: dict[str, Any] = {
     "model_architecture": "GlmMoeDsaForCausalLM",
@@ -87,3 +87,14 @@ def test_the_heads_per_rank_are_the_attentions_tensor_parallel_share() -> None:
     split = {"prefill_attention_backend": "aiter", "decode_attention_backend": "triton"}
     [failure] = [f for f in _report("0.5.12", **split).errors if f.rule == SHAPE_RULE]
     assert failure.flags == ("--prefill-attention-backend",)
+
+
+def test_compat_explain_names_the_gap_of_the_newest_release() -> None:
+    from compat import MATRIX
+    from compat.cli.explain import explain_lines
+
+    aiter = "\n".join(explain_lines(MATRIX, "aiter"))
+    assert "When its first prefill runs" in aiter
+    nope = RELEASES[NEWEST].shapes.gaps[0].nope
+    assert f"{nope.file}:{nope.line}" in aiter and "qk_nope_head_dim" in aiter
+    assert "When its first prefill runs" not in "\n".join(explain_lines(MATRIX, "triton"))

@@ -34,8 +34,7 @@ from typing import Any
 from conformance.wheel import source_root
 from draft_renames import DraftRuntime, static_renames
 from generated import release_entries, write_or_check
-from verify_gaps import Site, registered_names
-from window_gaps import _method
+from verify_gaps import Site, functions_of, registered_names
 
 from compat.engine.models.draft_renames import MODEL_CONFIG_FILE
 from compat.releases import RELEASE_NAMES
@@ -79,7 +78,7 @@ def capture_leaves_none(tree: ast.Module) -> Site | None:
     a `window_kv_indices=None` the branch passes, else the method's `window_kv_indices = None`
     that the branch never reassigns."""
     for name in CAPTURES:
-        function = _method(tree, BACKEND_CLASS, name)
+        function = functions_of(tree).get(f"{BACKEND_CLASS}.{name}")
         if function is None:
             continue
         initial = next(
@@ -117,7 +116,7 @@ def capture_leaves_none(tree: ast.Module) -> Site | None:
 def window_read(tree: ast.Module) -> tuple[Site, Site] | None:
     """`forward_extend`'s `kv_indices = self.forward_metadata.window_kv_indices` and the
     extend kernel's call after it, where the method never asks whether they are None."""
-    function = _method(tree, BACKEND_CLASS, "forward_extend")
+    function = functions_of(tree).get(f"{BACKEND_CLASS}.forward_extend")
     if function is None:
         return None
     nodes = list(ast.walk(function))

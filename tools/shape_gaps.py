@@ -32,7 +32,7 @@ from typing import Any
 
 from conformance.wheel import source_root
 from generated import release_entries, write_or_check
-from verify_gaps import Site
+from verify_gaps import Site, functions_of
 
 from compat.engine.models.lookup import release_models
 from compat.releases import RELEASE_NAMES
@@ -76,18 +76,13 @@ def _sources(root: Path, needle: str) -> list[tuple[str, ast.Module]]:
     return found
 
 
-def _function(tree: ast.Module, name: str) -> ast.FunctionDef | None:
-    return next(
-        (n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef) and n.name == name), None
-    )
-
-
 def aiter_branch(root: Path) -> tuple[Site, Site] | None:
     """The aiter branch of the key concatenation and its launch, where the branch does not
     ask for powers of two."""
     for name in CALLERS:
         for file, tree in _sources(root, f"def {name}("):
-            function = _function(tree, name)
+            methods = functions_of(tree).items()
+            where, function = next((m for m in methods if m[0].endswith(f".{name}")), ("", None))
             if function is None:
                 continue
             for node in ast.walk(function):
@@ -103,16 +98,8 @@ def aiter_branch(root: Path) -> tuple[Site, Site] | None:
                     if isinstance(n, ast.Call) and ast.unparse(n.func) == LAUNCHER
                 ]
                 if calls:
-                    where = f"{_owner(tree, function)}{name}"
                     return (file, where, node.lineno), (file, where, calls[0].lineno)
     return None
-
-
-def _owner(tree: ast.Module, function: ast.FunctionDef) -> str:
-    for node in tree.body:
-        if isinstance(node, ast.ClassDef) and function in node.body:
-            return f"{node.name}."
-    return ""
 
 
 def kernel_ranges(root: Path) -> tuple[dict[str, Site], dict[str, Site]] | None:
@@ -120,11 +107,12 @@ def kernel_ranges(root: Path) -> tuple[dict[str, Site], dict[str, Site]] | None:
     heads (asks `next_power_of_2(head_cnt)`, from 0.5.18), the padding kernel's for the
     two head dims (empty: it does not)."""
     for file, tree in _sources(root, f"def {KERNEL}("):
-        kernel, launcher = _function(tree, KERNEL), _function(tree, LAUNCHER)
+        functions = functions_of(tree)
+        kernel, launcher = functions.get(KERNEL), functions.get(LAUNCHER)
         if kernel is None or launcher is None:
             continue
         ranges = _ranges(file, kernel, DIMS)
-        pad = _function(tree, PAD_KERNEL)
+        pad = functions.get(PAD_KERNEL)
         pads = "next_power_of_2(head_cnt)" in ast.unparse(launcher) and pad is not None
         padded = _ranges(file, pad, DIMS[1:]) if pads and pad is not None else {}
         if set(ranges) == set(DIMS) and (not pads or set(padded) == set(DIMS[1:])):
@@ -145,7 +133,7 @@ def _ranges(file: str, kernel: ast.FunctionDef, dims: tuple[str, ...]) -> dict[s
 def handler_site(root: Path) -> Site | None:
     """aiter's handler's `return AttnForwardMethod.MHA` for an extend."""
     for file, tree in _sources(root, f"def {HANDLER}("):
-        function = _function(tree, HANDLER)
+        function = functions_of(tree).get(HANDLER)
         if function is None:
             continue
         for node in ast.walk(function):

@@ -69,7 +69,7 @@ from typing import Any
 Site = tuple[str, str, int]
 
 
-def _functions(tree: ast.Module) -> dict[str, ast.FunctionDef]:
+def functions_of(tree: ast.Module) -> dict[str, ast.FunctionDef]:
     """Every method by `Class.method`, every module function by its name."""
     found: dict[str, ast.FunctionDef] = {}
     for node in tree.body:
@@ -83,7 +83,7 @@ def _functions(tree: ast.Module) -> dict[str, ast.FunctionDef]:
 
 
 def _method(source: str, name: str) -> ast.FunctionDef | None:
-    return _functions(ast.parse(source)).get(name)
+    return functions_of(ast.parse(source)).get(name)
 
 
 def _calls(node: ast.AST, method: str) -> list[ast.Call]:
@@ -102,7 +102,7 @@ def verify_switch(source: str, file: str) -> Site | None:
     """The first function of `file` that sets a batch's mode to `TARGET_VERIFY`: an
     assignment `....forward_mode = <expression naming ForwardMode.TARGET_VERIFY>` (the
     NGRAM worker's plain one; the EAGLE workers' `TARGET_VERIFY if ... else IDLE`)."""
-    for name, function in _functions(ast.parse(source)).items():
+    for name, function in functions_of(ast.parse(source)).items():
         for node in ast.walk(function):
             if (
                 isinstance(node, ast.Assign)
@@ -134,7 +134,7 @@ def eagle_switch(wheel: Path, names: set[str]) -> Site | None:
 
 def _mode_expression(source: str, file: str) -> Site | None:
     """The first `IDLE if ... else TARGET_VERIFY` (either order) in a function of `file`."""
-    for name, function in _functions(ast.parse(source)).items():
+    for name, function in functions_of(ast.parse(source)).items():
         for node in ast.walk(function):
             if isinstance(node, ast.IfExp) and {
                 ast.unparse(node.body),
@@ -149,7 +149,7 @@ def unset_branch(source: str) -> Site | None:
     branch alone assigns `ret.extend_prefix_lens` (no other assignment of it in init_new),
     over the field's default of None."""
     tree = ast.parse(source)
-    function = _functions(tree).get("ForwardBatch.init_new")
+    function = functions_of(tree).get("ForwardBatch.init_new")
     if function is None or not _defaults_to_none(tree, "ForwardBatch", "extend_prefix_lens"):
         return None
     found = None

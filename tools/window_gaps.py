@@ -32,7 +32,7 @@ from typing import Any
 from conformance.wheel import wheel_path
 from draft_renames import DraftRuntime
 from generated import release_entries, write_or_check
-from verify_gaps import Site, registered_names
+from verify_gaps import Site, functions_of, registered_names
 
 from compat.engine.models.lookup import release_models
 from compat.releases import RELEASE_NAMES
@@ -65,19 +65,10 @@ from typing import Any
 '''
 
 
-def _method(tree: ast.Module, klass: str, name: str) -> ast.FunctionDef | None:
-    for node in tree.body:
-        if isinstance(node, ast.ClassDef) and node.name == klass:
-            for item in node.body:
-                if isinstance(item, ast.FunctionDef) and item.name == name:
-                    return item
-    return None
-
-
 def verify_passes_none(tree: ast.Module) -> Site | None:
     """The backend's `init_forward_metadata` branch for target verify that calls the
     prefill updater with the keyword `prefix_lens=None`: the line of that keyword."""
-    function = _method(tree, BACKEND_CLASS, "init_forward_metadata")
+    function = functions_of(tree).get(f"{BACKEND_CLASS}.init_forward_metadata")
     if function is None:
         return None
     for node in ast.walk(function):
@@ -96,7 +87,7 @@ def verify_passes_none(tree: ast.Module) -> Site | None:
 
 def window_switch(tree: ast.Module) -> Site | None:
     """The updater's `self.update = self.update_sliding_window` in its `__init__`."""
-    function = _method(tree, UPDATER_CLASS, "__init__")
+    function = functions_of(tree).get(f"{UPDATER_CLASS}.__init__")
     if function is None:
         return None
     for node in ast.walk(function):
@@ -112,7 +103,7 @@ def window_switch(tree: ast.Module) -> Site | None:
 def unguarded_read(tree: ast.Module) -> Site | None:
     """`update_sliding_window`'s first `... self.sliding_window_size ... - prefix_lens`,
     where the method never asks `prefix_lens is None` (0.5.14 on asks first)."""
-    function = _method(tree, UPDATER_CLASS, "update_sliding_window")
+    function = functions_of(tree).get(f"{UPDATER_CLASS}.update_sliding_window")
     if function is None:
         return None
     if any(

@@ -27,9 +27,10 @@ from compat.inputs.assemble import Assembled, InputError, LaunchRequest, assembl
 from compat.inputs.checks import echoed, terminal_lines, terminal_text
 from compat.inputs.command import LaunchFlags
 from compat.inputs.config import InvalidConfigError
+from compat.inputs.config_shapes import HEAD_SHAPE_KEYS
 from compat.inputs.corrected import corrected_command
 from compat.inputs.detect import PlatformDetectionError
-from compat.inputs.flags import FLAGS, FlagGroup
+from compat.inputs.flags import FLAGS, FlagGroup, flag_of
 from compat.inputs.model_source import MODEL_FACTS
 from compat.vocab.terms import Severity
 
@@ -167,12 +168,9 @@ def add_model_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="N",
         help="the model's KV heads; SGLang divides them by --tp-size (ROCm MLA default)",
     )
-    for option, what in (
-        ("--q-heads", "the model's attention heads (num_attention_heads)"),
-        ("--qk-nope-head-dim", "an MLA model's qk_nope_head_dim"),
-        ("--qk-rope-head-dim", "an MLA model's qk_rope_head_dim (these three: a kernel's ranges)"),
-    ):
-        model.add_argument(option, metavar="N", help=what)
+    for field_name, key in HEAD_SHAPE_KEYS.items():
+        help_text = f"the model's {key}: a kernel's range after the weights load"
+        model.add_argument(flag_of(field_name), metavar="N", help=help_text)
     model.add_argument(
         "--sglang-version",
         metavar="X.Y.Z",

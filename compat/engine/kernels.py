@@ -97,6 +97,16 @@ class Site(msgspec.Struct, frozen=True):
         at = f"{self.file}:{self.line}" if self.line else self.file
         return f"{self.package} {self.version}, {at} ({self.function})"
 
+    @property
+    def at(self) -> str:
+        """`file:line`, as a finding cites a link of its chain."""
+        return f"{self.file}:{self.line}"
+
+
+def sglang_site(release: str, where: tuple[str, str, int]) -> Site:
+    """A site of `release`'s sglang wheel from the generated data's (file, function, line)."""
+    return Site("sglang", release, *where)
+
 
 class KernelLimit(msgspec.Struct, frozen=True):
     """One kernel that fails on some GPUs, and the path of SGLang's code that reaches it."""

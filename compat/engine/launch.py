@@ -12,7 +12,7 @@ import msgspec
 from compat.engine.sub_backends import SubBackends
 from compat.vocab.evidence import Evidence
 from compat.vocab.hardware import ComputeCapability
-from compat.vocab.terms import Arch, ModelFeature, Platform, SpeculativeAttentionMode
+from compat.vocab.terms import Arch, ModelFeature, Phase, Platform, SpeculativeAttentionMode
 
 # What SGLang's device detection answers on each machine (ROCm GPUs are torch.cuda devices).
 _MACHINE_DEVICES = {
@@ -122,6 +122,12 @@ class Launch(msgspec.Struct, frozen=True):
     """The kernel packages' versions start-up reads that the launch gives, (name, version)
     sorted by name (`triton`: DSA's page size on ROCm); absent ones are the release's
     official image's, or unknown (`compat.engine.preshuffle`)."""
+
+    def chose(self, phase: Phase) -> str:
+        """The flag that chose `phase`'s backend: the phase's own flag when the launch set
+        it, else `--attention-backend`."""
+        own = self.decode if phase is Phase.DECODE else self.prefill
+        return phase.flag if own is not None else "--attention-backend"
 
     @property
     def cuda(self) -> tuple[int, int]:

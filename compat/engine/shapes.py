@@ -16,7 +16,7 @@ import msgspec
 
 from compat.engine.kernels import Site
 from compat.engine.launch import Launch
-from compat.vocab.terms import Arch, Platform
+from compat.vocab.terms import Arch, Phase, Platform
 
 SHAPE_RULE = "kernel-power-of-two"
 """The rule id of the guard's finding for a kernel that cannot compile the model's shapes."""
@@ -89,8 +89,7 @@ def predict_shapes(
             ranges.insert(0, (f"{heads} heads per rank", heads, gap.heads))
         for dim, value, site in ranges:
             if value is not None and not _power_of_two(value):
-                own = launch.prefill is not None
-                flag = "--prefill-attention-backend" if own else "--attention-backend"
+                flag = launch.chose(Phase.PREFILL)
                 return ShapeFailure(gap, prefill, dim, value, site, flag)
     return None
 

@@ -198,8 +198,7 @@ def predict_verify(
             and backend in gap.backends
             and (isinstance(gap, VerifyGap) or gap.meets(launch, model))
         ):
-            own = launch.decode if phase is Phase.DECODE else launch.prefill
-            flag = phase.flag if own is not None else "--attention-backend"
+            flag = launch.chose(phase)
             return VerifyFailure(gap, backend, phases[0] != phases[1], flag, algorithm)
     return None
 
@@ -210,9 +209,7 @@ def _draft_extend_flag(launch: Launch) -> str:
     decode`, else prefill) when the launch set it, else `--attention-backend`."""
     if launch.draft_backend is not None:
         return "--speculative-draft-attention-backend"
-    phase = verify_phase(launch)
-    own = launch.decode if phase is Phase.DECODE else launch.prefill
-    return phase.flag if own is not None else "--attention-backend"
+    return launch.chose(verify_phase(launch))
 
 
 def draft_extend_backend(

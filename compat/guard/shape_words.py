@@ -7,15 +7,10 @@ the warm-up, naming each link of the chain in the release's code, the kernel's r
 
 from __future__ import annotations
 
-from compat.engine.kernels import Site
 from compat.engine.shapes import SHAPE_RULE, ShapeFailure, ShapeRules
 from compat.guard.report import Enforcement, Finding
 from compat.vocab.spelling import join_or
 from compat.vocab.terms import Severity
-
-
-def _at(site: Site) -> str:
-    return f"{site.file}:{site.line}"
 
 
 def finding(failure: ShapeFailure, release: str) -> Finding:
@@ -25,16 +20,16 @@ def finding(failure: ShapeFailure, release: str) -> Finding:
         SHAPE_RULE,
         Severity.ERROR,
         f"SGLang {release} starts and loads the weights, then fails in the first prefill: "
-        f"on {backend}, the MLA attention takes its MHA path ({_at(gap.handler)}) and "
-        f"concatenates the keys with a Triton kernel ({_at(gap.branch)}, {_at(gap.launch)}) "
+        f"on {backend}, the MLA attention takes its MHA path ({gap.handler.at}) and "
+        f"concatenates the keys with a Triton kernel ({gap.branch.at}, {gap.launch.at}) "
         f"whose range over the model's {failure.dim} is not a power of two: Triton refuses "
         f'to compile it ("arange\'s range must be a power of 2") (sglang {release}, '
-        f"{_at(site)}, {site.function}). Another prefill backend concatenates by slicing",
+        f"{site.at}, {site.function}). Another prefill backend concatenates by slicing",
         (failure.flag,),
         value=backend,
         backend=backend,
         enforced=Enforcement.WARMUP,
-        raised_at=f"{_at(site)} ({site.function})",
+        raised_at=f"{site.at} ({site.function})",
     )
 
 
@@ -52,7 +47,7 @@ def gap_lines(rules: ShapeRules, backend: str, release: str) -> list[str]:
             f"SGLang {release}: on ROCm, the first prefill of an MLA model that runs DeepSeek's "
             f"attention ({len(gap.architectures)} classes) fails on it when "
             f"{join_or(ranges)} is not a power of two: its MHA path concatenates the "
-            f"keys with a Triton kernel over those ranges ({_at(gap.launch)}, {_at(gap.nope)})"
+            f"keys with a Triton kernel over those ranges ({gap.launch.at}, {gap.nope.at})"
         )
     return lines
 

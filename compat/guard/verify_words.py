@@ -25,10 +25,6 @@ from compat.guard.report import Enforcement, Finding
 from compat.vocab.terms import Severity
 
 
-def _at(site: Site) -> str:
-    return f"{site.file}:{site.line}"
-
-
 def finding(failure: VerifyFailure, release: str) -> Finding:
     """The finding for a first verify pass (or the draft's capture) that fails in `release`."""
     gap, backend = failure.gap, failure.backend
@@ -36,7 +32,7 @@ def finding(failure: VerifyFailure, release: str) -> Finding:
         return _draft_finding(failure, gap, release)
     chosen = (
         f" (the hybrid backend runs the verify on the prefill backend unless "
-        f"--speculative-attention-mode decode, {_at(gap.select)})"
+        f"--speculative-attention-mode decode, {gap.select.at})"
         if failure.hybrid
         else ""
     )
@@ -46,7 +42,7 @@ def finding(failure: VerifyFailure, release: str) -> Finding:
         chain = (
             f"{backend} runs the verify{chosen}, and for a target with a sliding window its "
             f"branch for the mode hands its prefill updater prefix_lens=None "
-            f"({_at(gap.passes)}); the updater's sliding-window method ({_at(gap.window)}) "
+            f"({gap.passes.at}); the updater's sliding-window method ({gap.window.at}) "
             f"subtracts it: TypeError: unsupported operand type(s) for -: 'Tensor' and "
             f"'NoneType', at the target's CUDA-graph capture in that mode (without CUDA "
             f"graphs, at the first verify batch)"
@@ -54,8 +50,8 @@ def finding(failure: VerifyFailure, release: str) -> Finding:
     else:
         chain = (
             f"ForwardBatch.init_new leaves extend_prefix_lens unset for it "
-            f"({_at(gap.unset)}); {backend} runs the verify{chosen} through its "
-            f"forward_extend ({_at(gap.dispatch)}, {_at(gap.passes)}), which reads the "
+            f"({gap.unset.at}); {backend} runs the verify{chosen} through its "
+            f"forward_extend ({gap.dispatch.at}, {gap.passes.at}), which reads the "
             f"field's shape: AttributeError: 'NoneType' object has no attribute 'shape'"
         )
     return Finding(
@@ -63,13 +59,13 @@ def finding(failure: VerifyFailure, release: str) -> Finding:
         Severity.ERROR,
         f"SGLang {release} starts and loads the weights, then fails in the first "
         f"{gap.algorithm} verify pass: the worker runs the target in TARGET_VERIFY mode "
-        f"({_at(gap.verify)}); {chain} "
-        f"(sglang {release}, {_at(gap.reads)}, {gap.reads.function})",
+        f"({gap.verify.at}); {chain} "
+        f"(sglang {release}, {gap.reads.at}, {gap.reads.function})",
         (failure.flag, *mode, "--speculative-algorithm"),
         value=backend,
         backend=backend,
         enforced=Enforcement.WARMUP,
-        raised_at=f"{_at(gap.reads)} ({gap.reads.function})",
+        raised_at=f"{gap.reads.at} ({gap.reads.function})",
     )
 
 
@@ -80,17 +76,17 @@ def _draft_finding(failure: VerifyFailure, gap: DraftWindowGap, release: str) ->
         Severity.ERROR,
         f"SGLang {release} starts and loads the weights, then fails capturing the "
         f"{failure.algorithm} draft's draft-extend CUDA graphs: the model's MTP draft runs "
-        f"with a sliding window ({_at(gap.runner)}); {backend} builds the capture's "
-        f"metadata for that mode with the window's KV indices None ({_at(gap.capture)}), "
-        f"and forward_extend takes them for a window layer ({_at(gap.reads)}) and hands "
+        f"with a sliding window ({gap.runner.at}); {backend} builds the capture's "
+        f"metadata for that mode with the window's KV indices None ({gap.capture.at}), "
+        f"and forward_extend takes them for a window layer ({gap.reads.at}) and hands "
         f"them to the extend kernel, which cannot compile a None pointer "
-        f"(sglang {release}, {_at(gap.kernel)}, {gap.kernel.function}; "
+        f"(sglang {release}, {gap.kernel.at}, {gap.kernel.function}; "
         f"--disable-cuda-graph skips the capture)",
         (failure.flag, "--speculative-algorithm", "--disable-cuda-graph"),
         value=backend,
         backend=backend,
         enforced=Enforcement.WARMUP,
-        raised_at=f"{_at(gap.kernel)} ({gap.kernel.function})",
+        raised_at=f"{gap.kernel.at} ({gap.kernel.function})",
     )
 
 
@@ -111,26 +107,26 @@ def gap_lines(rules: VerifyRules, backend: str, release: str) -> list[str]:
     return lines + [
         f"SGLang {release}: the draft's draft-extend CUDA-graph capture fails on it for the "
         f"MTP draft of {join_and(sorted(draft.targets))} when the checkpoint has a sliding "
-        f"window: the window's KV indices stay None ({_at(draft.capture)}) and "
-        f"forward_extend hands them to the extend kernel ({_at(draft.kernel)})"
+        f"window: the window's KV indices stay None ({draft.capture.at}) and "
+        f"forward_extend hands them to the extend kernel ({draft.kernel.at})"
         for draft in rules.draft_window_gaps
         if backend in draft.backends
     ]
 
 
 def _chain_line(gap: VerifyGap | WindowGap) -> str:
-    reads = f"{_at(gap.reads)}, {gap.reads.function}"
+    reads = f"{gap.reads.at}, {gap.reads.function}"
     if isinstance(gap, WindowGap):
         return (
             f" for a target whose model has a sliding window "
             f"({join_and(sorted(gap.architectures))} define one): its branch for "
             f"TARGET_VERIFY hands its prefill updater "
-            f"prefix_lens=None ({_at(gap.passes)}), and the updater's sliding-window method "
+            f"prefix_lens=None ({gap.passes.at}), and the updater's sliding-window method "
             f"subtracts it ({reads})"
         )
     return (
         f": ForwardBatch.init_new leaves extend_prefix_lens unset for TARGET_VERIFY "
-        f"({_at(gap.unset)}), and its forward_extend reads the field's shape ({reads})"
+        f"({gap.unset.at}), and its forward_extend reads the field's shape ({reads})"
     )
 
 

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from compat.engine.models.lookup import ModelKnowledge
 from compat.inputs.checks import shown
+from compat.inputs.config_shapes import HEAD_SHAPE_KEYS
 from compat.inputs.flags import flag_of
 from compat.vocab.spelling import closest, did_you_mean
 
@@ -17,7 +18,7 @@ if TYPE_CHECKING:
     from compat.inputs.assemble import LaunchRequest
     from compat.inputs.model_config import ModelFacts
 
-HEAD_SHAPES = ("q_heads", "qk_nope_head_dim", "qk_rope_head_dim")
+HEAD_SHAPES = tuple(HEAD_SHAPE_KEYS)
 """The heads and head dims of a model a kernel's ranges read (`compat.engine.shapes`)."""
 MODEL_FACTS = (
     "attention_arch",
@@ -27,7 +28,7 @@ MODEL_FACTS = (
     "kv_heads",
     *HEAD_SHAPES,
 )
-INTEGER_FACTS = frozenset({"kv_heads", *HEAD_SHAPES})
+INTEGER_FACTS = ("kv_heads", *HEAD_SHAPES)
 """The model facts that are integers (the command line gives them as text)."""
 
 

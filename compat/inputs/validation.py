@@ -43,7 +43,7 @@ from compat.inputs.flags import (
     Flag,
     flag_of,
 )
-from compat.inputs.model_source import HEAD_SHAPES
+from compat.inputs.model_source import INTEGER_FACTS
 from compat.inputs.packages import check_environment_and_packages
 from compat.inputs.release_choice import checked_release, chosen_release
 from compat.inputs.sub_backend_checks import check_sub_backend, sub_backends
@@ -98,7 +98,7 @@ _BOOLEANS = (*_FEATURES, *(flag.field for flag in FLAGS if flag.switch), "remote
 _BOOLEAN_FLAGS = tuple(flag_of(name) for name in _BOOLEANS)
 _booleans = attrgetter(*_BOOLEANS)
 _FEATURE_COUNT = len(_FEATURES)
-_INTEGERS = (*(flag.field for flag in FLAGS if flag.integer), "kv_heads", *HEAD_SHAPES)
+_INTEGERS = (*(flag.field for flag in FLAGS if flag.integer), *INTEGER_FACTS)
 _INTEGER_FLAGS = tuple(flag_of(name) for name in _INTEGERS)
 _integers = attrgetter(*_INTEGERS)
 _NO_FEATURES: frozenset[ModelFeature] = frozenset()

@@ -3,7 +3,7 @@ the data the wheels gave (`compat.releases.shape_data`, written by `tools/shape_
 
 from __future__ import annotations
 
-from compat.engine.kernels import Site
+from compat.engine.kernels import sglang_site
 from compat.engine.shapes import PowerOfTwoGap, ShapeRules
 from compat.releases.shape_data import SHAPE_GAPS
 
@@ -18,14 +18,10 @@ def shape_rules(release: str, before: ShapeRules) -> ShapeRules:
     data = SHAPE_GAPS.get(release)
     if data is None:
         return before
-    heads, nope, rope = (_site(release, where) for where in data["ranges"])
-    sites = {name: _site(release, data[name]) for name in ("handler", "branch", "launch")}
-    pad = [_site(release, where) for where in data["padded"]]  # none before 0.5.18
+    heads, nope, rope = (sglang_site(release, where) for where in data["ranges"])
+    sites = {name: sglang_site(release, data[name]) for name in ("handler", "branch", "launch")}
+    pad = [sglang_site(release, where) for where in data["padded"]]  # none before 0.5.18
     padded = (pad[0], pad[1]) if pad else None
     gap = PowerOfTwoGap(AITER, frozenset(data["architectures"]), padded, **sites, heads=heads,
                         nope=nope, rope=rope)  # fmt: skip
     return ShapeRules((gap,))
-
-
-def _site(release: str, where: tuple[str, str, int]) -> Site:
-    return Site("sglang", release, *where)

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from compat.engine.build import DRAFT_ALGORITHMS
-from compat.engine.kernels import Site
+from compat.engine.kernels import Site, sglang_site
 from compat.engine.verify import DraftWindowGap, VerifyGap, VerifyRules, WindowGap
 from compat.releases.draft_window_data import DRAFT_WINDOW_GAPS
 from compat.releases.verify_data import VERIFY_GAPS
@@ -30,11 +30,11 @@ def verify_rules(
     data = VERIFY_GAPS.get(release)
     if data is None:
         return before
-    shared = {name: _site(release, data[name]) for name in _SHARED}
+    shared = {name: sglang_site(release, data[name]) for name in _SHARED}
     backends = frozenset(data["backends"])
     switches = data["verify"]
     algorithms = [
-        (algorithm, _site(release, switches[family]))
+        (algorithm, sglang_site(release, switches[family]))
         for algorithm, family in [
             (ngram, NGRAM_FAMILY),
             *((name, EAGLE_FAMILY) for name in sorted(eagle_family)),
@@ -57,7 +57,7 @@ def _window_gaps(
     if data is None:
         return ()
     backends, architectures = frozenset(data["backends"]), frozenset(data["architectures"])
-    sites = {name: _site(release, data[name]) for name in ("passes", "window", "reads")}
+    sites = {name: sglang_site(release, data[name]) for name in ("passes", "window", "reads")}
     hybrid = frozenset(data["hybrid"])
     return tuple(
         WindowGap(algorithm, backends, architectures, switch, select, **sites, hybrid=hybrid)
@@ -71,11 +71,7 @@ def _draft_window_gaps(release: str) -> tuple[DraftWindowGap, ...]:
     data = DRAFT_WINDOW_GAPS.get(release)
     if data is None:
         return ()
-    sites = {name: _site(release, data[name]) for name in ("runner", "capture", "reads", "kernel")}
+    sites = {name: sglang_site(release, data[name]) for name in ("runner", "capture", "reads", "kernel")}
     backends, targets = frozenset(data["backends"]), frozenset(data["targets"])
     drafts = frozenset(data["drafts"])
     return (DraftWindowGap(DRAFT_ALGORITHMS, backends, targets, drafts, **sites),)
-
-
-def _site(release: str, where: tuple[str, str, int]) -> Site:
-    return Site("sglang", release, *where)

@@ -29,6 +29,7 @@ from compat.guard.report import Finding
 from compat.guard.resolve import refused_at_startup
 from compat.inputs.environment import OPTION as ENV_OPTION
 from compat.inputs.flags import DEVICE, DISAGGREGATION_MODE, FLAGS, SUB_BACKEND_FLAGS
+from compat.inputs.model_source import HEAD_SHAPES
 from compat.inputs.packages import OPTION as PACKAGE_OPTION
 from compat.releases import BASELINE, RELEASES
 from compat.vocab.hardware import ComputeCapability
@@ -190,10 +191,7 @@ VALID: dict[str, st.SearchStrategy[Any]] = {
     "enable_deterministic_inference": st.booleans(),
     "disaggregation_mode": st.sampled_from(DISAGGREGATION_MODE.choices),
     "prefill_round_robin_balance": st.booleans(),
-    **dict.fromkeys(
-        ("q_heads", "qk_nope_head_dim", "qk_rope_head_dim"),
-        st.one_of(st.none(), st.sampled_from([16, 64, 128, 192])),
-    ),
+    **dict.fromkeys(HEAD_SHAPES, st.one_of(st.none(), st.sampled_from([16, 64, 128, 192]))),
     "disable_cuda_graph": st.booleans(),
     "disable_hybrid_swa_memory": st.booleans(),
     "enable_hierarchical_cache": st.booleans(),

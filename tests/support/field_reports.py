@@ -17,6 +17,7 @@ import msgspec
 
 from compat.inputs.flags import BACKEND_FLAGS
 from compat.inputs.gpus import find_gpu
+from compat.inputs.model_source import HEAD_SHAPES
 from compat.inputs.zoo import UnknownModelError, known_model
 from compat.releases import RELEASE_NAMES
 
@@ -30,14 +31,7 @@ SOURCE_PREFIX = "https://github.com/sgl-project/sglang/issues/"
 _BACKEND_OPTIONS = frozenset(option for flag in BACKEND_FLAGS for option in flag.options)
 
 
-STATED_FACTS = (
-    "sparse_attention",
-    "sliding_window",
-    "multimodal",
-    "q_heads",
-    "qk_nope_head_dim",
-    "qk_rope_head_dim",
-)
+STATED_FACTS = ("sparse_attention", "sliding_window", "multimodal", *HEAD_SHAPES)
 """The model facts a report may state: what a config.json says beyond its architecture (its
 switches, and the heads and head dims a kernel's ranges read)."""
 

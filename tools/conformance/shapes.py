@@ -15,18 +15,17 @@ from __future__ import annotations
 import ast
 import builtins
 import inspect
-import traceback
 import types
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from shape_gaps import CALLERS, KERNEL, LAUNCHER, PAD_KERNEL, aiter_branch, kernel_ranges
+from shape_gaps import KERNEL, LAUNCHER, PAD_KERNEL, aiter_branch, kernel_ranges
+from verify_gaps import functions_of
 
 from conformance import stubs
+from conformance.verify import Anything, Frame, frames_in
 from conformance.wheel import source_root
-
-Frame = tuple[str, str, int]
 
 
 class CompilationError(Exception):
@@ -62,17 +61,6 @@ class Tensor:
 
 def _any(*args: object, **kwargs: object) -> Tensor:
     return Tensor()
-
-
-class _Anything:
-    """A module or a kernel the method reads but does not reach: every attribute and call
-    gives another."""
-
-    def __getattr__(self, name: str) -> _Anything:
-        return self
-
-    def __call__(self, *args: object, **kwargs: object) -> _Anything:
-        return self
 
 
 class _Language:
@@ -123,11 +111,12 @@ def concat_frames(release: str, heads: int, nope: int, rope: int) -> tuple[str, 
     caller_file, where, _ = branch[0]
     kernel_file = next(iter(ranges[0].values()))[0]
     triton = fake_triton()
-    namespace: dict[str, Any] = {"triton": triton, "tl": _Language(), "torch": _Anything()}
+    namespace: dict[str, Any] = {"triton": triton, "tl": _Language(), "torch": Anything()}
     stubs.exec_definitions(root / kernel_file, [LAUNCHER, KERNEL], namespace, [PAD_KERNEL])
-    method = _method(root / caller_file, where.rsplit(".", 1)[-1])
+    # The method alone, found by its `Class.method` (the concatenation's, one per module).
+    method = functions_of(ast.parse((root / caller_file).read_text(encoding="utf-8-sig")))[where]
     globals_ = {
-        **{name: _Anything() for name in _read_names(method)},
+        **{name: Anything() for name in _read_names(method)},
         "_is_hip": True, "_is_cuda": False, "_is_musa": False, "_is_npu": False,
         LAUNCHER: namespace[LAUNCHER], "next_power_of_2": triton.next_power_of_2,
     }  # fmt: skip
@@ -138,31 +127,12 @@ def concat_frames(release: str, heads: int, nope: int, rope: int) -> tuple[str, 
     )  # fmt: skip
     given = {"k_nope": Tensor(16, heads, nope), "k_pe": Tensor(16, 1, rope)}
     parameters = list(inspect.signature(function).parameters)[1:]
-    arguments = [given.get(name, _Anything()) for name in parameters]
+    arguments = [given.get(name, Anything()) for name in parameters]
     try:
         function(attention, *arguments)
     except Exception as exc:  # what the first prefill would raise
-        prefix = str(root) + "/"
-        frames = [
-            (f.filename.removeprefix(prefix), f.name, f.lineno or 0)
-            for f in traceback.extract_tb(exc.__traceback__)
-            if f.filename.startswith(prefix)
-        ]
-        return type(exc).__name__, frames
+        return type(exc).__name__, frames_in(root, exc)
     return "", []
-
-
-def _method(file: Path, name: str) -> ast.FunctionDef:
-    """The method `name` of the module's classes (the concatenation's, one per module)."""
-    assert name in CALLERS
-    tree = ast.parse(file.read_text(encoding="utf-8-sig"))
-    return next(
-        node
-        for klass in tree.body
-        if isinstance(klass, ast.ClassDef)
-        for node in klass.body
-        if isinstance(node, ast.FunctionDef) and node.name == name
-    )
 
 
 def _read_names(function: ast.FunctionDef) -> set[str]:

@@ -6,7 +6,7 @@ the backends' common `AttentionBackend.forward` (which picks the mode's method),
 torch_native backend's `forward_extend` and `_run_sdpa_forward_extend`, and the hybrid
 backend's `_select_backend` (which of a hybrid's two backends runs the verify); its
 `ForwardMode` and `AttentionType` are the wheel's own enums. Stand-ins: tensors, the KV and
-request pools and the layer (`_Anything`, `_layer`), and the batch, whose extend fields are
+request pools and the layer (`Anything`, `_layer`), and the batch, whose extend fields are
 None as `ForwardBatch.init_new` leaves them for this mode (read from the wheel by
 `tools/verify_gaps.py`, not run: it needs a scheduler's batch).
 
@@ -77,11 +77,11 @@ class VerifyRuntime(BuildRuntime):
         super()._load()
         torch = importlib.import_module("torch")
         self._finder.fixed["torch.nn.functional"] = stubs.module_with(
-            "torch.nn.functional", scaled_dot_product_attention=_Anything()
+            "torch.nn.functional", scaled_dot_product_attention=Anything()
         )
-        torch.empty_like = lambda *args, **kwargs: _Anything()
+        torch.empty_like = lambda *args, **kwargs: Anything()
         if not hasattr(torch, "Tensor"):  # the hybrid's annotations are evaluated (0.5.7)
-            torch.Tensor = _Anything
+            torch.Tensor = Anything
         self.forward_mode = self._wheel_enum(FORWARD_BATCH_FILE, "ForwardMode", enum.IntEnum)
         self.torch_native = importlib.import_module(TORCH_NATIVE)
         self.torch_native.AttentionType = self._wheel_enum(RADIX_FILE, "AttentionType", enum.Enum)
@@ -96,16 +96,16 @@ class VerifyRuntime(BuildRuntime):
         whose `extend_prefix_lens` is `prefix_lens`: the exception's type and the frames in
         the wheel, outermost first ("" and none: it returned)."""
         backend = object.__new__(self.torch_native.TorchNativeAttnBackend)
-        backend.token_to_kv_pool = backend.req_to_token_pool = _Anything()
+        backend.token_to_kv_pool = backend.req_to_token_pool = Anything()
         backend.swa_out_cache_loc = None
         batch = _Batch()
         batch.forward_mode = self.forward_mode.TARGET_VERIFY
         batch.extend_prefix_lens = prefix_lens
-        tensor = _Anything()
+        tensor = Anything()
         try:
             backend.forward(tensor, tensor, tensor, _layer(), batch, save_kv_cache=False)
         except Exception as exc:  # what SGLang's warm-up would raise
-            return type(exc).__name__, self._frames(exc)
+            return type(exc).__name__, frames_in(self.root, exc)
         return "", []
 
     def verify_backend(self, mode: str) -> str:
@@ -150,7 +150,7 @@ class VerifyRuntime(BuildRuntime):
             }
             updater.update(tensor, tensor, tensor, 64, **given, **added)
         except Exception as exc:  # what the target's capture would raise
-            return type(exc).__name__, self._frames(exc)
+            return type(exc).__name__, frames_in(self.root, exc)
         return "", []
 
     def draft_window_frames(
@@ -191,31 +191,34 @@ class VerifyRuntime(BuildRuntime):
                 backend.init_forward_metadata_out_graph(batch, in_capture=True)
             backend.forward_extend(tensor, tensor, tensor, layer, batch, save_kv_cache=False)
         except Exception as exc:  # what the draft's graph capture would raise
-            return type(exc).__name__, self._frames(exc)
+            return type(exc).__name__, frames_in(self.root, exc)
         return "", []
 
-    def _frames(self, exc: BaseException) -> list[Frame]:
-        root = str(self.root) + "/"
-        return [
-            (frame.filename.removeprefix(root), frame.name, frame.lineno or 0)
-            for frame in traceback.extract_tb(exc.__traceback__)
-            if frame.filename.startswith(root)
-        ]
+
+def frames_in(root: Path, exc: BaseException) -> list[Frame]:
+    """The frames of `exc`'s traceback in the wheel under `root`, outermost first, each
+    (file inside the wheel, function, line)."""
+    prefix = str(root) + "/"
+    return [
+        (frame.filename.removeprefix(prefix), frame.name, frame.lineno or 0)
+        for frame in traceback.extract_tb(exc.__traceback__)
+        if frame.filename.startswith(prefix)
+    ]
 
 
-class _Anything:
+class Anything:
     """A tensor, a pool or a kernel: every attribute and call gives another."""
 
     shape = (1, 8, 128)
 
-    def __getattr__(self, name: str) -> _Anything:
+    def __getattr__(self, name: str) -> Anything:
         return self
 
-    def __call__(self, *args: object, **kwargs: object) -> _Anything:
+    def __call__(self, *args: object, **kwargs: object) -> Anything:
         return self
 
 
-class _Batch(_Anything):
+class _Batch(Anything):
     """A `ForwardBatch` as `init_new` builds it for `TARGET_VERIFY`: no extend fields."""
 
     extend_seq_lens = None

@@ -135,12 +135,11 @@ def replay(launch: Launch, rules: ReleaseRules) -> Startup:
     verify: VerifyFailure | None = None
     shape: ShapeFailure | None = None
     if not any(event.severity is Severity.ERROR for event in events):
-        build = build_after_startup(rules.build, _drafted(launch, f), f.phases, f.algorithm,
-                                    f.steps)  # fmt: skip
+        drafted = _drafted(launch, f)
+        build = build_after_startup(rules.build, drafted, f.phases, f.algorithm, f.steps)
         if build is None:
             kernel = predict_kernels(rules.kernels, launch, f.phases)
         if build is None and kernel is None:
-            drafted = _drafted(launch, f)
             draft_extend = draft_extend_backend(rules.build, drafted, f.phases, f.algorithm)
             verify = predict_verify(rules.verify, drafted, f.phases, f.algorithm, model,
                                     draft_extend)  # fmt: skip
